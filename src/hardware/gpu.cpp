@@ -1,0 +1,51 @@
+#include "hardware/gpu.hpp"
+
+namespace shardwise {
+namespace {
+using namespace units;
+
+std::vector<GpuSpec> make_catalog() {
+  std::vector<GpuSpec> c;
+  // H100 SXM5 80GB: 989 TFLOP/s dense BF16, 1979 dense FP8; HBM3 3.35 TB/s;
+  // 81559 MiB as the driver reports it; NVLink 4 900 GB/s both directions (450 each);
+  // DGX H100: one 400 Gb/s NDR NIC per GPU (50 GB/s); PCIe gen5 x16 64 GB/s.
+  c.push_back({"h100", teraflops(989.4), teraflops(1978.9), FlopsPerSecond(0), Bytes(81559.0 * kMi), terabytes_per_s(3.35),
+               gigabytes_per_s(450), microseconds(2.0), gigabytes_per_s(64), gigabytes_per_s(50), microseconds(6.0), 8, 8});
+  // H200 SXM 141GB: same compute as H100; HBM3e 4.8 TB/s, 143771 MiB reported.
+  c.push_back({"h200", teraflops(989.4), teraflops(1978.9), FlopsPerSecond(0), Bytes(143771.0 * kMi), terabytes_per_s(4.8),
+               gigabytes_per_s(450), microseconds(2.0), gigabytes_per_s(64), gigabytes_per_s(50), microseconds(6.0), 8, 8});
+  // A100 SXM4 80GB: 312 TFLOP/s BF16, no FP8; 2.039 TB/s; NVLink 3 600 GB/s (300 each);
+  // DGX A100: 200 Gb/s HDR per GPU (25 GB/s); PCIe gen4 32 GB/s.
+  c.push_back({"a100", teraflops(312), FlopsPerSecond(0), FlopsPerSecond(0), Bytes(81920.0 * kMi), terabytes_per_s(2.039),
+               gigabytes_per_s(300), microseconds(2.5), gigabytes_per_s(32), gigabytes_per_s(25), microseconds(6.0), 8, 8});
+  // B200 (HGX B200): 2.25 PFLOP/s dense BF16, 4.5 dense FP8, 9 dense FP4; 180 GB HBM3e at 8 TB/s;
+  // NVLink 5 1.8 TB/s both directions (900 each); 400 Gb/s per GPU; PCIe gen6 128 GB/s.
+  c.push_back({"b200", teraflops(2250), teraflops(4500), teraflops(9000), gigabytes(180), terabytes_per_s(8.0),
+               gigabytes_per_s(900), microseconds(2.0), gigabytes_per_s(128), gigabytes_per_s(50), microseconds(6.0), 8, 8});
+  // GB200 NVL72 (per GPU): 2.5 PFLOP/s dense BF16, 5 dense FP8, 10 dense FP4; 186 GB at 8 TB/s;
+  // 72 GPUs in one NVLink domain, 4 GPUs per compute tray (node); 800 Gb/s CX-8 per GPU.
+  c.push_back({"gb200", teraflops(2500), teraflops(5000), teraflops(10000), gigabytes(186), terabytes_per_s(8.0),
+               gigabytes_per_s(900), microseconds(2.0), gigabytes_per_s(128), gigabytes_per_s(100), microseconds(6.0), 4, 72});
+  return c;
+}
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = make_catalog();  // immutable after first use
+  return catalog;
+}
+
+std::optional<GpuSpec> find_gpu(std::string_view name) {
+  for (const auto& g : gpu_catalog()) {
+    if (g.name == name) return g;
+  }
+  return std::nullopt;
+}
+
+std::string gpu_names() {
+  std::string s;
+  for (const auto& g : gpu_catalog()) s += (s.empty() ? "" : ", ") + g.name;
+  return s;
+}
+
+}  // namespace shardwise

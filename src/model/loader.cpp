@@ -1,0 +1,301 @@
+#include "model/loader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/embedded_data.hpp"
+#include "core/fields.hpp"
+
+namespace shardwise {
+namespace {
+using nlohmann::json;
+
+constexpr std::int64_t kMaxDim = 1 << 22;     // hidden, ffn, ranks: 4M is far beyond any real model
+constexpr std::int64_t kMaxLayers = 100000;
+constexpr std::int64_t kMaxVocab = 1 << 26;
+constexpr std::int64_t kMaxExperts = 1 << 16;
+constexpr std::int64_t kMaxContext = std::int64_t{1} << 34;
+
+enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe };
+
+struct ArchName {
+  const char* architecture;
+  const char* model_type;
+  Family family;
+};
+constexpr std::array<ArchName, 9> kArchs{{
+    {"LlamaForCausalLM", "llama", Family::kLlama},
+    {"MistralForCausalLM", "mistral", Family::kMistral},
+    {"MixtralForCausalLM", "mixtral", Family::kMixtral},
+    {"Qwen2ForCausalLM", "qwen2", Family::kQwen2},
+    {"Qwen3ForCausalLM", "qwen3", Family::kQwen3},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::kQwen3Moe},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseekV3},
+    {"GptOssForCausalLM", "gpt_oss", Family::kGptOss},
+    {"GptMoeForCausalLM", "gpt_moe", Family::kGptMoe},  // shardwise's synthetic GPT-MoE
+}};
+
+// Common decoder fields every family has.
+void read_common(const FieldReader& r, ModelSpec& m) {
+  m.hidden = r.integer("hidden_size", 1, kMaxDim);
+  m.num_layers = r.integer("num_hidden_layers", 1, kMaxLayers);
+  m.num_heads = r.integer("num_attention_heads", 1, kMaxDim);
+  m.vocab = r.integer("vocab_size", 1, kMaxVocab);
+  m.num_kv_heads = r.integer_or("num_key_value_heads", m.num_heads, 1, kMaxDim);
+  m.max_context = r.integer_or("max_position_embeddings", 0, 0, kMaxContext);
+  m.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
+  if (r.sink().failed()) return;
+  if (r.has("head_dim")) {
+    m.head_dim = r.integer("head_dim", 1, kMaxDim);
+  } else if (m.hidden % m.num_heads != 0) {
+    r.fail("num_attention_heads", fmt::format("a divisor of hidden_size ({}) when head_dim is not given", m.hidden),
+           std::to_string(m.num_heads));
+    return;
+  } else {
+    m.head_dim = m.hidden / m.num_heads;
+  }
+  if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0) {
+    r.fail("num_key_value_heads", fmt::format("a divisor of num_attention_heads ({})", m.num_heads),
+           std::to_string(m.num_kv_heads));
+  }
+}
+
+// Sliding windows: Mistral/Mixtral put one window on every layer; Qwen2/3 on the
+// layers from max_window_layers on when use_sliding_window is set.
+void read_windows(const FieldReader& r, Family f, ModelSpec& m) {
+  m.layer_window.assign(static_cast<std::size_t>(m.num_layers), 0);
+  if (r.sink().failed()) return;
+  if (f == Family::kMistral || f == Family::kMixtral) {
+    const std::int64_t w = r.integer_or("sliding_window", 0, 1, kMaxContext);
+    std::fill(m.layer_window.begin(), m.layer_window.end(), w);
+  } else if (f == Family::kQwen2 || f == Family::kQwen3 || f == Family::kQwen3Moe) {
+    if (r.boolean_or("use_sliding_window", false)) {
+      const std::int64_t w = r.integer("sliding_window", 1, kMaxContext);
+      const std::int64_t from = r.integer_or("max_window_layers", m.num_layers, 0, kMaxLayers);
+      for (std::int64_t i = from; i < m.num_layers; ++i) m.layer_window[static_cast<std::size_t>(i)] = w;
+    }
+  } else if (f == Family::kGptOss) {
+    const std::int64_t w = r.integer("sliding_window", 1, kMaxContext);
+    const auto types = r.string_list_or("layer_types");
+    if (r.sink().failed()) return;
+    if (types.empty()) {  // the HF default: alternate, sliding first
+      for (std::int64_t i = 0; i < m.num_layers; ++i) m.layer_window[static_cast<std::size_t>(i)] = (i % 2 == 0) ? w : 0;
+      return;
+    }
+    if (static_cast<std::int64_t>(types.size()) != m.num_layers) {
+      r.fail("layer_types", fmt::format("one entry per layer ({})", m.num_layers), fmt::format("{} entries", types.size()));
+      return;
+    }
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == "sliding_attention") {
+        m.layer_window[i] = w;
+      } else if (types[i] != "full_attention") {
+        r.fail(fmt::format("layer_types[{}]", i), "'sliding_attention' or 'full_attention'", "'" + types[i] + "'");
+        return;
+      }
+    }
+  }
+}
+
+void read_moe(const FieldReader& r, Family f, ModelSpec& m) {
+  const char* experts_key = (f == Family::kQwen3Moe) ? "num_experts" : (f == Family::kDeepseekV3 ? "n_routed_experts" : "num_local_experts");
+  m.moe.num_experts = r.integer(experts_key, 1, kMaxExperts);
+  const char* topk_key = (f == Family::kGptOss && !r.has("num_experts_per_tok")) ? "experts_per_token" : "num_experts_per_tok";
+  m.moe.top_k = r.integer(topk_key, 1, kMaxExperts);
+  if (!r.sink().failed() && m.moe.top_k > m.moe.num_experts) {
+    r.fail(topk_key, fmt::format("at most {} = {}", experts_key, m.moe.num_experts), std::to_string(m.moe.top_k));
+  }
+  m.layer_is_moe.assign(static_cast<std::size_t>(m.num_layers), true);
+  switch (f) {
+    case Family::kMixtral:
+    case Family::kGptOss:
+    case Family::kGptMoe:
+      m.moe.expert_ffn = r.integer("intermediate_size", 1, kMaxDim);
+      m.ffn = 0;
+      m.moe.router_bias = (f == Family::kGptOss);
+      break;
+    case Family::kQwen3Moe: {
+      m.moe.expert_ffn = r.integer("moe_intermediate_size", 1, kMaxDim);
+      m.ffn = r.integer_or("intermediate_size", 0, 0, kMaxDim);
+      const std::int64_t step = r.integer_or("decoder_sparse_step", 1, 1, kMaxLayers);
+      const auto only_mlp = r.integer_list_or("mlp_only_layers", 0, m.num_layers - 1);
+      for (std::int64_t i = 0; i < m.num_layers; ++i) {
+        const bool listed = std::find(only_mlp.begin(), only_mlp.end(), i) != only_mlp.end();
+        m.layer_is_moe[static_cast<std::size_t>(i)] = !listed && ((i + 1) % step == 0);
+      }
+      break;
+    }
+    case Family::kDeepseekV3: {
+      m.moe.expert_ffn = r.integer("moe_intermediate_size", 1, kMaxDim);
+      m.ffn = r.integer("intermediate_size", 1, kMaxDim);
+      m.moe.num_shared = r.integer_or("n_shared_experts", 0, 0, kMaxExperts);
+      m.moe.shared_ffn = m.moe.num_shared > 0 ? m.moe.expert_ffn : 0;
+      m.moe.score_correction_bias = (r.string_or("topk_method", "noaux_tc") == "noaux_tc");
+      const std::int64_t first_dense = r.integer_or("first_k_dense_replace", 0, 0, kMaxLayers);
+      const std::int64_t freq = r.integer_or("moe_layer_freq", 1, 1, kMaxLayers);
+      if (!r.sink().failed() && first_dense > m.num_layers) {
+        r.fail("first_k_dense_replace", fmt::format("at most num_hidden_layers ({})", m.num_layers), std::to_string(first_dense));
+      }
+      for (std::int64_t i = 0; i < m.num_layers; ++i) {
+        m.layer_is_moe[static_cast<std::size_t>(i)] = (i >= first_dense) && (i % freq == 0);
+      }
+      m.num_mtp_layers = r.integer_or("num_nextn_predict_layers", 0, 0, kMaxLayers);
+      break;
+    }
+    default:
+      break;
+  }
+  if (!r.sink().failed() && m.num_moe_layers() < m.num_layers && m.ffn == 0) {
+    r.fail("intermediate_size", "a positive integer (some layers are dense)", "nothing (the field is missing)");
+  }
+}
+
+void read_mla(const FieldReader& r, ModelSpec& m) {
+  m.attention = AttentionKind::kMla;
+  m.mla.q_lora_rank = r.integer_or("q_lora_rank", 0, 1, kMaxDim);
+  m.mla.kv_lora_rank = r.integer("kv_lora_rank", 1, kMaxDim);
+  m.mla.qk_nope_head_dim = r.integer("qk_nope_head_dim", 0, kMaxDim);
+  m.mla.qk_rope_head_dim = r.integer("qk_rope_head_dim", 1, kMaxDim);
+  m.mla.v_head_dim = r.integer("v_head_dim", 1, kMaxDim);
+  m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+  m.num_kv_heads = m.num_heads;  // after decompression every head has its own k and v
+}
+
+Expected<Family> resolve_family(const FieldReader& r, std::string& arch_out) {
+  const json* archs = r.get("architectures");
+  std::string arch;
+  if (archs) {
+    if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
+      return Error{r.file(), "architectures", "a non-empty list of architecture names", describe_value(*archs)};
+    }
+    arch = (*archs)[0].get<std::string>();
+    for (const auto& a : kArchs) {
+      if (arch == a.architecture) {
+        arch_out = arch;
+        return a.family;
+      }
+    }
+    return Error{r.file(), "architectures[0]", "one of the supported architectures (" + supported_architectures() + ")", "'" + arch + "'"};
+  }
+  const json* mt = r.get("model_type");
+  if (mt && mt->is_string()) {
+    for (const auto& a : kArchs) {
+      if (mt->get<std::string>() == a.model_type) {
+        arch_out = a.architecture;
+        return a.family;
+      }
+    }
+    return Error{r.file(), "model_type", "the model type of a supported architecture (" + supported_architectures() + ")",
+                 describe_value(*mt)};
+  }
+  return Error{r.file(), "architectures", "a list naming one of the supported architectures (" + supported_architectures() + ")",
+               "nothing (neither 'architectures' nor 'model_type' is given)"};
+}
+
+}  // namespace
+
+std::string supported_architectures() {
+  std::string s;
+  for (const auto& a : kArchs) s += (s.empty() ? "" : ", ") + std::string(a.architecture);
+  return s;
+}
+
+Expected<ModelSpec> parse_model_config(std::string_view text, const std::string& file, const std::string& name) {
+  auto doc = parse_json_text(text, file);
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  if (sink.failed()) return *sink.first;
+  ModelSpec m;
+  m.name = name;
+  m.source = file;
+  auto fam = resolve_family(r, m.architecture);
+  if (!fam) return fam.error();
+  const Family f = *fam;
+
+  read_common(r, m);
+  if (sink.failed()) return *sink.first;
+
+  // Attention and MLP details per family (HF defaults where HF has one).
+  switch (f) {
+    case Family::kLlama:
+    case Family::kMistral:
+      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", false);
+      m.mlp_bias = r.boolean_or("mlp_bias", false);
+      break;
+    case Family::kMixtral:
+      break;
+    case Family::kQwen2:
+      m.qkv_bias = true;  // Qwen2 always has q/k/v biases, none on o_proj
+      break;
+    case Family::kQwen3:
+    case Family::kQwen3Moe:
+      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", false);
+      m.qk_norm = true;
+      break;
+    case Family::kDeepseekV3:
+      read_mla(r, m);
+      break;
+    case Family::kGptOss:
+      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", true);
+      m.attention_sinks = true;
+      m.mlp_bias = true;
+      break;
+    case Family::kGptMoe: {
+      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", true);
+      m.mlp_bias = r.boolean_or("mlp_bias", true);
+      const std::string act = r.string_or("hidden_act", "gelu");
+      m.mlp_gated = (act == "silu" || act == "swiglu");
+      const std::string norm = r.string_or("norm_type", "layernorm");
+      if (norm == "layernorm") {
+        m.norm = NormKind::kLayerNorm;
+      } else if (norm != "rmsnorm") {
+        r.fail("norm_type", "'layernorm' or 'rmsnorm'", "'" + norm + "'");
+      }
+      break;
+    }
+  }
+
+  const bool is_moe_family = f == Family::kMixtral || f == Family::kQwen3Moe || f == Family::kDeepseekV3 ||
+                             f == Family::kGptOss || f == Family::kGptMoe;
+  if (is_moe_family) {
+    read_moe(r, f, m);
+  } else {
+    m.ffn = r.integer("intermediate_size", 1, kMaxDim);
+    m.layer_is_moe.assign(static_cast<std::size_t>(m.num_layers), false);
+  }
+  read_windows(r, f, m);
+  if (sink.failed()) return *sink.first;
+  return m;
+}
+
+std::vector<std::string> model_preset_names() {
+  std::vector<std::string> out;
+  for (const auto& e : embedded_models()) out.emplace_back(e.name);
+  return out;
+}
+
+Expected<ModelSpec> load_model(const std::string& name_or_path) {
+  for (const auto& e : embedded_models()) {
+    if (name_or_path == e.name) return parse_model_config(e.text, e.path, e.name);
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+    std::string names;
+    for (const auto& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    return Error{"--model", "", "a preset name (" + names + ") or the path of a config.json", "'" + name_or_path + "'"};
+  }
+  auto text = read_text_file(name_or_path);
+  if (!text) return text.error();
+  std::string stem = std::filesystem::path(name_or_path).stem().string();
+  if (stem == "config") stem = std::filesystem::path(name_or_path).parent_path().filename().string();
+  if (stem.empty()) stem = "model";
+  return parse_model_config(*text, name_or_path, stem);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,207 @@
+#include "report/describe.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/derived.hpp"
+#include "report/format.hpp"
+
+namespace shardwise {
+namespace {
+using nlohmann::json;
+
+json breakdown_json(const ParamBreakdown& b) {
+  return json{{"embedding", b.embedding},         {"attention", b.attention}, {"dense_mlp", b.dense_mlp},
+              {"routed_experts", b.routed_experts}, {"shared_experts", b.shared_experts}, {"router", b.router},
+              {"norms", b.norms},                 {"lm_head", b.lm_head},     {"total", b.total()}};
+}
+
+json model_json(const ModelSpec& m, const DescribeOptions& o) {
+  const ParamCounts p = count_params(m);
+  const KvCacheBytes kv = kv_cache_bytes(m, o.kv_dtype);
+  json j;
+  j["name"] = m.name;
+  j["architecture"] = m.architecture;
+  j["source"] = m.source;
+  j["hidden_size"] = m.hidden;
+  j["num_layers"] = m.num_layers;
+  j["num_dense_layers"] = m.num_dense_layers();
+  j["num_moe_layers"] = m.num_moe_layers();
+  j["vocab_size"] = m.vocab;
+  j["attention"] = {{"kind", to_string(m.attention)}, {"num_heads", m.num_heads}, {"num_kv_heads", m.num_kv_heads},
+                    {"head_dim", m.head_dim}};
+  if (m.attention == AttentionKind::kMla) {
+    j["attention"]["q_lora_rank"] = m.mla.q_lora_rank;
+    j["attention"]["kv_lora_rank"] = m.mla.kv_lora_rank;
+    j["attention"]["qk_nope_head_dim"] = m.mla.qk_nope_head_dim;
+    j["attention"]["qk_rope_head_dim"] = m.mla.qk_rope_head_dim;
+    j["attention"]["v_head_dim"] = m.mla.v_head_dim;
+  }
+  if (m.is_moe()) {
+    j["moe"] = {{"num_experts", m.moe.num_experts}, {"top_k", m.moe.top_k}, {"expert_ffn", m.moe.expert_ffn},
+                {"num_shared_experts", m.moe.num_shared}, {"shared_ffn", m.moe.shared_ffn}};
+  }
+  j["ffn"] = m.ffn;
+  j["num_mtp_layers_excluded"] = m.num_mtp_layers;
+  json classes = json::array();
+  for (const auto& c : m.layer_classes()) {
+    classes.push_back({{"kind", c.moe ? "moe" : "dense"}, {"sliding_window", c.window}, {"count", c.count}});
+  }
+  j["layer_classes"] = classes;
+  j["params_total"] = p.total.total();
+  j["params_active"] = p.active.total();
+  j["params_breakdown"] = {{"total", breakdown_json(p.total)}, {"active", breakdown_json(p.active)}};
+  j["kv_dtype"] = to_string(o.kv_dtype);
+  j["kv_bytes_per_token"] = kv.per_token_all_layers().value();
+  j["kv_bytes_per_token_by_dtype"] = {{"bf16", kv_cache_bytes(m, DType::kBf16).per_token_all_layers().value()},
+                                      {"fp8", kv_cache_bytes(m, DType::kFp8).per_token_all_layers().value()}};
+  j["weights_dtype"] = to_string(o.weights_dtype);
+  j["weight_bytes"] = weight_bytes(m, o.weights_dtype).value();
+  j["weight_bytes_by_dtype"] = {{"bf16", weight_bytes(m, DType::kBf16).value()}, {"fp8", weight_bytes(m, DType::kFp8).value()}};
+  json per_ctx = json::array();
+  for (std::int64_t c : o.contexts) {
+    const FlopsPerToken f = flops_per_token(m, c);
+    per_ctx.push_back({{"context", c}, {"flops_per_token", f.total().value()}, {"matmul_flops", f.matmul.value()},
+                       {"attention_flops", f.attention.value()}, {"kv_bytes_per_sequence", kv.for_context(c).value()}});
+  }
+  j["per_context"] = per_ctx;
+  return j;
+}
+
+json cluster_json(const ClusterSpec& c) {
+  json levels = json::array();
+  for (const auto& l : c.levels) {
+    levels.push_back({{"name", l.name}, {"size", l.size}, {"bandwidth_bytes_per_s", l.bandwidth.value()},
+                      {"latency_s", l.latency.value()}});
+  }
+  const GpuSpec& g = c.gpu;
+  return json{{"name", c.name},
+              {"num_gpus", c.num_gpus},
+              {"gpus_per_node", c.gpus_per_node},
+              {"num_nodes", c.num_nodes()},
+              {"gpu",
+               {{"name", g.name},
+                {"bf16_flops", g.bf16.value()},
+                {"fp8_flops", g.fp8.value()},
+                {"fp4_flops", g.fp4.value()},
+                {"hbm_bytes", g.hbm_capacity.value()},
+                {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth.value()}}},
+              {"levels", levels}};
+}
+
+json workload_json(const Workload& w) {
+  json j{{"name", w.name},
+         {"mode", to_string(w.mode)},
+         {"isl", w.isl},
+         {"osl", w.osl},
+         {"context", w.context},
+         {"weights_dtype", to_string(w.weights_dtype)},
+         {"kv_dtype", to_string(w.kv_dtype)}};
+  j["batch"] = w.batch ? json(*w.batch) : json("max");
+  j["ttft_ms"] = w.ttft_ms ? json(*w.ttft_ms) : json(nullptr);
+  j["tpot_ms"] = w.tpot_ms ? json(*w.tpot_ms) : json(nullptr);
+  return j;
+}
+}  // namespace
+
+std::string describe_model_json(const ModelSpec& m, const DescribeOptions& o) { return model_json(m, o).dump(2); }
+std::string describe_cluster_json(const ClusterSpec& c) { return cluster_json(c).dump(2); }
+std::string describe_workload_json(const Workload& w) { return workload_json(w).dump(2); }
+
+std::string describe_json(const ModelSpec* m, const ClusterSpec* c, const Workload* w, const DescribeOptions& o) {
+  json j = json::object();
+  if (m) j["model"] = model_json(*m, o);
+  if (c) j["cluster"] = cluster_json(*c);
+  if (w) j["workload"] = workload_json(*w);
+  // A lone model keeps the flat keys scripts expect (params_total, ...).
+  if (m && !c && !w) return j["model"].dump(2);
+  return j.dump(2);
+}
+
+std::string describe_model_text(const ModelSpec& m, const DescribeOptions& o) {
+  const ParamCounts p = count_params(m);
+  const KvCacheBytes kv = kv_cache_bytes(m, o.kv_dtype);
+  std::string s;
+  s += fmt::format("model        {} ({}; {})\n", m.name, m.architecture, m.source);
+  s += fmt::format("shape        hidden {}, vocab {}, {} layers", m.hidden, grouped(m.vocab), m.num_layers);
+  if (m.num_mtp_layers > 0) s += fmt::format(" (+{} next-token-prediction module excluded)", m.num_mtp_layers);
+  s += "\n";
+  std::string layers;
+  for (const auto& c : m.layer_classes()) {
+    if (!layers.empty()) layers += ", ";
+    layers += fmt::format("{} {}", c.count, c.moe ? "MoE" : "dense");
+    if (c.window > 0) layers += fmt::format(" (sliding window {})", c.window);
+  }
+  s += fmt::format("layers       {}\n", layers);
+  if (m.attention == AttentionKind::kMla) {
+    s += fmt::format("attention    MLA, {} heads; q_lora {}, kv_lora {}, qk nope {} + rope {}, v {}\n", m.num_heads,
+                     m.mla.q_lora_rank, m.mla.kv_lora_rank, m.mla.qk_nope_head_dim, m.mla.qk_rope_head_dim, m.mla.v_head_dim);
+  } else {
+    s += fmt::format("attention    {} heads x {}, {} kv heads{}{}{}\n", m.num_heads, m.head_dim, m.num_kv_heads,
+                     m.qk_norm ? ", q/k norm" : "", m.attention_sinks ? ", sinks" : "", m.qkv_bias ? ", qkv bias" : "");
+  }
+  if (m.num_dense_layers() > 0) s += fmt::format("dense mlp    intermediate {}{}\n", m.ffn, m.mlp_gated ? " (gated)" : "");
+  if (m.is_moe()) {
+    s += fmt::format("moe          {} experts, top-{}, expert intermediate {}", m.moe.num_experts, m.moe.top_k, m.moe.expert_ffn);
+    if (m.moe.num_shared > 0) s += fmt::format(", {} shared of {}", m.moe.num_shared, m.moe.shared_ffn);
+    s += "\n";
+  }
+  s += fmt::format("parameters   total {} ({}), active per token {} ({})\n", si_count(static_cast<double>(p.total.total())),
+                   grouped(p.total.total()), si_count(static_cast<double>(p.active.total())), grouped(p.active.total()));
+  const auto row = [&](const char* name, std::int64_t t, std::int64_t a) {
+    if (t > 0) s += fmt::format("  {:<16}{:>14} {:>14}\n", name, si_count(static_cast<double>(t)), si_count(static_cast<double>(a)));
+  };
+  s += fmt::format("  {:<16}{:>14} {:>14}\n", "component", "total", "active");
+  row("embedding", p.total.embedding, p.active.embedding);
+  row("attention", p.total.attention, p.active.attention);
+  row("dense mlp", p.total.dense_mlp, p.active.dense_mlp);
+  row("routed experts", p.total.routed_experts, p.active.routed_experts);
+  row("shared experts", p.total.shared_experts, p.active.shared_experts);
+  row("router", p.total.router, p.active.router);
+  row("norms", p.total.norms, p.active.norms);
+  row("lm head", p.total.lm_head, p.active.lm_head);
+  s += fmt::format("weights      {} in {} ({} in bf16, {} in fp8)\n", si_bytes(weight_bytes(m, o.weights_dtype)),
+                   to_string(o.weights_dtype), si_bytes(weight_bytes(m, DType::kBf16)), si_bytes(weight_bytes(m, DType::kFp8)));
+  s += fmt::format("kv cache     {} bytes/token in {} ({} per layer{})\n",
+                   grouped(static_cast<std::int64_t>(kv.per_token_all_layers().value())), to_string(o.kv_dtype),
+                   grouped(static_cast<std::int64_t>(kv.per_layer_token.value())),
+                   m.attention == AttentionKind::kMla ? ", compressed latent + rope key" : "");
+  s += fmt::format("  {:>9} {:>16} {:>16} {:>18}\n", "context", "FLOPs/token", "attention part", "KV per sequence");
+  for (std::int64_t c : o.contexts) {
+    const FlopsPerToken f = flops_per_token(m, c);
+    s += fmt::format("  {:>9} {:>16} {:>16} {:>18}\n", grouped(c), si_flops(f.total()), si_flops(f.attention),
+                     si_bytes(kv.for_context(c)));
+  }
+  return s;
+}
+
+std::string describe_cluster_text(const ClusterSpec& c) {
+  const GpuSpec& g = c.gpu;
+  std::string s;
+  s += fmt::format("cluster      {}: {} x {} in {} nodes of {}\n", c.name, c.num_gpus, g.name, c.num_nodes(), c.gpus_per_node);
+  s += fmt::format("gpu          bf16 {}, fp8 {}, HBM {} at {}\n", si_flop_rate(g.bf16),
+                   g.fp8.value() > 0 ? si_flop_rate(g.fp8) : std::string("none"), si_bytes(g.hbm_capacity), si_rate(g.hbm_bandwidth));
+  s += fmt::format("  {:<10} {:>8} {:>16} {:>10}\n", "level", "GPUs", "bandwidth/GPU", "latency");
+  for (const auto& l : c.levels) {
+    s += fmt::format("  {:<10} {:>8} {:>16} {:>10}\n", l.name, l.size, si_rate(l.bandwidth), si_time(l.latency));
+  }
+  s += "  (bandwidth per GPU and direction; a group uses the innermost level that holds all its ranks)\n";
+  return s;
+}
+
+std::string describe_workload_text(const Workload& w) {
+  std::string s = fmt::format("workload     {}: {}", w.name, to_string(w.mode));
+  if (w.mode == Mode::kDecode) s += fmt::format(" at context {}", grouped(w.context));
+  if (w.isl > 0 && w.mode != Mode::kDecode) s += fmt::format(", isl {}", grouped(w.isl));
+  if (w.osl > 0 && w.mode == Mode::kOffline) s += fmt::format(", osl {}", grouped(w.osl));
+  s += fmt::format(", batch {}", w.batch ? std::to_string(*w.batch) : std::string("max (bounded by memory)"));
+  s += fmt::format(", weights {}, kv cache {}\n", to_string(w.weights_dtype), to_string(w.kv_dtype));
+  s += "slo          ";
+  if (!w.ttft_ms && !w.tpot_ms) s += "none";
+  if (w.ttft_ms) s += fmt::format("ttft <= {} ms ", *w.ttft_ms);
+  if (w.tpot_ms) s += fmt::format("tpot <= {} ms", *w.tpot_ms);
+  s += "\n";
+  return s;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,16 @@
+// Number formatting shared by text reports.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/units.hpp"
+
+namespace shardwise {
+std::string grouped(std::int64_t v);          // 70272 -> "70,272"
+std::string si_count(double v);               // 6.71e11 -> "671.0 B" (billions)
+std::string si_bytes(Bytes b);                // decimal units: "1.34 TB"
+std::string si_rate(BytesPerSecond r);        // "3.35 TB/s"
+std::string si_flops(Flops f);                // "1.23 TFLOP"
+std::string si_flop_rate(FlopsPerSecond f);   // "989.4 TFLOP/s"
+std::string si_time(Seconds s);               // "2.0 us"
+}  // namespace shardwise

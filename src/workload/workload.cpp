@@ -1,0 +1,195 @@
+#include "workload/workload.hpp"
+
+#include <charconv>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/embedded_data.hpp"
+#include "core/fields.hpp"
+
+namespace shardwise {
+namespace {
+std::optional<Mode> parse_mode(const std::string& s) {
+  if (s == "decode") return Mode::kDecode;
+  if (s == "prefill") return Mode::kPrefill;
+  if (s == "offline") return Mode::kOffline;
+  return std::nullopt;
+}
+constexpr const char* kModes = "one of decode, prefill, offline";
+constexpr const char* kBatchWant = "a positive number of concurrent sequences or 'max'";
+constexpr double kMaxSloMs = 3.6e6;  // one hour
+
+std::optional<std::int64_t> parse_batch(const std::string& s) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > kMaxBatch) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+const char* to_string(Mode m) {
+  switch (m) {
+    case Mode::kDecode: return "decode";
+    case Mode::kPrefill: return "prefill";
+    case Mode::kOffline: return "offline";
+  }
+  return "?";
+}
+
+std::optional<Error> validate_workload(const Workload& w, const std::string& file) {
+  if (w.mode == Mode::kDecode && w.context < 1) {
+    return Error{file, "context", "a positive context length (tokens in the KV cache) for decode", std::to_string(w.context)};
+  }
+  if ((w.mode == Mode::kPrefill || w.mode == Mode::kOffline) && w.isl < 1) {
+    return Error{file, "isl", fmt::format("a positive input length for {}", to_string(w.mode)), std::to_string(w.isl)};
+  }
+  if (w.mode == Mode::kOffline && w.osl < 1) {
+    return Error{file, "osl", "a positive output length for offline", std::to_string(w.osl)};
+  }
+  if (w.mode == Mode::kPrefill && w.tpot_ms) {
+    return Error{file, "slo.tpot_ms", "no per-token SLO for prefill (it produces one token)", fmt::format("{}", *w.tpot_ms)};
+  }
+  if (w.mode == Mode::kDecode && w.ttft_ms) {
+    return Error{file, "slo.ttft_ms", "no first-token SLO for decode (the prompt is already cached)", fmt::format("{}", *w.ttft_ms)};
+  }
+  return std::nullopt;
+}
+
+Expected<Workload> parse_workload_yaml(std::string_view text, const std::string& file, const std::string& name) {
+  auto doc = parse_yaml_text(text, file);
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  r.reject_unknown({"name", "description", "mode", "isl", "osl", "context", "batch", "slo", "dtypes"});
+  Workload w;
+  w.name = r.string_or("name", name);
+  const std::string mode = r.string("mode");
+  if (!sink.failed()) {
+    auto m = parse_mode(mode);
+    if (!m) {
+      r.fail_value("mode", kModes);
+    } else {
+      w.mode = *m;
+    }
+  }
+  w.isl = r.integer_or("isl", 0, 1, kMaxTokens);
+  w.osl = r.integer_or("osl", 0, 1, kMaxTokens);
+  w.context = r.integer_or("context", 0, 1, kMaxTokens);
+  if (!sink.failed() && r.has("batch")) {
+    const nlohmann::json* b = r.get("batch");
+    if (b->is_string() && b->get<std::string>() == "max") {
+      w.batch.reset();
+    } else {
+      w.batch = r.integer("batch", 1, kMaxBatch);
+      if (sink.failed()) {
+        sink.first.reset();
+        r.fail_value("batch", kBatchWant);
+      }
+    }
+  }
+  if (auto slo = r.object("slo", false)) {
+    slo->reject_unknown({"ttft_ms", "tpot_ms"});
+    if (slo->has("ttft_ms")) w.ttft_ms = slo->number("ttft_ms", 1e-3, kMaxSloMs);
+    if (slo->has("tpot_ms")) w.tpot_ms = slo->number("tpot_ms", 1e-3, kMaxSloMs);
+  }
+  if (auto dt = r.object("dtypes", false)) {
+    dt->reject_unknown({"weights", "kv_cache"});
+    for (const char* key : {"weights", "kv_cache"}) {
+      if (!dt->has(key) || sink.failed()) continue;
+      auto d = parse_dtype(dt->string(key));
+      if (!d) {
+        dt->fail_value(key, dtype_choices());
+      } else {
+        (std::string_view(key) == "weights" ? w.weights_dtype : w.kv_dtype) = *d;
+      }
+    }
+  }
+  if (sink.failed()) return *sink.first;
+  if (auto e = validate_workload(w, file)) return *e;
+  return w;
+}
+
+std::vector<std::string> workload_preset_names() {
+  std::vector<std::string> out;
+  for (const auto& e : embedded_workloads()) out.emplace_back(e.name);
+  return out;
+}
+
+Expected<Workload> load_workload(const std::string& name_or_path) {
+  for (const auto& e : embedded_workloads()) {
+    if (name_or_path == e.name) return parse_workload_yaml(e.text, e.path, e.name);
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+    std::string names;
+    for (const auto& n : workload_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    return Error{"--workload", "", "a preset name (" + names + ") or the path of a workload YAML file", "'" + name_or_path + "'"};
+  }
+  auto text = read_text_file(name_or_path);
+  if (!text) return text.error();
+  return parse_workload_yaml(*text, name_or_path, std::filesystem::path(name_or_path).stem().string());
+}
+
+Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o) {
+  if (o.mode) {
+    auto m = parse_mode(*o.mode);
+    if (!m) return Error{"--mode", "", kModes, "'" + *o.mode + "'"};
+    w.mode = *m;
+  }
+  const auto tokens = [](const char* flag, std::int64_t v) -> std::optional<Error> {
+    if (v < 1 || v > kMaxTokens) return Error{flag, "", fmt::format("a token count from 1 to {}", kMaxTokens), std::to_string(v)};
+    return std::nullopt;
+  };
+  if (o.isl) {
+    if (auto e = tokens("--isl", *o.isl)) return *e;
+    w.isl = *o.isl;
+  }
+  if (o.osl) {
+    if (auto e = tokens("--osl", *o.osl)) return *e;
+    w.osl = *o.osl;
+  }
+  if (o.context) {
+    if (auto e = tokens("--context", *o.context)) return *e;
+    w.context = *o.context;
+  }
+  if (o.batch) {
+    if (*o.batch == "max") {
+      w.batch.reset();
+    } else if (auto b = parse_batch(*o.batch)) {
+      w.batch = *b;
+    } else {
+      return Error{"--batch", "", kBatchWant, "'" + *o.batch + "'"};
+    }
+  }
+  const auto slo = [](const char* flag, double v) -> std::optional<Error> {
+    if (!(v > 0.0) || v > kMaxSloMs) return Error{flag, "", "a positive number of milliseconds", fmt::format("{}", v)};
+    return std::nullopt;
+  };
+  if (o.ttft_ms) {
+    if (auto e = slo("--ttft-ms", *o.ttft_ms)) return *e;
+    w.ttft_ms = *o.ttft_ms;
+  }
+  if (o.tpot_ms) {
+    if (auto e = slo("--tpot-ms", *o.tpot_ms)) return *e;
+    w.tpot_ms = *o.tpot_ms;
+  }
+  if (o.weights_dtype) {
+    auto d = parse_dtype(*o.weights_dtype);
+    if (!d) return Error{"--weights-dtype", "", dtype_choices(), "'" + *o.weights_dtype + "'"};
+    w.weights_dtype = *d;
+  }
+  if (o.kv_dtype) {
+    auto d = parse_dtype(*o.kv_dtype);
+    if (!d) return Error{"--kv-dtype", "", dtype_choices(), "'" + *o.kv_dtype + "'"};
+    w.kv_dtype = *d;
+  }
+  // A mode switch by flag drops the SLO that no longer applies rather than failing.
+  if (o.mode && w.mode == Mode::kDecode && !o.ttft_ms) w.ttft_ms.reset();
+  if (o.mode && w.mode == Mode::kPrefill && !o.tpot_ms) w.tpot_ms.reset();
+  if (auto e = validate_workload(w, "workload '" + w.name + "' after command-line overrides")) return *e;
+  return w;
+}
+
+}  // namespace shardwise
