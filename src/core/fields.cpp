@@ -17,6 +17,9 @@ using nlohmann::json;
 
 namespace {
 constexpr int kMaxNesting = 64;  // deeper documents are rejected, never recursed into
+// YAML aliases can make a small document expand exponentially ("billion laughs");
+// the conversion stops after this many nodes.
+constexpr std::size_t kMaxYamlNodes = 200000;
 
 std::string trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
@@ -58,7 +61,9 @@ int json_depth_ok(const json& j, int depth) {
   return 1;
 }
 
-Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int depth) {
+Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int depth, std::size_t& budget) {
+  if (budget == 0) return Error{file, "", fmt::format("at most {} values (aliases expand too far)", kMaxYamlNodes), "more"};
+  --budget;
   if (depth > kMaxNesting) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
@@ -77,7 +82,7 @@ Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int de
     case YAML::NodeType::Sequence: {
       json arr = json::array();
       for (const auto& c : n) {
-        auto v = yaml_to_json(c, file, depth + 1);
+        auto v = yaml_to_json(c, file, depth + 1, budget);
         if (!v) return v.error();
         arr.push_back(std::move(v).value());
       }
@@ -89,7 +94,7 @@ Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int de
         if (!kv.first.IsScalar()) return Error{file, "", "mapping keys to be plain strings", "a non-scalar key"};
         const std::string key = kv.first.Scalar();
         if (obj.contains(key)) return Error{file, key, "each key once", "a duplicate key"};
-        auto v = yaml_to_json(kv.second, file, depth + 1);
+        auto v = yaml_to_json(kv.second, file, depth + 1, budget);
         if (!v) return v.error();
         obj[key] = std::move(v).value();
       }
@@ -159,7 +164,8 @@ Expected<json> parse_yaml_text(std::string_view text, const std::string& file) {
   if (!nesting_within_limit(text)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
   try {
     const YAML::Node root = YAML::Load(std::string(text));
-    return yaml_to_json(root, file, 0);
+    std::size_t budget = kMaxYamlNodes;
+    return yaml_to_json(root, file, 0, budget);
   } catch (const YAML::Exception& e) {
     return Error{file, "", "valid YAML",
                  fmt::format("a syntax error at line {}, column {} ({})", e.mark.line + 1, e.mark.column + 1, e.msg)};

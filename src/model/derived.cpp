@@ -65,6 +65,26 @@ ParamCounts count_params(const ModelSpec& m) {
   return c;
 }
 
+double approx_total_params(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden), nh = static_cast<double>(m.num_heads);
+  const double layers = static_cast<double>(m.num_layers);
+  double attn = 0.0;
+  if (m.attention == AttentionKind::kMla) {
+    const auto& a = m.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+    attn = h * static_cast<double>(a.q_lora_rank) + (static_cast<double>(a.q_lora_rank) + h) * nh * qk +
+           (h + nh * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim)) * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim) +
+           nh * static_cast<double>(a.v_head_dim) * h;
+  } else {
+    attn = 2.0 * h * nh * static_cast<double>(m.head_dim) + 2.0 * h * static_cast<double>(m.num_kv_heads * m.head_dim);
+  }
+  const double mlp = 3.0 * h * (static_cast<double>(m.ffn) +
+                                static_cast<double>(m.moe.num_experts) * static_cast<double>(m.moe.expert_ffn) +
+                                static_cast<double>(m.moe.num_shared) * static_cast<double>(m.moe.shared_ffn) +
+                                static_cast<double>(m.moe.num_experts));
+  return layers * (attn + mlp + 4.0 * h) + 2.0 * static_cast<double>(m.vocab) * h;
+}
+
 std::int64_t kv_elements_per_token_per_layer(const ModelSpec& m) {
   if (m.attention == AttentionKind::kMla) return m.mla.kv_lora_rank + m.mla.qk_rope_head_dim;
   return 2 * m.num_kv_heads * m.head_dim;

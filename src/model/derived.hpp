@@ -36,6 +36,10 @@ std::int64_t attention_params_per_layer(const ModelSpec& m);
 // Parameters of one MLP (or one expert) of intermediate size ffn.
 std::int64_t mlp_params(const ModelSpec& m, std::int64_t ffn);
 ParamCounts count_params(const ModelSpec& m);
+// The same total in floating point, safe for any dimensions (the loader uses it
+// to reject models whose exact count would not fit in 64 bits).
+double approx_total_params(const ModelSpec& m);
+constexpr double kMaxModelParams = 1e15;
 
 // KV cache elements one layer stores per token: 2 x kv_heads x head_dim (GQA),
 // kv_lora_rank + qk_rope_head_dim (MLA's compressed latent and shared rope key).

@@ -10,6 +10,7 @@
 
 #include "core/embedded_data.hpp"
 #include "core/fields.hpp"
+#include "model/derived.hpp"
 
 namespace shardwise {
 namespace {
@@ -271,6 +272,10 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   }
   read_windows(r, f, m);
   if (sink.failed()) return *sink.first;
+  if (const double n = approx_total_params(m); !(n <= kMaxModelParams)) {
+    return Error{file, "", fmt::format("a model of at most {:.0e} parameters", kMaxModelParams),
+                 fmt::format("about {:.2e} (check the sizes)", n)};
+  }
   return m;
 }
 

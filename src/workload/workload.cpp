@@ -39,14 +39,16 @@ const char* to_string(Mode m) {
 }
 
 std::optional<Error> validate_workload(const Workload& w, const std::string& file) {
+  // Token counts are either absent (0) or positive: the loader rejects 0 and negatives.
+  const auto tokens = [](std::int64_t v) { return v == 0 ? std::string("nothing (the field is missing)") : std::to_string(v); };
   if (w.mode == Mode::kDecode && w.context < 1) {
-    return Error{file, "context", "a positive context length (tokens in the KV cache) for decode", std::to_string(w.context)};
+    return Error{file, "context", "a positive context length (tokens in the KV cache) for decode", tokens(w.context)};
   }
   if ((w.mode == Mode::kPrefill || w.mode == Mode::kOffline) && w.isl < 1) {
-    return Error{file, "isl", fmt::format("a positive input length for {}", to_string(w.mode)), std::to_string(w.isl)};
+    return Error{file, "isl", fmt::format("a positive input length for {}", to_string(w.mode)), tokens(w.isl)};
   }
   if (w.mode == Mode::kOffline && w.osl < 1) {
-    return Error{file, "osl", "a positive output length for offline", std::to_string(w.osl)};
+    return Error{file, "osl", "a positive output length for offline", tokens(w.osl)};
   }
   if (w.mode == Mode::kPrefill && w.tpot_ms) {
     return Error{file, "slo.tpot_ms", "no per-token SLO for prefill (it produces one token)", fmt::format("{}", *w.tpot_ms)};
@@ -65,6 +67,7 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
   r.reject_unknown({"name", "description", "mode", "isl", "osl", "context", "batch", "slo", "dtypes"});
   Workload w;
   w.name = r.string_or("name", name);
+  if (!r.has("mode")) r.fail_value("mode", kModes);
   const std::string mode = r.string("mode");
   if (!sink.failed()) {
     auto m = parse_mode(mode);

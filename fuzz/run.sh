@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (clang, ASan + UBSan) and runs each for a given
+# time, seeded from the presets and the test corpus. Prints executions and
+# findings per harness; exits non-zero if any harness found a crash.
+#   usage: fuzz/run.sh [SECONDS_PER_HARNESS=60] [HARNESS...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}; shift || true
+harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload)
+
+source scripts/deps.sh
+install_missing clang libclang-rt-14-dev cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
+
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDWISE_FUZZ=ON >/dev/null
+cmake --build build-fuzz --target "${harnesses[@]}"
+
+seed() {  # harness -> seed files
+  case $1 in
+    fuzz_model) ls data/models/*.json tests/data/bad/m*.json ;;
+    fuzz_cluster) ls tests/data/good/cluster-*.yaml tests/data/bad/c*.yaml ;;
+    fuzz_workload) ls data/workloads/*.yaml tests/data/good/workload-*.yaml tests/data/bad/w*.yaml ;;
+  esac
+}
+
+status=0
+summary=""
+for h in "${harnesses[@]}"; do
+  corpus=fuzz/corpus-$h; mkdir -p "$corpus" fuzz/artifacts
+  seed "$h" | xargs -I{} cp {} "$corpus/"
+  log=build-fuzz/$h.log
+  echo "== $h for ${secs}s"
+  rc=0
+  ./build-fuzz/fuzz/$h "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+    -print_final_stats=1 -artifact_prefix=fuzz/artifacts/$h- >"$log" 2>&1 || rc=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  findings=$(ls fuzz/artifacts/ 2>/dev/null | grep -c "^$h-" || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
+  line="$h: ${execs} executions in ${secs}s, ${cov:-cov: ?} edges, ${findings} findings (exit ${rc})"
+  echo "$line"; summary+="$line"$'\n'
+  if [ "$rc" != 0 ] || [ "$findings" != 0 ]; then status=1; tail -40 "$log"; fi
+done
+echo; echo "fuzz summary:"; printf '%s' "$summary"
+exit $status

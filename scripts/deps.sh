@@ -1,0 +1,22 @@
+# Sourced by run.sh, test.sh and fuzz/run.sh: installs the Debian packages a
+# command needs when they are missing (apt-get, --no-install-recommends).
+install_missing() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "shardwise: installing ${missing[*]}" >&2
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null; then sudo=sudo; else
+      echo "shardwise: missing packages (${missing[*]}) and not root; install them with apt-get" >&2; return 1
+    fi
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The packages every build needs (compiler, CMake, libraries).
+SHARDWISE_BUILD_DEPS=(g++ cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev)
+SHARDWISE_TEST_DEPS=(libgtest-dev libgmock-dev)

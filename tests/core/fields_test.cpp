@@ -1,0 +1,91 @@
+#include "core/fields.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace shardwise {
+namespace {
+using nlohmann::json;
+
+TEST(Quantity, ParsesUnits) {
+  EXPECT_DOUBLE_EQ(*parse_quantity("450 GB/s", Dimension::kBandwidth), 450e9);
+  EXPECT_DOUBLE_EQ(*parse_quantity("400 Gb/s", Dimension::kBandwidth), 50e9);  // bits: /8
+  EXPECT_DOUBLE_EQ(*parse_quantity("3.35 TB/s", Dimension::kBandwidth), 3.35e12);
+  EXPECT_DOUBLE_EQ(*parse_quantity("80 GiB", Dimension::kBytes), 80.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(*parse_quantity("141GB", Dimension::kBytes), 141e9);
+  EXPECT_DOUBLE_EQ(*parse_quantity("989.4 TFLOP/s", Dimension::kFlopRate), 989.4e12);
+  EXPECT_DOUBLE_EQ(*parse_quantity("2.5 us", Dimension::kTime), 2.5e-6);
+  EXPECT_DOUBLE_EQ(*parse_quantity("1e3 ms", Dimension::kTime), 1.0);
+}
+
+TEST(Quantity, RejectsMissingOrWrongUnits) {
+  EXPECT_FALSE(parse_quantity("450", Dimension::kBandwidth));
+  EXPECT_FALSE(parse_quantity("450 GB", Dimension::kBandwidth));  // a size, not a bandwidth
+  EXPECT_FALSE(parse_quantity("GB/s", Dimension::kBandwidth));
+  EXPECT_FALSE(parse_quantity("fast", Dimension::kTime));
+  EXPECT_FALSE(parse_quantity("inf GB", Dimension::kBytes));
+}
+
+TEST(Yaml, ConvertsScalarsByType) {
+  auto j = parse_yaml_text("a: 8\nb: 1.5\nc: \"8\"\nd: ~\ne: true\nf: h100\ng: [1, 2]\n", "t.yaml");
+  ASSERT_TRUE(j.ok()) << j.error().message();
+  EXPECT_TRUE((*j)["a"].is_number_integer());
+  EXPECT_TRUE((*j)["b"].is_number_float());
+  EXPECT_TRUE((*j)["c"].is_string());  // quoted stays a string
+  EXPECT_TRUE((*j)["d"].is_null());
+  EXPECT_TRUE((*j)["e"].is_boolean());
+  EXPECT_EQ((*j)["f"], "h100");
+  EXPECT_EQ((*j)["g"].size(), 2u);
+}
+
+TEST(Yaml, RejectsDuplicateKeysAndDeepNesting) {
+  auto d = parse_yaml_text("a: 1\na: 2\n", "dup.yaml");
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message().find("each key once"), std::string::npos);
+  auto n = parse_yaml_text(std::string(200, '[') + std::string(200, ']'), "deep.yaml");
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message().find("levels of nesting"), std::string::npos);
+}
+
+TEST(Json, SyntaxErrorNamesLineAndColumn) {
+  auto j = parse_json_text("{\n  \"a\": 1,\n  \"b\": }\n", "x.json");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message().find("x.json: expected valid JSON, found a syntax error at line 3"), std::string::npos)
+      << j.error().message();
+  auto deep = parse_json_text(std::string(100, '[') + std::string(100, ']'), "deep.json");
+  EXPECT_FALSE(deep.ok());
+}
+
+TEST(FieldReader, LatchesTheFirstError) {
+  const json doc = json::parse(R"({"a": -1, "b": "x"})");
+  ErrorSink sink;
+  FieldReader r = root_reader(doc, "f.json", sink);
+  EXPECT_EQ(r.integer("a", 1, 10), 1);  // fails: returns the lower bound
+  r.integer("b", 1, 10);                // ignored: an error is already latched
+  ASSERT_TRUE(sink.failed());
+  EXPECT_EQ(sink.first->message(), "f.json: field 'a': expected an integer from 1 to 10, found -1");
+}
+
+TEST(FieldReader, IntegralFloatsAreIntegers) {
+  const json doc = json::parse(R"({"a": 4096.0, "b": 4096.5})");
+  ErrorSink sink;
+  FieldReader r = root_reader(doc, "f.json", sink);
+  EXPECT_EQ(r.integer("a", 1, 1 << 20), 4096);
+  EXPECT_FALSE(sink.failed());
+  r.integer("b", 1, 1 << 20);
+  EXPECT_TRUE(sink.failed());
+}
+
+TEST(FieldReader, NestedObjectsCarryTheirPath) {
+  const json doc = json::parse(R"({"gpu": {"hbm": "lots"}})");
+  ErrorSink sink;
+  FieldReader r = root_reader(doc, "c.yaml", sink);
+  auto g = r.object("gpu", true);
+  ASSERT_TRUE(g.has_value());
+  g->quantity("hbm", Dimension::kBytes, 1e15);
+  ASSERT_TRUE(sink.failed());
+  EXPECT_EQ(sink.first->field, "gpu.hbm");
+}
+
+}  // namespace
+}  // namespace shardwise
