@@ -6,10 +6,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cost/simulator.hpp"
 #include "hardware/cluster.hpp"
 #include "model/loader.hpp"
 #include "report/describe.hpp"
 #include "report/listing.hpp"
+#include "report/simulate.hpp"
+#include "plan/plan_json.hpp"
 #include "workload/workload.hpp"
 
 namespace {
@@ -103,6 +106,53 @@ int run_describe(const DescribeArgs& a) {
   return 0;
 }
 
+struct SimulateArgs {
+  std::string model, cluster, workload, sharding = "megatron", plan_file;
+  WorkloadOverrides overrides;
+  std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches;
+  bool json = false;
+};
+
+int run_simulate(SimulateArgs a) {
+  Plan plan;
+  if (!a.plan_file.empty()) {
+    auto f = load_plan_file(a.plan_file);
+    if (!f) return fail(f.error());
+    plan = f->plan;
+    if (a.model.empty()) a.model = f->model;
+    if (a.cluster.empty()) a.cluster = f->cluster;
+    if (a.workload.empty()) a.workload = f->workload;
+    if (!a.overrides.batch) a.overrides.batch = plan.batch == 0 ? std::string("max") : std::to_string(plan.batch);
+  } else {
+    auto sh = load_sharding(a.sharding);
+    if (!sh) return fail(sh.error());
+    plan.sharding = *sh;
+  }
+  if (a.model.empty()) return fail(Error{"simulate", "", "--model (or a --plan file naming one)", "none"});
+  if (a.cluster.empty()) return fail(Error{"simulate", "", "--cluster (or a --plan file naming one)", "none"});
+  if (a.workload.empty()) a.workload = "decode-16k";
+  auto model = load_model(a.model);
+  if (!model) return fail(model.error());
+  auto cluster = load_cluster(a.cluster);
+  if (!cluster) return fail(cluster.error());
+  auto wl = load_workload(a.workload);
+  if (!wl) return fail(wl.error());
+  auto w = apply_overrides(std::move(wl).value(), a.overrides);
+  if (!w) return fail(w.error());
+  if (a.tp) plan.deg.tp = *a.tp;
+  if (a.pp) plan.deg.pp = *a.pp;
+  if (a.ep) plan.deg.ep = *a.ep;
+  if (a.attn_dp) plan.deg.attn_dp = *a.attn_dp;
+  if (a.replicas) plan.deg.replicas = *a.replicas;
+  if (a.micro_batches) plan.micro_batches = *a.micro_batches;
+  plan.batch = w->batch.value_or(0);
+  const SimContext ctx = make_context(*model, *cluster, *w, cost_params_for(cluster->gpu.name));
+  Breakdown bd;
+  const Metrics m = evaluate(ctx, plan, &bd);
+  print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
+  return 0;
+}
+
 int run_models(bool json) {
   std::vector<ModelSpec> models;
   for (const auto& name : model_preset_names()) {
@@ -151,6 +201,25 @@ int main(int argc, char** argv) {
   add_workload_flags(describe, d.overrides);
   describe->add_flag("--json", d.json, "Print one JSON object (keys include params_total, params_active, kv_bytes_per_token)");
 
+  SimulateArgs sa;
+  auto* simulate = app.add_subcommand("simulate",
+                                      "Predict throughput, latency and memory of one plan: degrees, batch and per-op sharding");
+  simulate->add_option("--model", sa.model, "A model preset or the path of a config.json");
+  simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
+  simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
+  add_workload_flags(simulate, sa.overrides);
+  simulate->add_option("--tp", sa.tp, "Tensor-parallel degree of attention (default 1)");
+  simulate->add_option("--pp", sa.pp, "Pipeline stages (default 1)");
+  simulate->add_option("--ep", sa.ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
+  simulate->add_option("--attn-dp", sa.attn_dp, "Attention data-parallel groups per stage (default 1)");
+  simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
+  simulate->add_option("--micro-batches", sa.micro_batches, "Pipeline micro-batches (default: automatic)");
+  simulate->add_option("--sharding", sa.sharding,
+                       "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), or a YAML/JSON file "
+                       "mapping op slots to dimensions");
+  simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
+  simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -171,5 +240,6 @@ int main(int argc, char** argv) {
   }
   if (app.got_subcommand("workloads")) return run_workloads();
   if (describe->parsed()) return run_describe(d);
+  if (simulate->parsed()) return run_simulate(sa);
   return 0;
 }

@@ -10,4 +10,5 @@ struct EmbeddedFile {
 };
 std::span<const EmbeddedFile> embedded_models();
 std::span<const EmbeddedFile> embedded_workloads();
+std::span<const EmbeddedFile> embedded_calibration();  // one file per GPU type
 }  // namespace shardwise

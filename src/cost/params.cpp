@@ -1,0 +1,48 @@
+#include "cost/params.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/embedded_data.hpp"
+#include "core/fields.hpp"
+
+namespace shardwise {
+
+Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string& file, const std::string& gpu) {
+  auto doc = parse_yaml_text(yaml, file);
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  r.reject_unknown({"gpu", "gemm_efficiency", "gemm_half_rows", "mem_efficiency", "attn_efficiency", "kernel_overhead_us",
+                    "comm_efficiency", "fit"});
+  CostParams p;
+  p.gpu = r.string_or("gpu", gpu);
+  p.gemm_efficiency = r.number("gemm_efficiency", 0.01, 1.0);
+  p.gemm_half_rows = r.number("gemm_half_rows", 0.0, 1e5);
+  p.mem_efficiency = r.number("mem_efficiency", 0.01, 1.0);
+  p.attn_efficiency = r.number("attn_efficiency", 0.01, 1.0);
+  p.kernel_overhead_us = r.number("kernel_overhead_us", 0.0, 1e4);
+  p.comm_efficiency = r.number("comm_efficiency", 0.01, 1.0);
+  if (sink.failed()) return *sink.first;
+  p.calibrated = (p.gpu == gpu);
+  return p;
+}
+
+CostParams cost_params_for(const std::string& gpu) {
+  // H200 is the H100 chip with more and faster HBM: the H100 fit carries over.
+  // Newer GPUs without public measurements here also fall back to it (marked uncalibrated).
+  const std::string own = gpu;
+  for (const std::string& want : {own, std::string("h100")}) {
+    for (const auto& e : embedded_calibration()) {
+      if (want == e.name) {
+        auto p = parse_cost_params(e.text, e.path, gpu);
+        SW_CHECK(p.ok(), "embedded calibration data must parse");
+        return *p;
+      }
+    }
+  }
+  CostParams p;
+  p.gpu = gpu;
+  return p;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,27 @@
+// Efficiency parameters of the cost model: one set per GPU type, fitted on
+// public measurements (bench/calibrate, data/calibration.yaml), never per model.
+#pragma once
+#include <string>
+
+#include "core/error.hpp"
+
+namespace shardwise {
+
+struct CostParams {
+  std::string gpu;               // the GPU type these were fitted for
+  double gemm_efficiency = 0.7;  // achieved / peak tensor FLOP rate for large GEMMs
+  double gemm_half_rows = 64;    // rows (tokens per rank) at which a GEMM reaches half of that
+  double mem_efficiency = 0.8;   // achieved / peak HBM bandwidth for streaming reads
+  double attn_efficiency = 0.5;  // achieved / peak FLOP rate of flash attention (prefill)
+  double kernel_overhead_us = 4; // fixed cost per fused op (launch, tail effects)
+  double comm_efficiency = 0.8;  // achieved / link bandwidth of collectives
+  bool calibrated = false;       // false: defaults or another GPU's fit
+  friend bool operator==(const CostParams&, const CostParams&) = default;
+};
+
+// The fitted parameters for a GPU (calibration data compiled into the binary);
+// a GPU without its own fit gets the closest fitted one, marked uncalibrated.
+CostParams cost_params_for(const std::string& gpu);
+Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string& file, const std::string& gpu);
+
+}  // namespace shardwise

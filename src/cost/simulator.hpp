@@ -1,0 +1,89 @@
+// The simulator: evaluate(plan) -> Metrics (feasible, or why not). Equations
+// and assumptions: docs/cost-model.md. Layers of one class are evaluated once
+// and multiplied; the hot path allocates nothing.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost/params.hpp"
+#include "graph/graph.hpp"
+#include "hardware/cluster.hpp"
+#include "hardware/collective.hpp"
+#include "model/model_spec.hpp"
+#include "plan/plan.hpp"
+#include "workload/workload.hpp"
+
+namespace shardwise {
+
+enum class Infeasible : std::uint8_t {
+  kNone,
+  kInvalidPlan,  // breaks a divisibility or size rule (see `reason`)
+  kMemory,       // weights + KV + activations + reserve exceed HBM
+  kTpotSlo,
+  kTtftSlo,
+};
+
+struct MemoryBreakdown {
+  Bytes weights, kv_cache, activations, reserve;
+  Bytes capacity;
+  [[nodiscard]] Bytes total() const { return weights + kv_cache + activations + reserve; }
+};
+
+struct Metrics {
+  Infeasible infeasible = Infeasible::kNone;
+  std::string reason;  // set only when infeasible
+  double tpot_s = 0;   // time per output token (decode, offline)
+  double ttft_s = 0;   // time to first token (prefill, offline)
+  double step_s = 0;   // one decode step or one prefill batch
+  double output_tok_s_per_gpu = 0;
+  double input_tok_s_per_gpu = 0;
+  std::int64_t batch = 0;  // concurrency evaluated (resolved when the plan asks for max)
+  std::int32_t micro_batches = 1;
+  std::int64_t gpus_used = 0;
+  MemoryBreakdown memory;  // per GPU, the fullest pipeline stage
+  [[nodiscard]] bool feasible() const { return infeasible == Infeasible::kNone; }
+  // The objective of the search: output tokens/s per GPU (input tokens/s for prefill); 0 if infeasible.
+  double objective = 0;
+};
+
+// One fused op of one layer class in the breakdown (per layer, per micro-batch step).
+struct OpCost {
+  int layer_class = -1;  // -1: embedding / lm head / pipeline
+  std::string op;
+  std::string choice;
+  double compute_s = 0;
+  double comm_s = 0;
+  CollKind collective = CollKind::kNone;  // inserted before this op (its input conversion)
+  double comm_bytes = 0;                  // per GPU
+  std::string comm_group;                 // "tp", "mlp", "attn_dp", "etp", "pp"
+  std::int64_t layers = 0;                // layers of this class on the slowest stage
+};
+struct Breakdown {
+  Phase phase = Phase::kDecode;
+  std::vector<OpCost> ops;
+  double stage_s = 0;  // time of the slowest stage for one micro-batch
+};
+
+// Everything derived once per (model, cluster, workload).
+struct SimContext {
+  ModelSpec model;
+  ClusterSpec cluster;
+  Workload workload;
+  CostParams params;
+  ModelGraph graph;
+};
+SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p);
+
+// Evaluates a plan for the context's workload. A plan batch of 0 means "max":
+// the largest concurrency that fits memory and meets the SLOs. `bd` (optional)
+// receives the per-op breakdown of the evaluated step.
+Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullptr);
+
+// Static batching (all sequences start and end together): output tokens/s per GPU
+// for batch B with isl/osl, = B*osl / (TTFT(B, isl) + osl * TPOT(B, isl + osl/2)).
+Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan);
+
+const char* to_string(Infeasible k);
+
+}  // namespace shardwise

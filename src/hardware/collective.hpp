@@ -1,0 +1,45 @@
+// Collective cost: alpha-beta per topology level, hierarchical when a group
+// spans levels. Formulas in docs/cost-model.md; hand-computed tests in
+// tests/hardware/collective_test.cpp.
+#pragma once
+#include <cstdint>
+
+#include "core/units.hpp"
+#include "hardware/cluster.hpp"
+
+namespace shardwise {
+
+enum class CollKind : std::uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+const char* to_string(CollKind k);
+
+// A group of `size` ranks spaced `stride` apart (rank order is node by node).
+struct Group {
+  std::int64_t size = 1;
+  std::int64_t stride = 1;
+};
+
+// How a group spreads over the levels: members per domain at each level.
+// A group of n ranks with stride s has m_l = clamp(D_l / s, 1, n) members in a
+// level-l domain of D_l GPUs (the innermost level that holds all n is its top).
+struct GroupSpan {
+  int levels = 0;                  // number of levels the group uses (1 = one domain)
+  std::int64_t fanout[4] = {1, 1, 1, 1};  // k_l = m_l / m_{l-1}: peers crossed at level l
+  int level_index[4] = {0, 0, 0, 0};      // which cluster level each step uses
+};
+GroupSpan span_of(const ClusterSpec& c, Group g);
+
+struct CollCost {
+  Seconds time;
+  Bytes bytes;  // bytes each GPU sends (what the breakdown reports)
+};
+
+// `full` is the logical size of the whole tensor involved:
+//  all-reduce: the reduced tensor (each rank holds all of it)
+//  all-gather: the gathered tensor (each rank ends with all of it)
+//  reduce-scatter: the tensor before scattering (each rank starts with all of it)
+//  all-to-all: the whole tensor (each rank holds 1/n of it before and after)
+//  send/recv: the bytes each rank sends
+// `bw_efficiency` scales link bandwidth (what NCCL achieves on large messages).
+CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes full, double bw_efficiency);
+
+}  // namespace shardwise

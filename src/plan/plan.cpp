@@ -1,0 +1,127 @@
+#include "plan/plan.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/fields.hpp"
+
+namespace shardwise {
+
+Sharding paper_allgather_sharding() {
+  Sharding s = megatron_sharding();
+  s[static_cast<std::size_t>(Slot::kFfn2)] = 1;  // ffn2 on hidden
+  return s;
+}
+
+namespace {
+int choice(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
+bool is(const Plan& p, Slot s, const char* name) {
+  return std::string(slot_info(s).choices[static_cast<std::size_t>(choice(p, s))]) == name;
+}
+}  // namespace
+
+std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, const ClusterSpec& c) {
+  const Degrees& d = p.deg;
+  if (d.tp < 1 || d.pp < 1 || d.ep < 1 || d.attn_dp < 1 || d.replicas < 1) return "every degree must be at least 1";
+  for (int i = 0; i < kNumSlots; ++i) {
+    if (p.sharding[static_cast<std::size_t>(i)] >= slot_info(i).num_choices) {
+      return fmt::format("slot {} has no choice #{}", slot_info(i).name, p.sharding[static_cast<std::size_t>(i)]);
+    }
+  }
+  if (d.total_gpus() > c.num_gpus) {
+    return fmt::format("the plan needs {} GPUs (tp {} x attn_dp {} x pp {} x replicas {}) but the cluster has {}", d.total_gpus(),
+                       d.tp, d.attn_dp, d.pp, d.replicas, c.num_gpus);
+  }
+  if (m.num_layers % d.pp != 0) return fmt::format("pp {} does not divide the {} layers", d.pp, m.num_layers);
+  const std::int64_t w = d.stage_width();
+  if (!m.is_moe() && d.ep != 1) return fmt::format("ep {} on a dense model (it has no experts)", d.ep);
+  if (m.is_moe()) {
+    if (w % d.ep != 0) return fmt::format("ep {} does not divide the stage width tp x attn_dp = {}", d.ep, w);
+    if (m.moe.num_experts % d.ep != 0) return fmt::format("ep {} does not divide the {} experts", d.ep, m.moe.num_experts);
+    if (is(p, Slot::kExpertFfn1, "ffn") || is(p, Slot::kExpertFfn2, "ffn")) {
+      if (m.moe.expert_ffn % d.expert_tp() != 0) {
+        return fmt::format("expert TP {} (= {} / ep {}) does not divide the expert intermediate size {}", d.expert_tp(), w, d.ep,
+                           m.moe.expert_ffn);
+      }
+    }
+  }
+  const std::int64_t tp = d.tp;
+  const bool mla = m.attention == AttentionKind::kMla;
+  if (is(p, Slot::kQkv, "heads") || is(p, Slot::kAttention, "heads") || is(p, Slot::kOProj, "heads")) {
+    if (m.num_heads % tp != 0) return fmt::format("tp {} does not divide the {} attention heads", tp, m.num_heads);
+    if (!mla && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
+      return fmt::format("tp {} neither divides nor is a multiple of the {} kv heads", tp, m.num_kv_heads);
+    }
+  }
+  if (mla && is(p, Slot::kQkv, "hidden")) return "qkv_proj=hidden is not available for MLA attention (use heads or none)";
+  if ((is(p, Slot::kQkv, "hidden") || is(p, Slot::kOProj, "hidden")) && m.hidden % tp != 0) {
+    return fmt::format("tp {} does not divide the hidden size {}", tp, m.hidden);
+  }
+  const std::int64_t dense_ffn = m.num_dense_layers() > 0 ? m.ffn : 0;
+  const std::int64_t shared_ffn = m.moe.num_shared * m.moe.shared_ffn;
+  for (std::int64_t f : {dense_ffn, shared_ffn}) {
+    if (f == 0) continue;
+    if ((is(p, Slot::kFfn1, "ffn") || is(p, Slot::kFfn2, "ffn")) && f % w != 0) {
+      return fmt::format("the MLP width {} (tp x attn_dp) does not divide the intermediate size {}", w, f);
+    }
+    if ((is(p, Slot::kFfn1, "hidden") || is(p, Slot::kFfn2, "hidden")) && m.hidden % w != 0) {
+      return fmt::format("the MLP width {} (tp x attn_dp) does not divide the hidden size {}", w, m.hidden);
+    }
+  }
+  if (p.batch < 1) return "batch must be at least 1";
+  if (p.batch < d.attn_dp) return fmt::format("batch {} leaves some of the {} attention-DP groups without a sequence", p.batch, d.attn_dp);
+  if (p.micro_batches < 0 || p.micro_batches > p.batch) {
+    return fmt::format("micro_batches {} must lie between 0 (automatic) and the batch {}", p.micro_batches, p.batch);
+  }
+  return std::nullopt;
+}
+
+std::string sharding_to_string(const Sharding& s) {
+  std::string out;
+  for (int i = 0; i < kNumSlots; ++i) {
+    const auto c = s[static_cast<std::size_t>(i)];
+    if (c == 0) continue;
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", slot_info(i).name, slot_info(i).choices[c]);
+  }
+  return out.empty() ? "megatron" : out;
+}
+
+Expected<Sharding> parse_sharding(std::string_view text, const std::string& file) {
+  auto doc = parse_yaml_text(text, file);  // JSON is valid YAML
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  if (sink.failed()) return *sink.first;
+  Sharding s = megatron_sharding();
+  for (const auto& [key, value] : doc->items()) {
+    int slot = -1;
+    std::string slots;
+    for (int i = 0; i < kNumSlots; ++i) {
+      if (key == slot_info(i).name) slot = i;
+      slots += (i ? ", " : "") + std::string(slot_info(i).name);
+    }
+    if (slot < 0) return Error{file, key, "a fused-op slot (" + slots + ")", "an unknown slot"};
+    std::string choices;
+    for (int k = 0; k < slot_info(slot).num_choices; ++k) choices += (k ? ", " : "") + std::string(slot_info(slot).choices[static_cast<std::size_t>(k)]);
+    const int c = value.is_string() ? find_choice(slot, value.get<std::string>()) : -1;
+    if (c < 0) return Error{file, key, "one of " + choices, describe_value(value)};
+    s[static_cast<std::size_t>(slot)] = static_cast<std::uint8_t>(c);
+  }
+  return s;
+}
+
+Expected<Sharding> load_sharding(const std::string& name_or_path) {
+  if (name_or_path == "megatron") return megatron_sharding();
+  if (name_or_path == "allgather") return paper_allgather_sharding();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+    return Error{"--sharding", "", "megatron, allgather, or the path of a sharding YAML/JSON file", "'" + name_or_path + "'"};
+  }
+  auto text = read_text_file(name_or_path);
+  if (!text) return text.error();
+  return parse_sharding(*text, name_or_path);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,75 @@
+#include "plan/plan_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/fields.hpp"
+
+namespace shardwise {
+using nlohmann::json;
+
+std::string plan_to_json(const PlanFile& f) {
+  json sh = json::object();
+  for (int i = 0; i < kNumSlots; ++i) sh[slot_info(i).name] = slot_info(i).choices[f.plan.sharding[static_cast<std::size_t>(i)]];
+  const Degrees& d = f.plan.deg;
+  json j{{"schema", kPlanSchema},
+         {"model", f.model},
+         {"cluster", f.cluster},
+         {"workload", f.workload},
+         {"degrees", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas}}},
+         {"batch", f.plan.batch == 0 ? json("max") : json(f.plan.batch)},
+         {"micro_batches", f.plan.micro_batches},
+         {"sharding", sh}};
+  return j.dump(2);
+}
+
+Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& file) {
+  auto doc = parse_json_text(text, file);
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "sharding", "metrics", "notes"});
+  PlanFile f;
+  const std::string schema = r.string("schema");
+  if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
+  f.model = r.string_or("model", "");
+  f.cluster = r.string_or("cluster", "");
+  f.workload = r.string_or("workload", "");
+  if (auto d = r.object("degrees", true)) {
+    d->reject_unknown({"tp", "pp", "ep", "attn_dp", "replicas"});
+    constexpr std::int64_t kMax = 1 << 20;
+    f.plan.deg.tp = static_cast<std::int32_t>(d->integer_or("tp", 1, 1, kMax));
+    f.plan.deg.pp = static_cast<std::int32_t>(d->integer_or("pp", 1, 1, kMax));
+    f.plan.deg.ep = static_cast<std::int32_t>(d->integer_or("ep", 1, 1, kMax));
+    f.plan.deg.attn_dp = static_cast<std::int32_t>(d->integer_or("attn_dp", 1, 1, kMax));
+    f.plan.deg.replicas = static_cast<std::int32_t>(d->integer_or("replicas", 1, 1, kMax));
+  }
+  if (!sink.failed()) {
+    const json* b = r.get("batch");
+    if (b && b->is_string() && b->get<std::string>() == "max") {
+      f.plan.batch = 0;
+    } else {
+      f.plan.batch = r.integer("batch", 1, std::int64_t{1} << 24);
+    }
+  }
+  f.plan.micro_batches = static_cast<std::int32_t>(r.integer_or("micro_batches", 0, 0, 1 << 20));
+  if (sink.failed()) return *sink.first;
+  if (const json* s = r.get("sharding")) {
+    auto sh = parse_sharding(s->dump(), file + " (sharding)");
+    if (!sh) {
+      Error e = sh.error();
+      e.file = file;
+      e.field = "sharding." + e.field;
+      return e;
+    }
+    f.plan.sharding = *sh;
+  }
+  return f;
+}
+
+Expected<PlanFile> load_plan_file(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) return text.error();
+  return parse_plan_json(*text, path);
+}
+
+}  // namespace shardwise

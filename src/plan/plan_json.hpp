@@ -1,0 +1,22 @@
+// plan.json (schema "shardwise-plan/1", docs/plan-format.md): the degrees,
+// batch and per-slot sharding, plus the names of the model, cluster and
+// workload it was made for.
+#pragma once
+#include <string>
+
+#include "core/error.hpp"
+#include "plan/plan.hpp"
+
+namespace shardwise {
+
+struct PlanFile {
+  Plan plan;
+  std::string model, cluster, workload;  // names or paths as given when the plan was made (may be empty)
+};
+
+constexpr const char* kPlanSchema = "shardwise-plan/1";
+std::string plan_to_json(const PlanFile& f);
+Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& file);
+Expected<PlanFile> load_plan_file(const std::string& path);
+
+}  // namespace shardwise

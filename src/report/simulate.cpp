@@ -1,0 +1,101 @@
+#include "report/simulate.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/format.hpp"
+
+namespace shardwise {
+namespace {
+using nlohmann::json;
+
+std::string op_label(const SimContext& ctx, const OpCost& o) {
+  if (o.layer_class < 0) return o.op;
+  const LayerShape& s = ctx.graph.classes[static_cast<std::size_t>(o.layer_class)];
+  std::string cls = s.moe ? "moe" : "dense";
+  if (s.window > 0) cls += fmt::format("/swa{}", s.window);
+  return fmt::format("{}:{}", cls, o.op);
+}
+
+json metrics_json(const Metrics& m) {
+  json j;
+  j["feasible"] = m.feasible();
+  j["reason"] = m.feasible() ? json(nullptr) : json(m.reason);
+  j["infeasible_kind"] = to_string(m.infeasible);
+  j["throughput_tok_s_per_gpu"] = m.output_tok_s_per_gpu;
+  j["input_tok_s_per_gpu"] = m.input_tok_s_per_gpu;
+  j["tpot_ms"] = m.tpot_s * 1e3;
+  j["ttft_ms"] = m.ttft_s * 1e3;
+  j["step_ms"] = m.step_s * 1e3;
+  j["memory_gb_per_gpu"] = m.memory.total().value() / 1e9;
+  j["memory"] = {{"weights_gb", m.memory.weights.value() / 1e9},
+                 {"kv_cache_gb", m.memory.kv_cache.value() / 1e9},
+                 {"activations_gb", m.memory.activations.value() / 1e9},
+                 {"reserve_gb", m.memory.reserve.value() / 1e9},
+                 {"capacity_gb", m.memory.capacity.value() / 1e9}};
+  j["batch"] = m.batch;
+  j["micro_batches"] = m.micro_batches;
+  j["gpus_used"] = m.gpus_used;
+  return j;
+}
+}  // namespace
+
+std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
+  json j = metrics_json(m);
+  const Degrees& d = plan.deg;
+  j["plan"] = {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas},
+               {"sharding", sharding_to_string(plan.sharding)}};
+  j["calibrated"] = ctx.params.calibrated;
+  json ops = json::array();
+  for (const auto& o : bd.ops) {
+    ops.push_back({{"op", op_label(ctx, o)},
+                   {"choice", o.choice},
+                   {"layers", o.layers},
+                   {"compute_ms", o.compute_s * 1e3},
+                   {"comm_ms", o.comm_s * 1e3},
+                   {"collective", to_string(o.collective)},
+                   {"collective_group", o.comm_group},
+                   {"comm_bytes_per_gpu", o.comm_bytes}});
+  }
+  j["breakdown"] = {{"phase", to_string(bd.phase)}, {"stage_ms", bd.stage_s * 1e3}, {"ops", ops}};
+  return j.dump(2);
+}
+
+std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
+  const Degrees& d = plan.deg;
+  std::string s;
+  s += fmt::format("plan         tp {} x attn_dp {} x pp {} (ep {}, expert tp {}), replicas {} = {} GPUs of {}\n", d.tp, d.attn_dp,
+                   d.pp, d.ep, d.expert_tp(), d.replicas, d.total_gpus(), ctx.cluster.num_gpus);
+  s += fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
+  s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
+                   plan.batch == 0 ? " (max that fits)" : "");
+  if (!ctx.params.calibrated) s += fmt::format("note         no calibration for {}: using the {} fit\n", ctx.cluster.gpu.name, ctx.params.gpu);
+  if (m.infeasible == Infeasible::kInvalidPlan) {
+    s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);
+    return s;
+  }
+  if (!m.feasible()) s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);
+  const Mode mode = ctx.workload.mode;
+  if (mode != Mode::kPrefill) {
+    s += fmt::format("throughput   {:.1f} output tokens/s per GPU\n", m.output_tok_s_per_gpu);
+    s += fmt::format("tpot         {:.2f} ms\n", m.tpot_s * 1e3);
+  }
+  if (mode != Mode::kDecode) {
+    s += fmt::format("input        {:.1f} input tokens/s per GPU\n", m.input_tok_s_per_gpu);
+    s += fmt::format("ttft         {:.2f} ms\n", m.ttft_s * 1e3);
+  }
+  s += fmt::format("stage time   {:.3f} ms per micro-batch ({} micro-batches, {} phase)\n", bd.stage_s * 1e3, m.micro_batches,
+                   to_string(bd.phase));
+  s += fmt::format("memory/GPU   {} of {}: weights {}, KV cache {}, activations {}, reserve {}\n", si_bytes(m.memory.total()),
+                   si_bytes(m.memory.capacity), si_bytes(m.memory.weights), si_bytes(m.memory.kv_cache),
+                   si_bytes(m.memory.activations), si_bytes(m.memory.reserve));
+  s += fmt::format("\n{:<22} {:<8} {:>6} {:>11} {:>10}  {:<15} {:<8} {:>12}\n", "op (per layer)", "choice", "layers", "compute ms",
+                   "comm ms", "collective", "group", "bytes/GPU");
+  for (const auto& o : bd.ops) {
+    s += fmt::format("{:<22} {:<8} {:>6} {:>11.4f} {:>10.4f}  {:<15} {:<8} {:>12}\n", op_label(ctx, o), o.choice, o.layers, o.compute_s * 1e3,
+                     o.comm_s * 1e3, to_string(o.collective), o.comm_group, o.comm_bytes > 0 ? si_bytes(Bytes(o.comm_bytes)) : "-");
+  }
+  return s;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,10 @@
+// Renderings of a simulation: metrics, the per-op breakdown, memory per GPU.
+#pragma once
+#include <string>
+
+#include "cost/simulator.hpp"
+
+namespace shardwise {
+std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd);
+std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd);
+}  // namespace shardwise
