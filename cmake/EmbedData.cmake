@@ -15,6 +15,8 @@ function(shardwise_embed_data OUT_CPP)
       set(files ${calibration_files})
     endif()
     list(SORT files)
+    # Editing a data file must re-run the embedding (it happens at configure time).
+    set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
     string(APPEND body "static const EmbeddedFile k_${kind}[] = {\n")
     foreach(f ${files})
       file(READ ${f} content)

@@ -14,7 +14,10 @@ struct CostParams {
   double mem_efficiency = 0.8;   // achieved / peak HBM bandwidth for streaming reads
   double attn_efficiency = 0.5;  // achieved / peak FLOP rate of flash attention (prefill)
   double kernel_overhead_us = 4; // fixed cost per fused op (launch, tail effects)
-  double comm_efficiency = 0.8;  // achieved / link bandwidth of collectives
+  double comm_efficiency = 0.8;  // achieved / link bandwidth of collectives on large messages
+  double comm_overhead_us = 10;  // fixed cost per collective call (launch, synchronisation) on top of alpha-beta
+  double attn_mem_efficiency = 0.7;  // achieved / peak HBM bandwidth of decode attention (paged KV reads)
+  double step_overhead_us = 0;   // fixed engine cost per iteration (scheduling, sampling, launches)
   bool calibrated = false;       // false: defaults or another GPU's fit
   friend bool operator==(const CostParams&, const CostParams&) = default;
 };

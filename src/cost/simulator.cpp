@@ -45,7 +45,9 @@ struct Env {
 // --- collectives -----------------------------------------------------------
 double coll(Env& e, CollKind k, Group g, double full, const char* gname) {
   if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
-  const CollCost c = collective_cost(e.ctx->cluster, k, g, Bytes(full), e.p->comm_efficiency);
+  // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call
+  CollCost c = collective_cost(e.ctx->cluster, k, g, Bytes(full), e.p->comm_efficiency);
+  c.time += Seconds(e.p->comm_overhead_us * 1e-6);
   if (e.bd) {
     // A conversion made of two collectives reports the larger kind; times and bytes add.
     if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {
@@ -230,9 +232,11 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double dk = s.mla ? static_cast<double>(s.mla_latent + s.mla_rope) : static_cast<double>(s.d_qk);
       const double dv = s.mla ? static_cast<double>(s.mla_latent) : static_cast<double>(s.d_v);
       const double flops = 2.0 * tg * heads_r * (dk + dv) * ctx;
-      const double kv = tg * layer_kv_bytes_per_seq(e, s, seq) ;
+      double kv = tg * layer_kv_bytes_per_seq(e, s, seq);
+      // kernels without grouped reads load each KV head once per query head of its group
+      if (!e.ctx->engine.gqa_grouped_kv_reads && !s.mla && attn != 1) kv *= static_cast<double>(s.heads / s.kv_heads);
       const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
-      const double tm = kv / (e.hbm * e.p->mem_efficiency);
+      const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
       comp = std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;
@@ -266,32 +270,40 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     flush("ffn_norm", static_cast<int>(Slot::kFfnNorm));
   }
 
-  // MLP over all W ranks: the dense MLP, or the shared experts of an MoE layer.
+  // MLP: the dense MLP, or the shared experts of an MoE layer. Sharded (ffn or
+  // hidden on either op) it runs over all W ranks, with attention-DP gathers when
+  // attn_dp > 1; with both ops "none" it runs data-parallel inside each attention
+  // group on that group's own tokens (full weights, no collective).
   Lay mlp_out = Lay::kSt;
+  bool mlp_local = false;
   if (s.ffn > 0) {
-    const GemmLay f1 = gemm_lay(ch(p, Slot::kFfn1), e.w, true);
-    const GemmLay f2 = gemm_lay(ch(p, Slot::kFfn2), e.w, false);
+    mlp_local = ch(p, Slot::kFfn1) == 2 && ch(p, Slot::kFfn2) == 2;
+    const std::int64_t gsize = mlp_local ? e.tp : e.w;
+    const GemmLay f1 = gemm_lay(ch(p, Slot::kFfn1), gsize, true);
+    const GemmLay f2 = gemm_lay(ch(p, Slot::kFfn2), gsize, false);
+    const double g = static_cast<double>(gsize);
+    const double rows = mlp_local ? tg : T;
     const double f = static_cast<double>(s.ffn), up = static_cast<double>(s.mlp_mats - 1);
-    comm = to_mlp(e, ffn_need, f1.in, T * h * e.ab);
+    comm = mlp_local ? convert(e, ffn_need, f1.in, e.g_tp, tg * h * e.ab, "tp") : to_mlp(e, ffn_need, f1.in, T * h * e.ab);
     {
       const double params = s.ffn1_params / f1.split;
-      const double in_f = f1.in == Lay::kSf ? h / w : h;
-      const double out_f = up * f / (f1.out == Lay::kSf ? w : 1.0);
-      comp = gemm_time(e, T, 2.0 * T * params, params * e.wb + T * (in_f + out_f) * e.ab);
-      e.max_act = std::max(e.max_act, T * (in_f + out_f) * e.ab);
+      const double in_f = f1.in == Lay::kSf ? h / g : h;
+      const double out_f = up * f / (f1.out == Lay::kSf ? g : 1.0);
+      comp = gemm_time(e, rows, 2.0 * rows * params, params * e.wb + rows * (in_f + out_f) * e.ab);
+      e.max_act = std::max(e.max_act, rows * (in_f + out_f) * e.ab);
       flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1));
     }
-    comm = convert(e, f1.out, f2.in, e.g_w, T * f * e.ab, "mlp");
+    comm = convert(e, f1.out, f2.in, mlp_local ? e.g_tp : e.g_w, rows * f * e.ab, mlp_local ? "tp" : "mlp");
     {
       const double params = s.ffn2_params / f2.split;
-      const double in_f = f2.in == Lay::kSf ? f / w : f;
-      const double out_f = f2.out == Lay::kSf ? h / w : h;
-      comp = gemm_time(e, T, 2.0 * T * params, params * e.wb + T * (in_f + out_f) * e.ab);
+      const double in_f = f2.in == Lay::kSf ? f / g : f;
+      const double out_f = f2.out == Lay::kSf ? h / g : h;
+      comp = gemm_time(e, rows, 2.0 * rows * params, params * e.wb + rows * (in_f + out_f) * e.ab);
       flush(s.moe ? "shared_ffn2" : "ffn2", static_cast<int>(Slot::kFfn2));
     }
     mlp_out = f2.out;
     if (s.moe) {  // the shared branch joins the routed one, whose output is split on tokens over W
-      comm = convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
+      comm = mlp_local ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
       if (comm > 0) flush("shared_join", -1);
     }
   }
@@ -343,8 +355,12 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     flush("combine", -1);
     mlp_out = Lay::kSt;
   }
-  // back to the next layer's attn_norm layout
-  comm = to_attn(e, mlp_out, attn_need, T * h * e.ab);
+  // back to the next layer's attn_norm layout (a local dense MLP never left the attention scope)
+  if (mlp_local && !s.moe) {
+    comm = convert(e, mlp_out, attn_need, e.g_tp, tg * h * e.ab, "tp");
+  } else {
+    comm = to_attn(e, mlp_out, attn_need, T * h * e.ab);
+  }
   if (comm > 0 || e.bd) flush("layer_out", -1);
   return total;
 }
@@ -458,7 +474,9 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   if ((wd == DType::kFp8 || wd == DType::kInt8) && gpu.fp8.value() > 0) e.gemm_peak = gpu.fp8.value();
   if ((wd == DType::kFp4 || wd == DType::kInt4) && gpu.fp4.value() > 0) e.gemm_peak = gpu.fp4.value();
   if ((wd == DType::kFp4 || wd == DType::kInt4) && gpu.fp4.value() <= 0 && gpu.fp8.value() > 0) e.gemm_peak = gpu.fp8.value();
-  e.attn_peak = gpu.bf16.value();
+  // attention math runs in fp8 when the KV cache is fp8 and the GPU has fp8 tensor cores (FP8 FMHA)
+  const DType kd = ctx.workload.kv_dtype;
+  e.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0) ? gpu.fp8.value() : gpu.bf16.value();
   e.hbm = gpu.hbm_bandwidth.value();
   const Degrees& d = plan.deg;
   e.tp = d.tp;
@@ -495,7 +513,7 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
   const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
   const StageResult r = stage(e, T, seq, kv_ctx);
   StepResult out;
-  out.stage_s = r.time;
+  out.stage_s = r.time + e.p->step_overhead_us * 1e-6;
   out.m = m;
   out.mem.capacity = ctx.cluster.gpu.hbm_capacity;
   out.mem.weights = Bytes(r.weights);
@@ -507,29 +525,29 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
 
 std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
 
-void check_memory(const MemoryBreakdown& m, Metrics& out) {
+void check_memory(const MemoryBreakdown& m, Metrics& out, bool explain) {
   if (m.total() <= m.capacity) return;
   out.infeasible = Infeasible::kMemory;
-  out.reason = fmt::format("needs {} per GPU (weights {}, KV cache {}, activations {}, reserve {}) but HBM holds {}: over by {}",
+  if (explain) out.reason = fmt::format("needs {} per GPU (weights {}, KV cache {}, activations {}, reserve {}) but HBM holds {}: over by {}",
                            gb(m.total().value()), gb(m.weights.value()), gb(m.kv_cache.value()), gb(m.activations.value()),
                            gb(m.reserve.value()), gb(m.capacity.value()), gb((m.total() - m.capacity).value()));
 }
 
-void check_slo(const Workload& w, Metrics& out) {
+void check_slo(const Workload& w, Metrics& out, bool explain) {
   if (!out.feasible()) return;
   if (w.tpot_ms && out.tpot_s * 1e3 > *w.tpot_ms) {
     out.infeasible = Infeasible::kTpotSlo;
-    out.reason = fmt::format("TPOT {:.2f} ms exceeds the SLO of {} ms by {:.2f} ms", out.tpot_s * 1e3, *w.tpot_ms, out.tpot_s * 1e3 - *w.tpot_ms);
+    if (explain) out.reason = fmt::format("TPOT {:.2f} ms exceeds the SLO of {} ms by {:.2f} ms", out.tpot_s * 1e3, *w.tpot_ms, out.tpot_s * 1e3 - *w.tpot_ms);
   } else if (w.ttft_ms && out.ttft_s * 1e3 > *w.ttft_ms) {
     out.infeasible = Infeasible::kTtftSlo;
-    out.reason = fmt::format("TTFT {:.1f} ms exceeds the SLO of {} ms by {:.1f} ms", out.ttft_s * 1e3, *w.ttft_ms, out.ttft_s * 1e3 - *w.ttft_ms);
+    if (explain) out.reason = fmt::format("TTFT {:.1f} ms exceeds the SLO of {} ms by {:.1f} ms", out.ttft_s * 1e3, *w.ttft_ms, out.ttft_s * 1e3 - *w.ttft_ms);
   }
 }
 
 constexpr std::int64_t kPrefillChunkTokens = 8192;  // tokens per prefill iteration in a serving engine
 
 // Metrics of a plan at a concrete batch.
-Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Breakdown* bd) {
+Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Breakdown* bd, bool explain) {
   const Workload& w = ctx.workload;
   const double gpus = static_cast<double>(plan.deg.instance_gpus());
   Metrics out;
@@ -579,8 +597,8 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       break;
     }
   }
-  check_memory(out.memory, out);
-  check_slo(w, out);
+  check_memory(out.memory, out, explain);
+  check_slo(w, out, explain);
   if (!out.feasible()) out.objective = 0;
   return out;
 }
@@ -598,11 +616,11 @@ const char* to_string(Infeasible k) {
   return "?";
 }
 
-SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p) {
-  return SimContext{m, c, w, p, build_graph(m)};
+SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
+  return SimContext{m, c, w, p, build_graph(m), engine};
 }
 
-Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd) {
+Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd, bool explain) {
   Plan probe = plan;
   if (probe.batch == 0) probe.batch = plan.deg.attn_dp;  // validate "max" as its smallest batch
   if (auto why = validate_plan(probe, ctx.model, ctx.cluster)) {
@@ -612,32 +630,30 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd) {
     out.gpus_used = plan.deg.total_gpus();
     return out;
   }
-  if (plan.batch > 0) return evaluate_at(ctx, plan, plan.batch, bd);
+  if (plan.batch > 0) return evaluate_at(ctx, plan, plan.batch, bd, explain);
   // batch = max: the largest concurrency that fits memory and meets the SLOs.
   // Memory grows linearly in the batch; TPOT and TTFT grow monotonically, so
   // bisect on feasibility (a step multiple of attn_dp keeps groups even).
   const std::int64_t a = plan.deg.attn_dp;
-  Metrics lo = evaluate_at(ctx, probe, a, nullptr);
-  if (!lo.feasible()) {
-    if (bd) evaluate_at(ctx, probe, a, bd);
-    return lo;
-  }
+  Metrics lo = evaluate_at(ctx, probe, a, bd, explain);
+  if (!lo.feasible()) return lo;
+  if (bd) bd->ops.clear();
   std::int64_t good = 1, bad = 2;
   while (bad <= kMaxBatch / a) {
-    Metrics m = evaluate_at(ctx, probe, bad * a, nullptr);
+    Metrics m = evaluate_at(ctx, probe, bad * a, nullptr, false);
     if (!m.feasible()) break;
     good = bad;
     bad *= 2;
   }
   while (bad - good > 1) {
     const std::int64_t mid = good + (bad - good) / 2;
-    if (evaluate_at(ctx, probe, mid * a, nullptr).feasible()) {
+    if (evaluate_at(ctx, probe, mid * a, nullptr, false).feasible()) {
       good = mid;
     } else {
       bad = mid;
     }
   }
-  return evaluate_at(ctx, probe, good * a, bd);
+  return evaluate_at(ctx, probe, good * a, bd, explain);
 }
 
 Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan) {
@@ -659,7 +675,7 @@ Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan) {
   const double total = out.ttft_s + static_cast<double>(w.osl) * out.tpot_s;
   out.output_tok_s_per_gpu = static_cast<double>(b * w.osl) / total / static_cast<double>(plan.deg.instance_gpus());
   out.memory = d.mem;
-  check_memory(out.memory, out);
+  check_memory(out.memory, out, true);
   out.objective = out.feasible() ? out.output_tok_s_per_gpu : 0;
   return out;
 }

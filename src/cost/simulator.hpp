@@ -65,6 +65,15 @@ struct Breakdown {
   double stage_s = 0;  // time of the slowest stage for one micro-batch
 };
 
+// What the serving engine's kernels do, where it changes the cost.
+struct EngineTraits {
+  // Decode attention reads each KV head once for its whole query group (XQA,
+  // FlashInfer, FlashAttention). False for kernels that read it once per query
+  // head (TensorRT-LLM before its Hopper XQA kernels in 0.10).
+  bool gqa_grouped_kv_reads = true;
+  friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
+};
+
 // Everything derived once per (model, cluster, workload).
 struct SimContext {
   ModelSpec model;
@@ -72,13 +81,17 @@ struct SimContext {
   Workload workload;
   CostParams params;
   ModelGraph graph;
+  EngineTraits engine;
 };
-SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p);
+SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
+                        EngineTraits engine = {});
 
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
 // the largest concurrency that fits memory and meets the SLOs. `bd` (optional)
 // receives the per-op breakdown of the evaluated step.
-Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullptr);
+// `explain` = false skips formatting the reason of an infeasible plan (the kind is
+// still set): search loops use it so that no evaluation allocates.
+Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullptr, bool explain = true);
 
 // Static batching (all sequences start and end together): output tokens/s per GPU
 // for batch B with isl/osl, = B*osl / (TTFT(B, isl) + osl * TPOT(B, isl + osl/2)).
