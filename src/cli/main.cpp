@@ -51,6 +51,7 @@ struct DescribeArgs {
   std::string model, cluster, workload;
   WorkloadOverrides overrides;
   bool json = false;
+  bool ops = false;
 };
 
 int run_describe(const DescribeArgs& a) {
@@ -100,6 +101,7 @@ int run_describe(const DescribeArgs& a) {
   }
   std::string out;
   if (model) out += describe_model_text(*model, opts);
+  if (model && a.ops) out += describe_ops_text(*model, opts, opts.contexts.back());
   if (cluster) out += (out.empty() ? "" : "\n") + describe_cluster_text(*cluster);
   if (workload) out += (out.empty() ? "" : "\n") + describe_workload_text(*workload);
   print(out);
@@ -199,6 +201,7 @@ int main(int argc, char** argv) {
   describe->add_option("--cluster", d.cluster, "A cluster preset '<gpu>x<count>' (e.g. h100x8) or the path of a cluster YAML");
   describe->add_option("--workload", d.workload, "A workload preset (see 'shardwise workloads') or the path of a workload YAML");
   add_workload_flags(describe, d.overrides);
+  describe->add_flag("--ops", d.ops, "Also list the fused-op chain of every layer class (dims, weights, FLOPs, bytes)");
   describe->add_flag("--json", d.json, "Print one JSON object (keys include params_total, params_active, kv_bytes_per_token)");
 
   SimulateArgs sa;

@@ -425,7 +425,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx) {
   }
   const double emb_w = g.embedding_params / (emb_vocab ? tp : 1.0) * e.wb;
   const double head_params = g.lm_head_params > 0 ? g.lm_head_params : (e.pp > 1 ? g.embedding_params : 0.0);
-  const double head_w = head_params / (head_vocab ? tp : 1.0) * e.wb;
+  const double head_w = (head_params / (head_vocab ? tp : 1.0) + g.final_norm_params) * e.wb;
   StageResult r;
   for (std::int64_t st = 0; st < e.pp; ++st) {
     double t = 0, wgt = 0, kv = 0;

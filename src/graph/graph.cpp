@@ -41,6 +41,7 @@ ModelGraph build_graph(const ModelSpec& m) {
   g.hidden = m.hidden;
   g.embedding_params = static_cast<double>(m.vocab * m.hidden);
   g.lm_head_params = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab * m.hidden);
+  g.final_norm_params = (m.norm == NormKind::kLayerNorm ? 2.0 : 1.0) * static_cast<double>(m.hidden);
   const auto classes = m.layer_classes();
   const double h = static_cast<double>(m.hidden);
   for (const auto& c : classes) {

@@ -75,6 +75,7 @@ struct ModelGraph {
   std::vector<std::uint8_t> layer_class;  // per layer: index into classes
   std::int64_t vocab = 0, hidden = 0;
   double embedding_params = 0, lm_head_params = 0;  // lm_head_params = 0 when tied (weights shared)
+  double final_norm_params = 0;                      // on the last stage, beside the LM head
 };
 ModelGraph build_graph(const ModelSpec& m);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "graph/graph.hpp"
 #include "model/derived.hpp"
 #include "report/format.hpp"
 
@@ -171,6 +172,26 @@ std::string describe_model_text(const ModelSpec& m, const DescribeOptions& o) {
     const FlopsPerToken f = flops_per_token(m, c);
     s += fmt::format("  {:>9} {:>16} {:>16} {:>18}\n", grouped(c), si_flops(f.total()), si_flops(f.attention),
                      si_bytes(kv.for_context(c)));
+  }
+  return s;
+}
+
+std::string describe_ops_text(const ModelSpec& m, const DescribeOptions& o, std::int64_t context) {
+  const ModelGraph g = build_graph(m);
+  std::string s = fmt::format("\nfused ops per layer, one decode token at context {} (unsharded; weights {}, activations bf16)\n",
+                              grouped(context), to_string(o.weights_dtype));
+  for (std::size_t c = 0; c < g.classes.size(); ++c) {
+    const LayerShape& cls = g.classes[c];
+    s += fmt::format("\n{} layers x {}{}\n", cls.moe ? "MoE" : "dense", cls.count,
+                     cls.window > 0 ? fmt::format(" (sliding window {})", cls.window) : "");
+    s += fmt::format("  {:<12} {:<12} {:<44} {:<26} {:>11} {:>12} {:>12}\n", "op", "slot", "weight", "output", "params",
+                     "FLOPs", "bytes");
+    for (const OpInfo& op : describe_chain(g, static_cast<int>(c), Phase::kDecode, 1, context, o.weights_dtype, DType::kBf16)) {
+      s += fmt::format("  {:<12} {:<12} {:<44} {:<26} {:>11} {:>12} {:>12}\n", op.name,
+                       op.slot >= 0 ? slot_info(op.slot).name : "(fixed)", op.weight_dims, op.output_dims,
+                       op.weight_params > 0 ? si_count(op.weight_params) : "-", si_flops(Flops(op.flops)),
+                       si_bytes(Bytes(op.weight_bytes + op.activation_bytes)));
+    }
   }
   return s;
 }

@@ -18,6 +18,8 @@ struct DescribeOptions {
 };
 
 std::string describe_model_text(const ModelSpec& m, const DescribeOptions& o);
+// The fused-op chain of every layer class for one token (decode) at `context`, unsharded.
+std::string describe_ops_text(const ModelSpec& m, const DescribeOptions& o, std::int64_t context);
 std::string describe_model_json(const ModelSpec& m, const DescribeOptions& o);
 std::string describe_cluster_text(const ClusterSpec& c);
 std::string describe_cluster_json(const ClusterSpec& c);

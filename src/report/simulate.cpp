@@ -84,8 +84,8 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
     s += fmt::format("input        {:.1f} input tokens/s per GPU\n", m.input_tok_s_per_gpu);
     s += fmt::format("ttft         {:.2f} ms\n", m.ttft_s * 1e3);
   }
-  s += fmt::format("stage time   {:.3f} ms per micro-batch ({} micro-batches, {} phase)\n", bd.stage_s * 1e3, m.micro_batches,
-                   to_string(bd.phase));
+  s += fmt::format("step time    {:.3f} ms per micro-batch and stage ({} micro-batches, {} phase; {:.3f} ms of it engine overhead)\n",
+                   m.step_s * 1e3, m.micro_batches, to_string(bd.phase), ctx.params.step_overhead_us * 1e-3);
   s += fmt::format("memory/GPU   {} of {}: weights {}, KV cache {}, activations {}, reserve {}\n", si_bytes(m.memory.total()),
                    si_bytes(m.memory.capacity), si_bytes(m.memory.weights), si_bytes(m.memory.kv_cache),
                    si_bytes(m.memory.activations), si_bytes(m.memory.reserve));

@@ -30,12 +30,35 @@ expect 0 '"params_active": 37552297472' -- describe --model deepseek-v3 --json
 expect 0 '"kv_bytes_per_token": 35136' -- describe --model deepseek-v3 --kv-dtype fp8 --json
 expect 0 'weights +671\.0 GB in fp8' -- describe --model deepseek-v3 --weights-dtype fp8
 expect 0 '3 dense, 58 MoE' -- describe --model deepseek-v3
+expect 0 'expert_ffn1 +expert_ffn1 +\[experts=256' -- describe --model deepseek-v3 --ops
+expect 0 'dispatch +\(fixed\)' -- describe --model mixtral-8x7b --ops
 expect 0 'nvlink +72' -- describe --cluster "$data/good/cluster-nvl72.yaml"
 expect 0 'context 4,096' -- describe --workload decode-16k --context 4096
 expect 0 '"model"' -- describe --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --json
 if [ -f "$shared/models/qwen3-235b-a22b.json" ]; then
   expect 0 'Qwen3MoeForCausalLM' -- describe --model "$shared/models/qwen3-235b-a22b.json"
 fi
+
+# simulate: the JSON contract scripts depend on
+for key in feasible reason throughput_tok_s_per_gpu input_tok_s_per_gpu tpot_ms ttft_ms memory_gb_per_gpu batch gpus_used breakdown; do
+  expect 0 "\"$key\":" -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --json
+done
+expect 0 '"collective": "all-reduce"' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --json
+expect 0 'ffn2 +hidden .*all-gather' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --sharding allgather
+expect 0 'INFEASIBLE +out of memory: needs' -- simulate --model llama-3.1-405b --cluster h100x8 --tp 1 --batch 1
+expect 0 'INFEASIBLE +invalid plan: tp 3 does not divide' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 3 --batch 1
+expect 0 'moe:dispatch .*all-to-all' -- simulate --model deepseek-v3 --cluster h100x64 --tp 8 --attn-dp 8 --ep 64 --batch 64 --weights-dtype fp8
+printf 'attention: context\n' > "$tmp/shard.yaml"
+expect 0 'sharding +attention=context' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --sharding "$tmp/shard.yaml"
+cat > "$tmp/plan.json" <<'PLAN'
+{"schema": "shardwise-plan/1", "model": "llama-3.1-8b", "cluster": "h100x8", "workload": "decode-16k",
+ "degrees": {"tp": 2, "pp": 1, "ep": 1, "attn_dp": 1, "replicas": 4}, "batch": 32, "micro_batches": 0,
+ "sharding": {"ffn2": "hidden"}}
+PLAN
+expect 0 'tp 2 x attn_dp 1 x pp 1 .*replicas 4 = 8 GPUs' -- simulate --plan "$tmp/plan.json"
+printf 'attention: tokens\n' > "$tmp/bad-shard.yaml"
+expect 2 "field 'attention': expected one of heads, context, none" -- simulate --model llama-3.1-8b --cluster h100x8 --sharding "$tmp/bad-shard.yaml"
+expect 2 "simulate: expected --model" -- simulate --cluster h100x8
 
 # Bad input: exit code 2, a message naming the file and the field, no crash.
 expect 2 'm07-heads-not-dividing\.json: field .num_attention_heads.' -- describe --model "$data/bad/m07-heads-not-dividing.json"

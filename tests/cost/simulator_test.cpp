@@ -1,0 +1,295 @@
+// The simulator: hand-computed cases (arithmetic in comments), golden shardings,
+// properties, and the reasons of infeasible plans.
+#include "cost/simulator.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/rng.hpp"
+#include "model/loader.hpp"
+
+namespace shardwise {
+namespace {
+
+Workload decode(std::int64_t context) {
+  Workload w;
+  w.name = "t";
+  w.mode = Mode::kDecode;
+  w.context = context;
+  return w;
+}
+
+SimContext ctx_for(const std::string& model, const std::string& cluster, const Workload& w) {
+  auto m = load_model(model);
+  auto c = cluster_from_preset(cluster);
+  EXPECT_TRUE(m.ok() && c.ok());
+  return make_context(*m, *c, w, cost_params_for(c->gpu.name));
+}
+
+Plan plan(std::int32_t tp, std::int64_t batch, Sharding s = megatron_sharding()) {
+  Plan p;
+  p.deg.tp = tp;
+  p.batch = batch;
+  p.sharding = s;
+  return p;
+}
+
+const OpCost* find(const Breakdown& bd, int cls, const std::string& op) {
+  for (const auto& o : bd.ops) {
+    if (o.layer_class == cls && o.op == op) return &o;
+  }
+  return nullptr;
+}
+
+TEST(Simulator, MegatronDenseLayerHasTwoAllReduces) {
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8", decode(1000));
+  Breakdown bd;
+  const Metrics m = evaluate(ctx, plan(2, 4), &bd);
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  int per_layer = 0;
+  for (const auto& o : bd.ops) {
+    if (o.layer_class != 0 || o.collective == CollKind::kNone) continue;
+    EXPECT_EQ(o.collective, CollKind::kAllReduce) << o.op;
+    ++per_layer;
+  }
+  EXPECT_EQ(per_layer, 2);  // after o_proj (into ffn_norm) and after ffn2 (into the next attn_norm)
+  // Hand-computed volume: the layer output is [4 tokens, 4096] bf16 = 32,768 bytes; a 2-rank
+  // ring all-reduce sends 2 x (2-1)/2 x 32,768 = 32,768 bytes per GPU.
+  EXPECT_DOUBLE_EQ(find(bd, 0, "layer_out")->comm_bytes, 32'768);
+  EXPECT_DOUBLE_EQ(find(bd, 0, "ffn_norm")->comm_bytes, 32'768);
+}
+
+TEST(Simulator, PaperFfn2OnHiddenGivesAllGathers) {
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8", decode(1000));
+  Breakdown bd;
+  ASSERT_TRUE(evaluate(ctx, plan(2, 4, paper_allgather_sharding()), &bd).feasible());
+  // FFN1's output [4, 14336] split on ffn must be gathered before FFN2 (column-parallel on hidden):
+  // 4 x 14336 x 2 bytes = 114,688; all-gather sends (2-1)/2 of it = 57,344 bytes per GPU.
+  const OpCost* f2 = find(bd, 0, "ffn2");
+  ASSERT_NE(f2, nullptr);
+  EXPECT_EQ(f2->collective, CollKind::kAllGather);
+  EXPECT_DOUBLE_EQ(f2->comm_bytes, 57'344);
+  // and the layer output, split on hidden, is gathered instead of all-reduced: 32,768 / 2 = 16,384
+  EXPECT_EQ(find(bd, 0, "layer_out")->collective, CollKind::kAllGather);
+  EXPECT_DOUBLE_EQ(find(bd, 0, "layer_out")->comm_bytes, 16'384);
+}
+
+TEST(Simulator, Tp2MemoryByHand) {
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8", decode(1000));
+  const Metrics m = evaluate(ctx, plan(2, 4));
+  // weights per rank (params): per layer norms 8,192 + qkv 25,165,824/2 + o 16,777,216/2 + ffn1 117,440,512/2
+  // + ffn2 58,720,256/2 = 109,060,096; x32 = 3,489,923,072; embedding and LM head 525,336,576/2 each;
+  // final norm 4,096 -> 4,015,263,744 params x 2 bytes = 8,030,527,488
+  EXPECT_DOUBLE_EQ(m.memory.weights.value(), 8'030'527'488.0);
+  // KV: 8 kv heads / tp 2 = 4 per rank: 2 x 4 x 128 x 2 bytes = 2,048 per token per layer;
+  // 32 layers x 1,001 tokens (context + the new one) x 2,048 x 4 sequences = 262,406,144
+  EXPECT_DOUBLE_EQ(m.memory.kv_cache.value(), 262'406'144.0);
+  // memory items add up
+  EXPECT_DOUBLE_EQ(m.memory.total().value(),
+                   m.memory.weights.value() + m.memory.kv_cache.value() + m.memory.activations.value() + m.memory.reserve.value());
+  EXPECT_DOUBLE_EQ(m.memory.reserve.value(), 0.04 * 81559.0 * 1048576.0 + 1073741824.0);
+}
+
+TEST(Simulator, ExpertParallelDispatchVolume) {
+  // Mixtral-8x7B, tp 2, ep 2 (one expert group per rank), 8 sequences decoding:
+  // dispatch moves [8 tokens x top-2, 4096] bf16 = 131,072 bytes over 2 ranks; each holds 65,536 and
+  // sends half of it to the other: 32,768 bytes per GPU. The combine sends the same back.
+  const SimContext ctx = ctx_for("mixtral-8x7b", "h100x8", decode(1000));
+  Plan p = plan(2, 8);
+  p.deg.ep = 2;
+  Breakdown bd;
+  const Metrics m = evaluate(ctx, p, &bd);
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  EXPECT_EQ(find(bd, 0, "dispatch")->collective, CollKind::kAllToAll);
+  EXPECT_DOUBLE_EQ(find(bd, 0, "dispatch")->comm_bytes, 32'768);
+  EXPECT_DOUBLE_EQ(find(bd, 0, "combine")->comm_bytes, 32'768);
+  // expert weights per rank: 4 of 8 experts x 3 x 4096 x 14336 x 2 bytes x 32 layers
+  const double experts = 4.0 * 3 * 4096 * 14336 * 2 * 32;
+  EXPECT_GT(m.memory.weights.value(), experts);
+  EXPECT_LT(m.memory.weights.value(), experts + 3.5e9);  // + attention/2, router, embeddings/2
+}
+
+TEST(Simulator, MlaKvCacheIsTheLatentAndContextSplitDividesIt) {
+  Workload w = decode(1000);
+  w.weights_dtype = DType::kFp8;
+  const SimContext ctx = ctx_for("deepseek-v3", "h100x64", w);
+  Plan p = plan(8, 1);
+  p.deg.attn_dp = 8;
+  p.deg.ep = 64;
+  p.batch = 8;  // one sequence per attention group
+  // heads split: every rank of the tp group keeps the whole latent: 61 x 1,001 x 576 x 2 bytes = 70,342,272
+  EXPECT_DOUBLE_EQ(evaluate(ctx, p).memory.kv_cache.value(), 70'342'272.0);
+  // context split: the sequence is spread over the 8 ranks: 70,342,272 / 8 = 8,792,784
+  p.sharding[static_cast<std::size_t>(Slot::kAttention)] = 1;
+  EXPECT_DOUBLE_EQ(evaluate(ctx, p).memory.kv_cache.value(), 8'792'784.0);
+}
+
+TEST(Simulator, PipelineBubble) {
+  // One micro-batch on 2 stages: a prefill takes (m + pp - 1) = 2 stage times, and a decode
+  // token waits max(m, pp) = 2 stage times (half of the pipeline idles).
+  Workload pre;
+  pre.mode = Mode::kPrefill;
+  pre.isl = 512;
+  const SimContext cp = ctx_for("llama-3.1-8b", "h100x8", pre);
+  Plan p = plan(1, 1);
+  p.deg.pp = 2;
+  const Metrics mp = evaluate(cp, p);
+  EXPECT_EQ(mp.micro_batches, 1);
+  EXPECT_DOUBLE_EQ(mp.ttft_s, 2.0 * mp.step_s);
+  const SimContext cd = ctx_for("llama-3.1-8b", "h100x8", decode(1000));
+  const Metrics md = evaluate(cd, p);
+  EXPECT_DOUBLE_EQ(md.tpot_s, 2.0 * md.step_s);
+  // with 2 micro-batches both stages stay busy: the same TPOT serves twice the sequences
+  p.batch = 2;
+  const Metrics m2 = evaluate(cd, p);
+  EXPECT_EQ(m2.micro_batches, 2);
+  EXPECT_NEAR(m2.output_tok_s_per_gpu / md.output_tok_s_per_gpu, 2.0, 0.05);
+}
+
+TEST(Simulator, Tp1AndReplicatedPlansHaveNoCollectives) {
+  const SimContext ctx = ctx_for("mixtral-8x7b", "h100x8", decode(1000));
+  Breakdown bd;
+  evaluate(ctx, plan(1, 4), &bd);
+  for (const auto& o : bd.ops) EXPECT_EQ(o.comm_bytes, 0.0) << o.op;
+  // every op unsharded (replicated weights, replicated tokens): no layout ever changes
+  Sharding none{};
+  for (int s = 0; s < kNumSlots; ++s) {
+    const SlotInfo& si = slot_info(s);
+    none[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(find_choice(s, "none") >= 0 ? find_choice(s, "none") : 0);
+    (void)si;
+  }
+  none[static_cast<std::size_t>(Slot::kExpertFfn1)] = 1;  // tokens: split the tokens, not the experts
+  none[static_cast<std::size_t>(Slot::kExpertFfn2)] = 1;
+  const SimContext dense = ctx_for("llama-3.1-8b", "h100x8", decode(1000));
+  bd.ops.clear();
+  evaluate(dense, plan(4, 4, none), &bd);
+  for (const auto& o : bd.ops) EXPECT_EQ(o.comm_bytes, 0.0) << o.op;
+}
+
+TEST(Simulator, EveryReportedCollectiveMovesBytesInARealGroup) {
+  const SimContext ctx = ctx_for("deepseek-v3", "h100x64", decode(4096));
+  Rng rng(11);
+  int checked = 0;
+  for (int i = 0; i < 200; ++i) {
+    Plan p = plan(8, 64);
+    p.deg.attn_dp = 8;
+    p.deg.ep = 64;
+    for (int s = 0; s < kNumSlots; ++s) p.sharding[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(s).num_choices)));
+    Breakdown bd;
+    if (evaluate(ctx, p, &bd).infeasible == Infeasible::kInvalidPlan) continue;
+    for (const auto& o : bd.ops) {
+      if (o.collective == CollKind::kNone) {
+        EXPECT_EQ(o.comm_bytes, 0.0) << o.op;
+      } else {
+        EXPECT_GT(o.comm_bytes, 0.0) << o.op;
+        EXPECT_GT(o.comm_s, 0.0) << o.op;
+        EXPECT_FALSE(o.comm_group.empty()) << o.op;
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 50);
+}
+
+TEST(Simulator, MoreBandwidthOrComputeIsNeverSlower) {
+  Rng rng(5);
+  for (const char* model : {"llama-3.1-70b", "deepseek-v3", "mixtral-8x7b"}) {
+    Workload w = decode(8192);
+    w.weights_dtype = DType::kFp8;
+    SimContext base = ctx_for(model, "h100x64", w);
+    SimContext fast_net = base, fast_hbm = base, fast_flops = base;
+    for (auto& l : fast_net.cluster.levels) l.bandwidth = l.bandwidth * 1.5;
+    fast_hbm.cluster.gpu.hbm_bandwidth = fast_hbm.cluster.gpu.hbm_bandwidth * 1.5;
+    fast_flops.cluster.gpu.bf16 = fast_flops.cluster.gpu.bf16 * 1.5;
+    fast_flops.cluster.gpu.fp8 = fast_flops.cluster.gpu.fp8 * 1.5;
+    for (int i = 0; i < 50; ++i) {
+      Plan p = plan(static_cast<std::int32_t>(1 << rng.below(4)), 8 << rng.below(4));
+      p.deg.attn_dp = static_cast<std::int32_t>(1 << rng.below(3));
+      p.deg.ep = base.model.is_moe() ? static_cast<std::int32_t>(std::min<std::int64_t>(p.deg.stage_width(), 8)) : 1;
+      for (int s = 0; s < kNumSlots; ++s) p.sharding[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(s).num_choices)));
+      const Metrics m = evaluate(base, p);
+      if (m.infeasible == Infeasible::kInvalidPlan) continue;
+      for (const SimContext* f : {&fast_net, &fast_hbm, &fast_flops}) {
+        EXPECT_LE(evaluate(*f, p).tpot_s, m.tpot_s * (1 + 1e-12)) << model << " " << sharding_to_string(p.sharding);
+      }
+    }
+  }
+}
+
+TEST(Simulator, SamePlanSameMetrics) {
+  const SimContext ctx = ctx_for("qwen3-235b-a22b", "h100x16", decode(4096));
+  Plan p = plan(4, 64);
+  p.deg.attn_dp = 4;
+  p.deg.ep = 16;
+  const Metrics a = evaluate(ctx, p), b = evaluate(ctx, p);
+  EXPECT_EQ(a.tpot_s, b.tpot_s);
+  EXPECT_EQ(a.memory.total(), b.memory.total());
+}
+
+TEST(Simulator, InfeasiblePlansSayWhyAndByHowMuch) {
+  const SimContext big = ctx_for("llama-3.1-405b", "h100x8", decode(1000));
+  const Metrics mem = evaluate(big, plan(1, 1));
+  EXPECT_EQ(mem.infeasible, Infeasible::kMemory);
+  EXPECT_NE(mem.reason.find("but HBM holds 85.5 GB: over by"), std::string::npos) << mem.reason;
+
+  Workload w = decode(1000);
+  w.tpot_ms = 1.0;
+  const SimContext slo = ctx_for("llama-3.1-8b", "h100x8", w);
+  const Metrics s = evaluate(slo, plan(1, 1));
+  EXPECT_EQ(s.infeasible, Infeasible::kTpotSlo);
+  EXPECT_NE(s.reason.find("exceeds the SLO of 1 ms by"), std::string::npos) << s.reason;
+  EXPECT_EQ(s.objective, 0.0);
+
+  const Metrics bad = evaluate(slo, plan(3, 1));
+  EXPECT_EQ(bad.infeasible, Infeasible::kInvalidPlan);
+  EXPECT_NE(bad.reason.find("tp 3 does not divide the 32 attention heads"), std::string::npos) << bad.reason;
+  Plan too_big = plan(8, 8);
+  too_big.deg.replicas = 2;
+  EXPECT_NE(evaluate(slo, too_big).reason.find("needs 16 GPUs"), std::string::npos);
+  Plan pp = plan(1, 8);
+  pp.deg.pp = 3;
+  EXPECT_NE(evaluate(slo, pp).reason.find("pp 3 does not divide the 32 layers"), std::string::npos);
+  Plan ep = plan(2, 8);
+  ep.deg.ep = 2;
+  EXPECT_NE(evaluate(slo, ep).reason.find("dense model"), std::string::npos);
+}
+
+TEST(Simulator, MaxBatchIsTheLargestFeasible) {
+  Workload w = decode(8192);
+  w.tpot_ms = 40;
+  const SimContext ctx = ctx_for("llama-3.1-70b", "h100x8", w);
+  Plan p = plan(8, 0);  // max
+  const Metrics m = evaluate(ctx, p);
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  EXPECT_GT(m.batch, 1);
+  p.batch = m.batch + 1;
+  EXPECT_FALSE(evaluate(ctx, p).feasible());  // one more sequence breaks memory or the SLO
+}
+
+TEST(Simulator, OfflineReportsBothSidesAndStaticBatch) {
+  Workload w;
+  w.mode = Mode::kOffline;
+  w.isl = 1000;
+  w.osl = 1000;
+  const SimContext ctx = ctx_for("llama-3.1-70b", "h100x8", w);
+  const Metrics m = evaluate(ctx, plan(8, 64));
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  EXPECT_GT(m.output_tok_s_per_gpu, 0);
+  EXPECT_DOUBLE_EQ(m.input_tok_s_per_gpu, m.output_tok_s_per_gpu);  // isl == osl
+  EXPECT_GT(m.ttft_s, 0);
+  EXPECT_GT(m.tpot_s, m.step_s);  // prefill work interleaved raises the mean gap between tokens
+  const Metrics st = evaluate_static_batch(ctx, plan(8, 64));
+  EXPECT_GT(st.output_tok_s_per_gpu, 0);
+}
+
+TEST(Calibration, EmbeddedFitParsesAndOtherGpusFallBack) {
+  const CostParams h100 = cost_params_for("h100");
+  EXPECT_TRUE(h100.calibrated);
+  EXPECT_GT(h100.gemm_efficiency, 0.0);
+  EXPECT_LE(h100.gemm_efficiency, 1.0);
+  const CostParams b200 = cost_params_for("b200");
+  EXPECT_FALSE(b200.calibrated);
+  EXPECT_EQ(b200.gpu, "h100");
+}
+
+}  // namespace
+}  // namespace shardwise

@@ -1,0 +1,75 @@
+#include "plan/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/loader.hpp"
+#include "plan/plan_json.hpp"
+
+namespace shardwise {
+namespace {
+
+TEST(Plan, SlotsAreTheTwelveFusedOpsWithMegatronFirst) {
+  EXPECT_EQ(kNumSlots, 12);
+  EXPECT_STREQ(slot_info(Slot::kFfn1).choices[0], "ffn");
+  EXPECT_STREQ(slot_info(Slot::kFfn2).choices[0], "ffn");
+  EXPECT_STREQ(slot_info(Slot::kAttention).choices[1], "context");
+  EXPECT_EQ(sharding_to_string(megatron_sharding()), "megatron");
+  EXPECT_EQ(sharding_to_string(paper_allgather_sharding()), "ffn2=hidden");
+}
+
+TEST(Plan, ShardingFile) {
+  auto s = parse_sharding("attention: context\nffn2: hidden\n", "s.yaml");
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(sharding_to_string(*s), "attention=context ffn2=hidden");
+  auto bad = parse_sharding("attention: tokens\n", "s.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "s.yaml: field 'attention': expected one of heads, context, none, found the string \"tokens\"");
+  auto slot = parse_sharding("mlp: ffn\n", "s.yaml");
+  ASSERT_FALSE(slot.ok());
+  EXPECT_NE(slot.error().message().find("expected a fused-op slot (embedding, attn_norm"), std::string::npos);
+}
+
+TEST(Plan, JsonRoundTrip) {
+  PlanFile f;
+  f.model = "deepseek-v3";
+  f.cluster = "h100x64";
+  f.workload = "decode-16k";
+  f.plan.deg = {8, 2, 32, 4, 2};
+  f.plan.batch = 256;
+  f.plan.micro_batches = 2;
+  f.plan.sharding = paper_allgather_sharding();
+  f.plan.sharding[static_cast<std::size_t>(Slot::kAttention)] = 1;
+  auto back = parse_plan_json(plan_to_json(f), "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->plan, f.plan);
+  EXPECT_EQ(back->model, f.model);
+  f.plan.batch = 0;  // "max"
+  EXPECT_EQ(parse_plan_json(plan_to_json(f), "p.json")->plan.batch, 0);
+  auto wrong = parse_plan_json(R"({"schema": "other/9", "degrees": {}})", "p.json");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message().find("field 'schema'"), std::string::npos);
+}
+
+TEST(Plan, ValidationNamesTheRule) {
+  const ModelSpec m = *load_model("qwen3-235b-a22b");  // 64 heads, 4 kv heads, 128 experts, 94 layers
+  const ClusterSpec c = *cluster_from_preset("h100x64");
+  Plan p;
+  p.batch = 8;
+  p.deg.tp = 8;  // a multiple of the 4 kv heads: kv heads are replicated, fine
+  EXPECT_FALSE(validate_plan(p, m, c).has_value());
+  p.deg.tp = 6;
+  EXPECT_NE(validate_plan(p, m, c)->find("does not divide the 64 attention heads"), std::string::npos);
+  p.deg.tp = 8;
+  p.deg.ep = 3;
+  EXPECT_NE(validate_plan(p, m, c)->find("ep 3 does not divide the stage width"), std::string::npos);
+  p.deg.ep = 8;
+  p.deg.pp = 4;
+  EXPECT_NE(validate_plan(p, m, c)->find("pp 4 does not divide the 94 layers"), std::string::npos);
+  p.deg.pp = 2;
+  p.deg.attn_dp = 16;
+  p.batch = 8;
+  EXPECT_NE(validate_plan(p, m, c)->find("needs 256 GPUs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardwise
