@@ -37,6 +37,7 @@ struct Env {
   Breakdown* bd = nullptr;
   int cls = -1;
   std::int64_t cls_layers = 0;
+  double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
   CollKind pend_kind = CollKind::kNone;
   double pend_s = 0, pend_bytes = 0;
   const char* pend_group = "";
@@ -103,13 +104,19 @@ double to_attn(Env& e, Lay from, Lay need, double full) {
 // --- compute ---------------------------------------------------------------
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x rows / (rows + gemm_half_rows).
-double gemm_time(const Env& e, double rows, double flops, double bytes) {
+double gemm_time(Env& e, double rows, double flops, double bytes) {
+  e.op_flops = flops;
+  e.op_bytes = bytes;
   const double eff = e.p->gemm_efficiency * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (e.gemm_peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * e.p->mem_efficiency);
   return std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
 }
-double stream_time(const Env& e, double bytes) { return bytes / (e.hbm * e.p->mem_efficiency) + e.p->kernel_overhead_us * 1e-6; }
+double stream_time(Env& e, double bytes) {
+  e.op_flops = 0;
+  e.op_bytes = bytes;
+  return bytes / (e.hbm * e.p->mem_efficiency) + e.p->kernel_overhead_us * 1e-6;
+}
 
 void record(Env& e, const char* op, int slot, double compute_s, double comm_s) {
   if (!e.bd) return;
@@ -123,10 +130,13 @@ void record(Env& e, const char* op, int slot, double compute_s, double comm_s) {
   c.comm_bytes = e.pend_bytes;
   c.comm_group = e.pend_group;
   c.layers = e.cls_layers;
+  c.flops = compute_s > 0 ? e.op_flops : 0.0;
+  c.hbm_bytes = compute_s > 0 ? e.op_bytes : 0.0;
   e.bd->ops.push_back(std::move(c));
   e.pend_kind = CollKind::kNone;
   e.pend_s = e.pend_bytes = 0;
   e.pend_group = "";
+  e.op_flops = e.op_bytes = 0;
 }
 
 // A GEMM-like op over group size g with a column / row / none choice.
@@ -235,6 +245,8 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       double kv = tg * layer_kv_bytes_per_seq(e, s, seq);
       // kernels without grouped reads load each KV head once per query head of its group
       if (!e.ctx->engine.gqa_grouped_kv_reads && !s.mla && attn != 1) kv *= static_cast<double>(s.heads / s.kv_heads);
+      e.op_flops = flops;
+      e.op_bytes = kv;
       const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
       const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
       comp = std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
@@ -244,6 +256,8 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double flops = 2.0 * q_tokens * heads_r * static_cast<double>(s.d_qk + s.d_v) * causal;
       const double bytes = q_tokens * (static_cast<double>(s.qkv_out) + out_feat) / (attn == 0 ? tp : 1.0) * e.ab +
                            tg * layer_kv_bytes_per_seq(e, s, seq) / std::max(1.0, static_cast<double>(seq));
+      e.op_flops = flops;
+      e.op_bytes = bytes;
       comp = std::max(flops / (e.attn_peak * e.p->attn_efficiency), bytes / (e.hbm * e.p->mem_efficiency)) + e.p->kernel_overhead_us * 1e-6;
       if (attn == 1) comm += coll(e, CollKind::kAllGather, e.g_tp, tg * static_cast<double>(s.kv_elems_per_token) * e.kvb, "tp");
     }
@@ -376,9 +390,10 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx) {
   const ModelGraph& g = e.ctx->graph;
   const Plan& p = *e.plan;
   const std::size_t ncls = g.classes.size();
-  double t_cls[8] = {0}, w_cls[8] = {0}, kv_cls[8] = {0};
+  SW_CHECK(ncls <= kMaxLayerClasses, "the loader bounds the layer classes");
+  double t_cls[kMaxLayerClasses] = {0}, w_cls[kMaxLayerClasses] = {0}, kv_cls[kMaxLayerClasses] = {0};
   std::int64_t layers_per_stage = static_cast<std::int64_t>(g.layer_class.size()) / e.pp;
-  for (std::size_t c = 0; c < ncls && c < 8; ++c) {
+  for (std::size_t c = 0; c < ncls; ++c) {
     e.cls = static_cast<int>(c);
     // layers of this class on the fullest stage, for the breakdown
     std::int64_t most = 0;

@@ -58,6 +58,8 @@ struct OpCost {
   double comm_bytes = 0;                  // per GPU
   std::string comm_group;                 // "tp", "mlp", "attn_dp", "etp", "pp"
   std::int64_t layers = 0;                // layers of this class on the slowest stage
+  double flops = 0;                       // per GPU, this op once
+  double hbm_bytes = 0;                   // per GPU: weights + activations (+ KV read) this op once
 };
 struct Breakdown {
   Phase phase = Phase::kDecode;

@@ -272,6 +272,10 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   }
   read_windows(r, f, m);
   if (sink.failed()) return *sink.first;
+  if (const auto classes = m.layer_classes().size(); classes > kMaxLayerClasses) {
+    return Error{file, "layer_types", fmt::format("at most {} distinct layer shapes (dense/MoE x sliding window)", kMaxLayerClasses),
+                 fmt::format("{}", classes)};
+  }
   if (const double n = approx_total_params(m); !(n <= kMaxModelParams)) {
     return Error{file, "", fmt::format("a model of at most {:.0e} parameters", kMaxModelParams),
                  fmt::format("about {:.2e} (check the sizes)", n)};
@@ -286,21 +290,12 @@ std::vector<std::string> model_preset_names() {
 }
 
 Expected<ModelSpec> load_model(const std::string& name_or_path) {
-  for (const auto& e : embedded_models()) {
-    if (name_or_path == e.name) return parse_model_config(e.text, e.path, e.name);
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
-    std::string names;
-    for (const auto& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    return Error{"--model", "", "a preset name (" + names + ") or the path of a config.json", "'" + name_or_path + "'"};
-  }
-  auto text = read_text_file(name_or_path);
-  if (!text) return text.error();
-  std::string stem = std::filesystem::path(name_or_path).stem().string();
-  if (stem == "config") stem = std::filesystem::path(name_or_path).parent_path().filename().string();
-  if (stem.empty()) stem = "model";
-  return parse_model_config(*text, name_or_path, stem);
+  auto in = preset_or_file(embedded_models(), name_or_path, "--model", "a config.json");
+  if (!in) return in.error();
+  std::string name = in->name;
+  if (name == "config") name = std::filesystem::path(name_or_path).parent_path().filename().string();  // .../Model/config.json
+  if (name.empty()) name = "model";
+  return parse_model_config(in->text, in->path, name);
 }
 
 }  // namespace shardwise

@@ -40,6 +40,10 @@ struct LayerClass {
   friend bool operator==(const LayerClass&, const LayerClass&) = default;
 };
 
+// The simulator evaluates each distinct layer shape once; more distinct shapes than
+// this (MoE/dense x sliding-window lengths) are rejected by the loader.
+constexpr std::size_t kMaxLayerClasses = 16;
+
 struct ModelSpec {
   std::string name;          // preset name or file stem
   std::string architecture;  // e.g. "LlamaForCausalLM"

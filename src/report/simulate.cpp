@@ -55,7 +55,9 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
                    {"comm_ms", o.comm_s * 1e3},
                    {"collective", to_string(o.collective)},
                    {"collective_group", o.comm_group},
-                   {"comm_bytes_per_gpu", o.comm_bytes}});
+                   {"comm_bytes_per_gpu", o.comm_bytes},
+                   {"flops_per_gpu", o.flops},
+                   {"hbm_bytes_per_gpu", o.hbm_bytes}});
   }
   j["breakdown"] = {{"phase", to_string(bd.phase)}, {"stage_ms", bd.stage_s * 1e3}, {"ops", ops}};
   return j.dump(2);

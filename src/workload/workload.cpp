@@ -1,7 +1,6 @@
 #include "workload/workload.hpp"
 
 #include <charconv>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -121,18 +120,9 @@ std::vector<std::string> workload_preset_names() {
 }
 
 Expected<Workload> load_workload(const std::string& name_or_path) {
-  for (const auto& e : embedded_workloads()) {
-    if (name_or_path == e.name) return parse_workload_yaml(e.text, e.path, e.name);
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
-    std::string names;
-    for (const auto& n : workload_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    return Error{"--workload", "", "a preset name (" + names + ") or the path of a workload YAML file", "'" + name_or_path + "'"};
-  }
-  auto text = read_text_file(name_or_path);
-  if (!text) return text.error();
-  return parse_workload_yaml(*text, name_or_path, std::filesystem::path(name_or_path).stem().string());
+  auto in = preset_or_file(embedded_workloads(), name_or_path, "--workload", "a workload YAML file");
+  if (!in) return in.error();
+  return parse_workload_yaml(in->text, in->path, in->name);
 }
 
 Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o) {

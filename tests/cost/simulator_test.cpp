@@ -56,6 +56,14 @@ TEST(Simulator, MegatronDenseLayerHasTwoAllReduces) {
   // ring all-reduce sends 2 x (2-1)/2 x 32,768 = 32,768 bytes per GPU.
   EXPECT_DOUBLE_EQ(find(bd, 0, "layer_out")->comm_bytes, 32'768);
   EXPECT_DOUBLE_EQ(find(bd, 0, "ffn_norm")->comm_bytes, 32'768);
+  // FFN1 column-parallel on 2 ranks: weight [4096, 2 x 14336] / 2 = 58,720,256 params per rank;
+  // FLOPs = 2 x 4 tokens x 58,720,256 = 469,762,048; bytes = 58,720,256 x 2 (bf16 weights)
+  // + 4 x (4096 in + 14336 out) x 2 (activations) = 117,440,512 + 147,456 = 117,587,968
+  EXPECT_DOUBLE_EQ(find(bd, 0, "ffn1")->flops, 469'762'048);
+  EXPECT_DOUBLE_EQ(find(bd, 0, "ffn1")->hbm_bytes, 117'587'968);
+  // FFN2 row-parallel: [14336 / 2, 4096] -> 2 x 4 x 29,360,128 = 234,881,024
+  EXPECT_DOUBLE_EQ(find(bd, 0, "ffn2")->flops, 234'881'024);
+  EXPECT_EQ(find(bd, 0, "ffn1")->collective, CollKind::kNone);  // R -> column-parallel needs nothing
 }
 
 TEST(Simulator, PaperFfn2OnHiddenGivesAllGathers) {

@@ -1,0 +1,29 @@
+#include "core/embedded_data.hpp"
+
+#include <filesystem>
+
+#include "core/fields.hpp"
+
+namespace shardwise {
+
+std::string preset_names(std::span<const EmbeddedFile> presets) {
+  std::string s;
+  for (const auto& e : presets) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+Expected<InputText> preset_or_file(std::span<const EmbeddedFile> presets, const std::string& name_or_path, const char* flag,
+                                   const char* what) {
+  for (const auto& e : presets) {
+    if (name_or_path == e.name) return InputText{e.name, e.path, e.text};
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+    return Error{flag, "", "a preset name (" + preset_names(presets) + ") or the path of " + what, "'" + name_or_path + "'"};
+  }
+  auto text = read_text_file(name_or_path);
+  if (!text) return text.error();
+  return InputText{std::filesystem::path(name_or_path).stem().string(), name_or_path, std::move(text).value()};
+}
+
+}  // namespace shardwise
