@@ -1,5 +1,8 @@
 // shardwise command line: argument parsing and wiring only (ARCHITECTURE.md).
 #include <cstdio>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,8 @@
 #include "report/describe.hpp"
 #include "report/listing.hpp"
 #include "report/simulate.hpp"
+#include "report/plan_report.hpp"
+#include "search/search.hpp"
 #include "plan/plan_json.hpp"
 #include "workload/workload.hpp"
 
@@ -124,7 +129,18 @@ int run_simulate(SimulateArgs a) {
     if (a.model.empty()) a.model = f->model;
     if (a.cluster.empty()) a.cluster = f->cluster;
     if (a.workload.empty()) a.workload = f->workload;
-    if (!a.overrides.batch) a.overrides.batch = plan.batch == 0 ? std::string("max") : std::to_string(plan.batch);
+    // the plan's own overrides first; flags given now win
+    const WorkloadOverrides& fo = f->overrides;
+    WorkloadOverrides& o = a.overrides;
+    if (!o.mode) o.mode = fo.mode;
+    if (!o.isl) o.isl = fo.isl;
+    if (!o.osl) o.osl = fo.osl;
+    if (!o.context) o.context = fo.context;
+    if (!o.ttft_ms) o.ttft_ms = fo.ttft_ms;
+    if (!o.tpot_ms) o.tpot_ms = fo.tpot_ms;
+    if (!o.weights_dtype) o.weights_dtype = fo.weights_dtype;
+    if (!o.kv_dtype) o.kv_dtype = fo.kv_dtype;
+    if (!o.batch) o.batch = plan.batch == 0 ? std::string("max") : std::to_string(plan.batch);
   } else {
     auto sh = load_sharding(a.sharding);
     if (!sh) return fail(sh.error());
@@ -152,6 +168,66 @@ int run_simulate(SimulateArgs a) {
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
+  return 0;
+}
+
+struct PlanArgs {
+  std::string model, cluster, workload, engine = "ga", out;
+  WorkloadOverrides overrides;
+  std::int64_t budget = 4000;
+  double time_limit = 0;
+  std::uint64_t seed = 1;
+  int threads = 0;
+  bool json = false;
+};
+
+int run_plan(const PlanArgs& a) {
+  const Engine engine = find_engine(a.engine);
+  if (!engine) return fail(Error{"--search", "", std::string("one of ") + engine_names(), "'" + a.engine + "'"});
+  if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
+  if (a.time_limit < 0) return fail(Error{"--time-limit", "", "seconds >= 0 (0: none)", fmt::format("{}", a.time_limit)});
+  auto model = load_model(a.model);
+  if (!model) return fail(model.error());
+  auto cluster = load_cluster(a.cluster);
+  if (!cluster) return fail(cluster.error());
+  auto wl = load_workload(a.workload);
+  if (!wl) return fail(wl.error());
+  auto w = apply_overrides(std::move(wl).value(), a.overrides);
+  if (!w) return fail(w.error());
+  const SimContext ctx = make_context(*model, *cluster, *w, cost_params_for(cluster->gpu.name));
+  const SearchSpace space = make_space(*model, *cluster, *w);
+  SearchOptions opt;
+  opt.budget = a.budget;
+  opt.time_limit_s = a.time_limit;
+  opt.seed = a.seed;
+  opt.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool tty = isatty(fileno(stderr)) != 0;
+  if (tty) {
+    opt.progress = [&](std::int64_t calls, double best, double elapsed) {
+      std::string left = a.time_limit > 0 ? fmt::format(", {:.1f} s left", std::max(0.0, a.time_limit - elapsed)) : "";
+      std::fprintf(stderr, "\r  %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s%s   ", a.engine.c_str(),
+                   static_cast<long long>(calls), static_cast<long long>(a.budget), best, elapsed, left.c_str());
+    };
+  }
+  PlanOutcome o;
+  o.space_size = space.size();
+  o.search = engine(ctx, space, opt);
+  if (tty) std::fputc('\n', stderr);
+  SearchOptions base_opt = opt;
+  base_opt.progress = nullptr;
+  base_opt.time_limit_s = 0;
+  o.baseline = a.engine == "megatron" ? o.search : search_megatron(ctx, space, base_opt);
+  PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides};
+  file.overrides.batch.reset();  // the plan carries its own batch
+  if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
+  if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best);
+  if (!a.out.empty()) {
+    if (!o.search.found) return fail(Error{"--out", "", "a feasible plan to write", "none found"});
+    std::ofstream f(a.out);
+    f << plan_to_json(file) << "\n";
+    if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
+  }
+  print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
   return 0;
 }
 
@@ -223,6 +299,20 @@ int main(int argc, char** argv) {
   simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
   simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
 
+  PlanArgs pa;
+  auto* plan = app.add_subcommand("plan", "Search for the best plan (degrees, batch, per-op sharding) and compare it with Megatron's");
+  plan->add_option("--model", pa.model, "A model preset or the path of a config.json")->required();
+  plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
+  plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
+  add_workload_flags(plan, pa.overrides);
+  plan->add_option("--search", pa.engine, "Search engine: megatron, rw (random walk), sa (simulated annealing), ga (genetic); default ga");
+  plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
+  plan->add_option("--time-limit", pa.time_limit, "Stop the search after this many seconds (default: none)");
+  plan->add_option("--seed", pa.seed, "Random seed (default 1); the same seed gives the same plan whatever --threads");
+  plan->add_option("--threads", pa.threads, "Threads for parallel evaluation (default: all cores)");
+  plan->add_option("--out", pa.out, "Write the chosen plan as plan.json (docs/plan-format.md)");
+  plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -244,5 +334,6 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("workloads")) return run_workloads();
   if (describe->parsed()) return run_describe(d);
   if (simulate->parsed()) return run_simulate(sa);
+  if (plan->parsed()) return run_plan(pa);
   return 0;
 }

@@ -19,6 +19,18 @@ std::string plan_to_json(const PlanFile& f) {
          {"batch", f.plan.batch == 0 ? json("max") : json(f.plan.batch)},
          {"micro_batches", f.plan.micro_batches},
          {"sharding", sh}};
+  const WorkloadOverrides& o = f.overrides;
+  json ov = json::object();
+  if (o.mode) ov["mode"] = *o.mode;
+  if (o.isl) ov["isl"] = *o.isl;
+  if (o.osl) ov["osl"] = *o.osl;
+  if (o.context) ov["context"] = *o.context;
+  if (o.batch) ov["batch"] = *o.batch;
+  if (o.ttft_ms) ov["ttft_ms"] = *o.ttft_ms;
+  if (o.tpot_ms) ov["tpot_ms"] = *o.tpot_ms;
+  if (o.weights_dtype) ov["weights_dtype"] = *o.weights_dtype;
+  if (o.kv_dtype) ov["kv_dtype"] = *o.kv_dtype;
+  if (!ov.empty()) j["workload_overrides"] = ov;
   return j.dump(2);
 }
 
@@ -27,7 +39,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "sharding", "metrics", "notes"});
+  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "sharding", "workload_overrides", "metrics", "notes"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -52,6 +64,19 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     }
   }
   f.plan.micro_batches = static_cast<std::int32_t>(r.integer_or("micro_batches", 0, 0, 1 << 20));
+  if (auto ov = r.object("workload_overrides", false)) {
+    ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "weights_dtype", "kv_dtype"});
+    WorkloadOverrides& o = f.overrides;
+    if (ov->has("mode")) o.mode = ov->string("mode");
+    if (ov->has("isl")) o.isl = ov->integer("isl", 1, kMaxTokens);
+    if (ov->has("osl")) o.osl = ov->integer("osl", 1, kMaxTokens);
+    if (ov->has("context")) o.context = ov->integer("context", 1, kMaxTokens);
+    if (ov->has("batch")) o.batch = ov->string("batch");
+    if (ov->has("ttft_ms")) o.ttft_ms = ov->number("ttft_ms", 1e-3, 3.6e6);
+    if (ov->has("tpot_ms")) o.tpot_ms = ov->number("tpot_ms", 1e-3, 3.6e6);
+    if (ov->has("weights_dtype")) o.weights_dtype = ov->string("weights_dtype");
+    if (ov->has("kv_dtype")) o.kv_dtype = ov->string("kv_dtype");
+  }
   if (sink.failed()) return *sink.first;
   if (const json* s = r.get("sharding")) {
     auto sh = parse_sharding(s->dump(), file + " (sharding)");

@@ -6,12 +6,14 @@
 
 #include "core/error.hpp"
 #include "plan/plan.hpp"
+#include "workload/workload.hpp"
 
 namespace shardwise {
 
 struct PlanFile {
   Plan plan;
   std::string model, cluster, workload;  // names or paths as given when the plan was made (may be empty)
+  WorkloadOverrides overrides;           // command-line overrides the plan was made with
 };
 
 constexpr const char* kPlanSchema = "shardwise-plan/1";

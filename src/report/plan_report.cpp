@@ -1,0 +1,71 @@
+#include "report/plan_report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/simulate.hpp"
+
+namespace shardwise {
+namespace {
+using nlohmann::json;
+
+std::string degrees_text(const Plan& p) {
+  return fmt::format("tp {} x attn_dp {} x pp {} (ep {}), batch {}, replicas {}", p.deg.tp, p.deg.attn_dp, p.deg.pp, p.deg.ep, p.batch,
+                     p.deg.replicas);
+}
+}  // namespace
+
+std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o) {
+  const SearchResult& s = o.search;
+  std::string out = fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
+                                o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
+  if (!s.found || !o.metrics) {
+    out += "result       no feasible plan was found";
+    if (o.baseline.found) out += " (the Megatron baseline found one: see below)";
+    out += "\n";
+  } else {
+    out += fmt::format("first best   at call {}\n", s.best_call);
+    out += simulate_text(ctx, file.plan, *o.metrics, o.breakdown);
+  }
+  out += "\nbaseline     Megatron heuristic (Megatron sharding, degrees and batch exhaustive: " +
+         fmt::format("{} calls, {:.2f} s)\n", o.baseline.calls, o.baseline.wall_s);
+  if (o.baseline.found && o.baseline_metrics) {
+    const Metrics& b = *o.baseline_metrics;
+    out += fmt::format("             {}: {:.1f} tokens/s per GPU", degrees_text(o.baseline.best), b.objective);
+    if (s.found && o.metrics && b.objective > 0) out += fmt::format("; chosen plan / Megatron = {:.3f}x", o.metrics->objective / b.objective);
+    out += "\n";
+  } else {
+    out += "             no feasible Megatron plan\n";
+  }
+  return out;
+}
+
+std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o) {
+  json j;
+  j["plan"] = json::parse(plan_to_json(file));
+  j["found"] = o.search.found;
+  j["engine"] = o.search.engine;
+  j["space_size"] = o.space_size;
+  j["evaluations"] = o.search.calls;
+  j["invalid_evaluations"] = o.search.invalid_calls;
+  j["first_best_call"] = o.search.best_call;
+  j["wall_s"] = o.search.wall_s;
+  j["stopped_by_time_limit"] = o.search.stopped_by_time;
+  j["metrics"] = o.metrics ? json::parse(simulate_json(ctx, file.plan, *o.metrics, o.breakdown)) : json(nullptr);
+  json base;
+  base["found"] = o.baseline.found;
+  base["evaluations"] = o.baseline.calls;
+  base["wall_s"] = o.baseline.wall_s;
+  if (o.baseline.found && o.baseline_metrics) {
+    PlanFile bf = file;
+    bf.plan = o.baseline.best;
+    base["plan"] = json::parse(plan_to_json(bf));
+    base["throughput_tok_s_per_gpu"] = o.baseline_metrics->output_tok_s_per_gpu;
+    base["objective"] = o.baseline_metrics->objective;
+    if (o.metrics && o.baseline_metrics->objective > 0) j["ratio_vs_megatron"] = o.metrics->objective / o.baseline_metrics->objective;
+  }
+  j["baseline_megatron"] = base;
+  return j.dump(2);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,24 @@
+// Renderings of the plan command: the chosen plan beside the Megatron baseline.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "cost/simulator.hpp"
+#include "plan/plan_json.hpp"
+#include "search/search.hpp"
+
+namespace shardwise {
+
+struct PlanOutcome {
+  SearchResult search;
+  std::optional<Metrics> metrics;  // the best plan re-evaluated (with reasons)
+  Breakdown breakdown;
+  SearchResult baseline;  // the Megatron heuristic (exhaustive degrees, Megatron sharding)
+  std::optional<Metrics> baseline_metrics;
+  double space_size = 0;
+};
+
+std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o);
+std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o);
+
+}  // namespace shardwise

@@ -1,0 +1,236 @@
+#include "search/search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+
+#include "core/rng.hpp"
+
+namespace shardwise {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Tracker::Tracker(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, std::string engine)
+    : ctx_(ctx), space_(space), opt_(opt), pool_(std::max(1, opt.threads)), start_(now_seconds()) {
+  result_.engine = std::move(engine);
+}
+
+bool Tracker::exhausted() const {
+  if (result_.calls >= opt_.budget) return true;
+  return opt_.time_limit_s > 0 && now_seconds() - start_ >= opt_.time_limit_s;
+}
+
+std::vector<double> Tracker::evaluate(const std::vector<Action>& actions) {
+  if (opt_.time_limit_s > 0 && now_seconds() - start_ >= opt_.time_limit_s) {
+    result_.stopped_by_time = true;
+    return {};
+  }
+  const std::size_t n = static_cast<std::size_t>(std::clamp<std::int64_t>(remaining(), 0, static_cast<std::int64_t>(actions.size())));
+  plans_.resize(n);
+  metrics_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) plans_[i] = space_.decode(actions[i]);
+  pool_.parallel_for(n, [&](std::size_t i) { metrics_[i] = ::shardwise::evaluate(ctx_, plans_[i], nullptr, false); });
+  values_.assign(n, 0.0);
+  valid_.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Metrics& m = metrics_[i];
+    ++result_.calls;
+    valid_[i] = m.feasible();
+    if (!m.feasible()) ++result_.invalid_calls;
+    values_[i] = m.objective;
+    if (m.feasible() && m.objective > result_.best_value) {
+      result_.best_value = m.objective;
+      result_.best = plans_[i];
+      result_.best_call = result_.calls;
+      result_.found = true;
+    }
+    result_.history.push_back({result_.calls, m.objective, result_.best_value});
+  }
+  if (opt_.progress) {
+    const double t = now_seconds();
+    if (t - last_progress_ >= 0.2) {
+      last_progress_ = t;
+      opt_.progress(result_.calls, result_.best_value, t - start_);
+    }
+  }
+  return values_;
+}
+
+double Tracker::evaluate_one(const Action& a) {
+  const auto v = evaluate(std::vector<Action>{a});
+  return v.empty() ? -1.0 : v[0];
+}
+
+SearchResult Tracker::finish() {
+  result_.wall_s = now_seconds() - start_;
+  if (opt_.time_limit_s > 0 && result_.wall_s >= opt_.time_limit_s && result_.calls < opt_.budget) result_.stopped_by_time = true;
+  if (opt_.progress) opt_.progress(result_.calls, result_.best_value, result_.wall_s);
+  return result_;
+}
+
+namespace {
+Action random_action(const std::array<int, kNumHeads>& sizes, Rng& rng) {
+  Action a{};
+  for (std::size_t h = 0; h < a.size(); ++h) a[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
+  return a;
+}
+
+// One head changed to a different value (heads with one value are skipped).
+Action neighbour(const Action& a, const std::array<int, kNumHeads>& sizes, Rng& rng) {
+  Action b = a;
+  for (int tries = 0; tries < 64; ++tries) {
+    const auto h = static_cast<std::size_t>(rng.below(kNumHeads));
+    if (sizes[h] < 2) continue;
+    const auto v = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h] - 1)));
+    b[h] = v >= a[h] ? static_cast<std::uint16_t>(v + 1) : v;
+    return b;
+  }
+  return b;
+}
+constexpr std::size_t kBatch = 256;
+}  // namespace
+
+// Megatron's per-op sharding held fixed; every degree and batch tried (exhaustive
+// over its own space, whatever the budget: the paper's "tractable" baseline).
+SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  const auto sizes = space.sizes();
+  std::int64_t total = 1;
+  for (int h = 0; h < kNumDegreeHeads; ++h) total *= sizes[static_cast<std::size_t>(h)];
+  opt.budget = std::max(opt.budget, total);
+  Tracker t(ctx, space, opt, "megatron");
+  std::vector<Action> batch;
+  Action a{};
+  for (std::int64_t i = 0; i < total && !t.exhausted(); ++i) {
+    std::int64_t r = i;
+    for (int h = kNumDegreeHeads - 1; h >= 0; --h) {
+      a[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(r % sizes[static_cast<std::size_t>(h)]);
+      r /= sizes[static_cast<std::size_t>(h)];
+    }
+    batch.push_back(a);
+    if (batch.size() == 4 * kBatch || i + 1 == total) {
+      t.evaluate(batch);
+      batch.clear();
+    }
+  }
+  return t.finish();
+}
+
+// Random walk: from a random start, each step moves one head to another value,
+// unconditionally. The walk does not depend on the values, so it is drawn ahead
+// and evaluated in parallel batches.
+SearchResult search_random_walk(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  Tracker t(ctx, space, opt, "rw");
+  const auto sizes = space.sizes();
+  Rng rng(opt.seed);
+  Action cur = random_action(sizes, rng);
+  std::vector<Action> batch;
+  while (!t.exhausted()) {
+    batch.clear();
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      batch.push_back(cur);
+      cur = neighbour(cur, sizes, rng);
+    }
+    if (t.evaluate(batch).empty()) break;
+  }
+  return t.finish();
+}
+
+// Simulated annealing as in the paper: initial temperature 100, cosine schedule
+// T(k) = 100 x (1 + cos(pi k / B)) / 2 over the budget B; Metropolis acceptance
+// on the objective (tokens/s per GPU); an infeasible state is never entered from
+// a feasible one.
+SearchResult search_annealing(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  Tracker t(ctx, space, opt, "sa");
+  const auto sizes = space.sizes();
+  Rng rng(opt.seed);
+  Action cur = random_action(sizes, rng);
+  double cur_v = t.evaluate_one(cur);
+  bool cur_ok = cur_v > 0;
+  const double budget = static_cast<double>(opt.budget);
+  while (!t.exhausted()) {
+    const Action next = neighbour(cur, sizes, rng);
+    const double v = t.evaluate_one(next);
+    if (v < 0) break;
+    const bool ok = v > 0;
+    const double k = static_cast<double>(budget - static_cast<double>(t.remaining()));
+    const double temp = 100.0 * 0.5 * (1.0 + std::cos(std::numbers::pi * k / budget));
+    bool accept = false;
+    if (!cur_ok) {
+      accept = true;  // anything is as good as an infeasible state
+    } else if (ok) {
+      accept = v >= cur_v || (temp > 1e-12 && rng.uniform() < std::exp((v - cur_v) / temp));
+    }
+    if (accept) {
+      cur = next;
+      cur_v = v;
+      cur_ok = ok;
+    }
+  }
+  return t.finish();
+}
+
+// Genetic algorithm: population 32, elitism 2, tournament selection of 3,
+// per-head uniform crossover, per-head mutation with probability 1 / heads.
+SearchResult search_genetic(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  Tracker t(ctx, space, opt, "ga");
+  const auto sizes = space.sizes();
+  Rng rng(opt.seed);
+  constexpr std::size_t kPop = 32, kElite = 2;
+  std::vector<Action> pop;
+  for (std::size_t i = 0; i < kPop; ++i) pop.push_back(random_action(sizes, rng));
+  std::vector<double> fit = t.evaluate(pop);
+  pop.resize(fit.size());
+  while (!t.exhausted() && pop.size() == kPop) {
+    std::vector<std::size_t> order(kPop);
+    for (std::size_t i = 0; i < kPop; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fit[a] > fit[b]; });
+    const auto tournament = [&]() {
+      std::size_t best = rng.below(kPop);
+      for (int k = 1; k < 3; ++k) {
+        const std::size_t c = rng.below(kPop);
+        if (fit[c] > fit[best]) best = c;
+      }
+      return best;
+    };
+    std::vector<Action> children;
+    for (std::size_t i = kElite; i < kPop; ++i) {
+      const Action& a = pop[tournament()];
+      const Action& b = pop[tournament()];
+      Action c{};
+      for (std::size_t h = 0; h < c.size(); ++h) {
+        c[h] = rng.below(2) ? a[h] : b[h];
+        if (sizes[h] > 1 && rng.below(kNumHeads) == 0) c[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
+      }
+      children.push_back(c);
+    }
+    const std::vector<double> cf = t.evaluate(children);
+    std::vector<Action> next_pop;
+    std::vector<double> next_fit;
+    for (std::size_t i = 0; i < kElite; ++i) {
+      next_pop.push_back(pop[order[i]]);
+      next_fit.push_back(fit[order[i]]);
+    }
+    for (std::size_t i = 0; i < cf.size(); ++i) {
+      next_pop.push_back(children[i]);
+      next_fit.push_back(cf[i]);
+    }
+    pop = std::move(next_pop);
+    fit = std::move(next_fit);
+  }
+  return t.finish();
+}
+
+Engine find_engine(const std::string& name) {
+  if (name == "megatron") return search_megatron;
+  if (name == "rw") return search_random_walk;
+  if (name == "sa") return search_annealing;
+  if (name == "ga") return search_genetic;
+  return nullptr;
+}
+
+const char* engine_names() { return "megatron, rw, sa, ga"; }
+
+}  // namespace shardwise

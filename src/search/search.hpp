@@ -1,0 +1,84 @@
+// One interface for every search engine (the flat problem of ARCHITECTURE.md):
+// an engine sees a SearchSpace and an evaluator of actions, never the model.
+// Every evaluator call counts against the budget, invalid ones included.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/thread_pool.hpp"
+#include "cost/simulator.hpp"
+#include "plan/space.hpp"
+
+namespace shardwise {
+
+struct SearchOptions {
+  std::int64_t budget = 4000;  // evaluator calls
+  double time_limit_s = 0;     // 0: none
+  std::uint64_t seed = 1;
+  int threads = 1;
+  // Called at most every ~0.2 s: calls used, best value, elapsed seconds.
+  std::function<void(std::int64_t, double, double)> progress;
+};
+
+struct HistoryPoint {
+  std::int64_t call = 0;  // 1-based index of the evaluator call
+  double value = 0;       // objective of that call (0 when infeasible)
+  double best = 0;        // best so far
+};
+
+struct SearchResult {
+  std::string engine;
+  bool found = false;  // a feasible plan was seen
+  Plan best;
+  double best_value = 0;
+  std::int64_t best_call = 0;  // the call that first reached best_value
+  std::vector<HistoryPoint> history;
+  std::int64_t calls = 0, invalid_calls = 0;
+  double wall_s = 0;
+  bool stopped_by_time = false;
+};
+
+// The evaluator and bookkeeping shared by every engine: budget, time limit,
+// best so far, history, parallel batches. Results do not depend on threads.
+class Tracker {
+ public:
+  Tracker(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, std::string engine);
+  // Evaluates actions in order, in parallel, up to the budget; returns one value per
+  // evaluated action (fewer when the budget or time ran out). Infeasible -> 0.
+  std::vector<double> evaluate(const std::vector<Action>& actions);
+  double evaluate_one(const Action& a);  // -1 when the budget is spent
+  [[nodiscard]] bool exhausted() const;
+  [[nodiscard]] std::int64_t remaining() const { return opt_.budget - result_.calls; }
+  [[nodiscard]] const SearchSpace& space() const { return space_; }
+  [[nodiscard]] bool last_valid(std::size_t i) const { return valid_[i]; }
+  SearchResult finish();
+
+ private:
+  const SimContext& ctx_;
+  const SearchSpace& space_;
+  SearchOptions opt_;
+  SearchResult result_;
+  ThreadPool pool_;
+  double start_ = 0, last_progress_ = 0;
+  std::vector<double> values_;
+  std::vector<char> valid_;
+  std::vector<Plan> plans_;
+  std::vector<Metrics> metrics_;
+};
+
+double now_seconds();
+
+// The engines. Each returns the best plan seen; the plan command re-evaluates it.
+SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
+SearchResult search_random_walk(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
+SearchResult search_annealing(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
+SearchResult search_genetic(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
+
+// "megatron", "rw", "sa", "ga" -> engine; nullptr if unknown.
+using Engine = SearchResult (*)(const SimContext&, const SearchSpace&, SearchOptions);
+Engine find_engine(const std::string& name);
+const char* engine_names();
+
+}  // namespace shardwise

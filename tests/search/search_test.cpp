@@ -1,0 +1,141 @@
+#include "search/search.hpp"
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+
+#include "core/rng.hpp"
+#include "model/loader.hpp"
+
+namespace shardwise {
+namespace {
+
+struct Case {
+  SimContext ctx;
+  SearchSpace space;
+};
+
+Case make_case(const std::string& model, const std::string& cluster, const std::string& workload) {
+  auto m = load_model(model);
+  auto c = cluster_from_preset(cluster);
+  auto w = load_workload(workload);
+  EXPECT_TRUE(m.ok() && c.ok() && w.ok());
+  return {make_context(*m, *c, *w, cost_params_for(c->gpu.name)), make_space(*m, *c, *w)};
+}
+
+TEST(ThreadPool, EveryIndexExactlyOnce) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    for (std::size_t n : {0u, 1u, 7u, 1000u}) {
+      std::vector<std::atomic<int>> hits(n);
+      pool.parallel_for(n, [&](std::size_t i) { hits[i]++; });
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1);
+    }
+  }
+}
+
+TEST(Space, HeadsComeFromTheModelAndCluster) {
+  const Case c = make_case("qwen3-235b-a22b", "h100x64", "decode-16k");
+  EXPECT_EQ(c.space.tp, (std::vector<std::int32_t>{1, 2, 4, 8, 16, 32, 64}));  // divisors of 64 heads
+  EXPECT_EQ(c.space.pp, (std::vector<std::int32_t>{1, 2, 47}));                // divisors of 94 layers up to 64 GPUs
+  EXPECT_EQ(c.space.ep.back(), 64);                                            // divisors of 128 experts up to 64 GPUs
+  EXPECT_EQ(batch_ladder(100), (std::vector<std::int64_t>{1, 2, 4, 8, 12, 20, 28, 40, 60, 92}));
+  EXPECT_GT(c.space.size(), 1e8);
+}
+
+TEST(Space, EncodeDecodeRoundTrip) {
+  const Case c = make_case("deepseek-v3", "h100x256", "decode-16k");
+  Rng rng(3);
+  const auto sizes = c.space.sizes();
+  for (int i = 0; i < 500; ++i) {
+    Action a{};
+    for (std::size_t h = 0; h < a.size(); ++h) a[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
+    const Plan p = c.space.decode(a);
+    EXPECT_EQ(c.space.encode(p), a);
+    EXPECT_GE(p.deg.replicas, 1);
+    EXPECT_EQ(p.batch % p.deg.attn_dp, 0);
+  }
+}
+
+TEST(Search, SameSeedSamePlanWhateverTheThreads) {
+  const Case c = make_case("llama-3.1-8b", "h100x8", "chat-1k-1k");
+  for (const char* name : {"rw", "sa", "ga"}) {
+    SearchOptions o;
+    o.budget = 1500;
+    o.seed = 42;
+    o.threads = 1;
+    const SearchResult a = find_engine(name)(c.ctx, c.space, o);
+    o.threads = 2;
+    const SearchResult b = find_engine(name)(c.ctx, c.space, o);
+    EXPECT_EQ(a.best, b.best) << name;
+    EXPECT_EQ(a.best_value, b.best_value) << name;
+    ASSERT_EQ(a.history.size(), b.history.size()) << name;
+    for (std::size_t i = 0; i < a.history.size(); ++i) ASSERT_EQ(a.history[i].value, b.history[i].value) << name << " call " << i;
+    o.seed = 43;
+    const SearchResult d = find_engine(name)(c.ctx, c.space, o);
+    std::vector<double> va, vd;
+    for (const auto& h : a.history) va.push_back(h.value);
+    for (const auto& h : d.history) vd.push_back(h.value);
+    EXPECT_NE(va, vd) << name << ": another seed must search differently";
+    EXPECT_TRUE(a.found) << name;
+  }
+}
+
+TEST(Search, BudgetCountsEveryCall) {
+  const Case c = make_case("llama-3.1-70b", "h100x64", "decode-16k");
+  for (const char* name : {"rw", "sa", "ga"}) {
+    SearchOptions o;
+    o.budget = 777;
+    const SearchResult r = find_engine(name)(c.ctx, c.space, o);
+    EXPECT_EQ(r.calls, 777) << name;
+    EXPECT_EQ(static_cast<std::int64_t>(r.history.size()), r.calls) << name;
+    EXPECT_LE(r.invalid_calls, r.calls);
+    EXPECT_GT(r.invalid_calls, 0) << name;  // invalid strategies are evaluated and counted
+    for (std::size_t i = 1; i < r.history.size(); ++i) ASSERT_GE(r.history[i].best, r.history[i - 1].best);
+    if (r.found) {
+      EXPECT_EQ(r.history[static_cast<std::size_t>(r.best_call - 1)].value, r.best_value);
+    }
+  }
+}
+
+TEST(Search, MegatronIsExhaustiveWithMegatronSharding) {
+  const Case c = make_case("llama-3.1-8b", "h100x8", "decode-16k");
+  SearchOptions o;
+  o.budget = 10;  // the baseline ignores a smaller budget: it is exhaustive
+  const SearchResult r = search_megatron(c.ctx, c.space, o);
+  std::int64_t total = 1;
+  for (int h = 0; h < kNumDegreeHeads; ++h) total *= c.space.sizes()[static_cast<std::size_t>(h)];
+  EXPECT_EQ(r.calls, total);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.best.sharding, megatron_sharding());
+  // no other Megatron plan of the space does better
+  for (const auto& h : r.history) EXPECT_LE(h.value, r.best_value);
+}
+
+TEST(Search, EnginesFindFeasiblePlans) {
+  const Case c = make_case("llama-3.1-8b", "h100x8", "chat-1k-1k");
+  for (const char* name : {"rw", "sa", "ga"}) {
+    SearchOptions o;
+    o.budget = 2000;
+    const SearchResult r = find_engine(name)(c.ctx, c.space, o);
+    ASSERT_TRUE(r.found) << name;
+    const Metrics m = evaluate(c.ctx, r.best);
+    EXPECT_TRUE(m.feasible()) << name << ": " << m.reason;
+    EXPECT_DOUBLE_EQ(m.objective, r.best_value) << name;  // re-evaluation reproduces the value
+  }
+}
+
+TEST(Search, TimeLimitStopsEarly) {
+  const Case c = make_case("deepseek-v3", "h100x256", "decode-16k");
+  SearchOptions o;
+  o.budget = 100'000'000;
+  o.time_limit_s = 0.3;
+  const double t0 = now_seconds();
+  const SearchResult r = search_random_walk(c.ctx, c.space, o);
+  EXPECT_LT(now_seconds() - t0, 1.3);  // honoured within a second
+  EXPECT_TRUE(r.stopped_by_time);
+  EXPECT_LT(r.calls, o.budget);
+}
+
+}  // namespace
+}  // namespace shardwise
