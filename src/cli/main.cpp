@@ -172,7 +172,7 @@ int run_simulate(SimulateArgs a) {
 }
 
 struct PlanArgs {
-  std::string model, cluster, workload, engine = "ga", out;
+  std::string model, cluster, workload, engine = "exact", out;
   WorkloadOverrides overrides;
   std::int64_t budget = 4000;
   double time_limit = 0;
@@ -305,7 +305,7 @@ int main(int argc, char** argv) {
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);
-  plan->add_option("--search", pa.engine, "Search engine: megatron, rw (random walk), sa (simulated annealing), ga (genetic); default ga");
+  plan->add_option("--search", pa.engine, "Search engine: exact (the provable optimum; default), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
   plan->add_option("--time-limit", pa.time_limit, "Stop the search after this many seconds (default: none)");
   plan->add_option("--seed", pa.seed, "Random seed (default 1); the same seed gives the same plan whatever --threads");

@@ -38,6 +38,8 @@ struct Env {
   int cls = -1;
   std::int64_t cls_layers = 0;
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
+  double* group_time = nullptr;       // when set: time of the current layer class by slot group
+  double* group_act = nullptr;        // when set: largest activation footprint by slot group
   CollKind pend_kind = CollKind::kNone;
   double pend_s = 0, pend_bytes = 0;
   const char* pend_group = "";
@@ -84,7 +86,9 @@ double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname
 double to_mlp(Env& e, Lay from, Lay need, double full) {
   if (e.a == 1) return convert(e, from, need, e.g_tp, full, "tp");
   if (from == Lay::kR) {  // each group holds its own tokens, replicated in the group
-    if (need == Lay::kR) return coll(e, CollKind::kAllGather, e.g_dp, full, "attn_dp");  // attention-DP gather
+    // attention-DP gather: each rank keeps its 1/tp slice of its group's tokens (free),
+    // then all W ranks gather, hierarchically (network first, NVLink last)
+    if (need == Lay::kR) return coll(e, CollKind::kAllGather, e.g_w, full, "attn_dp");
     if (need == Lay::kSt) return 0.0;
     return coll(e, CollKind::kAllToAll, e.g_w, full, "mlp");
   }
@@ -177,6 +181,25 @@ double layer_weight_bytes(const Env& e, const LayerShape& s) {
   return params * e.wb;
 }
 
+// The same bytes split by slot group (norms and router are constant per group choice).
+void layer_weight_bytes_grouped(const Env& e, const LayerShape& s, double* out) {
+  const Plan& p = *e.plan;
+  const double tp = static_cast<double>(e.tp), w = static_cast<double>(e.w);
+  out[kGroupConst] += s.norm_params * e.wb;
+  out[kGroupAttention] += (s.qkv_replicated_params + s.qkv_params / (ch(p, Slot::kQkv) == 2 ? 1.0 : tp) +
+                           s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp)) * e.wb;
+  if (s.ffn > 0) {
+    out[kGroupMlp] += (s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w) + s.ffn2_params / (ch(p, Slot::kFfn2) == 2 ? 1.0 : w)) * e.wb;
+  }
+  if (s.moe) {
+    const double local_experts = static_cast<double>(s.experts / e.ep);
+    const double etp = static_cast<double>(e.etp);
+    out[kGroupRouter] += s.router_params * e.wb;
+    out[kGroupExperts] += (local_experts * s.expert_ffn1_params / (ch(p, Slot::kExpertFfn1) == 0 ? etp : 1.0) +
+                           local_experts * s.expert_ffn2_params / (ch(p, Slot::kExpertFfn2) == 0 ? etp : 1.0)) * e.wb;
+  }
+}
+
 // KV-cache bytes per rank per sequence for one layer of class s holding `ctx` tokens.
 double layer_kv_bytes_per_seq(const Env& e, const LayerShape& s, std::int64_t ctx) {
   const double tokens = static_cast<double>(s.window > 0 ? std::min(s.window, ctx) : ctx);
@@ -198,18 +221,23 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   const double tp = static_cast<double>(e.tp), w = static_cast<double>(e.w);
   const Lay attn_need = norm_lay(p, Slot::kAttnNorm);
   double total = 0, comm = 0, comp = 0;
-  const auto flush = [&](const char* name, int slot) {
+  const auto flush = [&](const char* name, int slot, int group) {
     record(e, name, slot, comp, comm);
     total += comp + comm;
+    if (e.group_time) e.group_time[group] += comp + comm;
     comp = comm = 0;
+  };
+  const auto act = [&](int group, double bytes) {
+    e.max_act = std::max(e.max_act, bytes);
+    if (e.group_act) e.group_act[group] = std::max(e.group_act[group], bytes);
   };
 
   // attn_norm
   {
     const double rows = attn_need == Lay::kSt ? tg / tp : tg;
     comp = stream_time(e, 2.0 * rows * h * e.ab);
-    e.max_act = std::max(e.max_act, 2.0 * rows * h * e.ab);
-    flush("attn_norm", static_cast<int>(Slot::kAttnNorm));
+    act(kGroupConst, 2.0 * rows * h * e.ab);
+    flush("attn_norm", static_cast<int>(Slot::kAttnNorm), kGroupConst);
   }
   // qkv_proj: choices heads (col) | hidden (row) | none
   const GemmLay q = gemm_lay(ch(p, Slot::kQkv), e.tp, true);
@@ -219,8 +247,8 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     const double out_f = static_cast<double>(s.qkv_out) / (q.out == Lay::kSf ? tp : 1.0);
     const double in_f = q.in == Lay::kSf ? h / tp : h;
     comp = gemm_time(e, tg, 2.0 * tg * params, params * e.wb + tg * (in_f + out_f) * e.ab);
-    e.max_act = std::max(e.max_act, tg * (in_f + out_f) * e.ab);
-    flush("qkv_proj", static_cast<int>(Slot::kQkv));
+    act(kGroupAttention, tg * (in_f + out_f) * e.ab);
+    flush("qkv_proj", static_cast<int>(Slot::kQkv), kGroupAttention);
   }
   // attention: heads (Sf -> Sf) | context (decode: R -> P, partial softmax; prefill: St -> St, KV all-gathered) | none (R -> R)
   const int attn = ch(p, Slot::kAttention);
@@ -261,7 +289,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       comp = std::max(flops / (e.attn_peak * e.p->attn_efficiency), bytes / (e.hbm * e.p->mem_efficiency)) + e.p->kernel_overhead_us * 1e-6;
       if (attn == 1) comm += coll(e, CollKind::kAllGather, e.g_tp, tg * static_cast<double>(s.kv_elems_per_token) * e.kvb, "tp");
     }
-    flush("attention", static_cast<int>(Slot::kAttention));
+    flush("attention", static_cast<int>(Slot::kAttention), kGroupAttention);
   }
   // o_proj: heads (row) | hidden (col) | none
   const GemmLay o = gemm_lay(ch(p, Slot::kOProj), e.tp, false);
@@ -273,15 +301,22 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     const double in_f = o.in == Lay::kSf ? out_feat / tp : out_feat;
     const double out_f = o.out == Lay::kSf ? h / tp : h;
     comp = gemm_time(e, tg, 2.0 * tg * params, params * e.wb + tg * (in_f + out_f) * e.ab);
-    flush("o_proj", static_cast<int>(Slot::kOProj));
+    flush("o_proj", static_cast<int>(Slot::kOProj), kGroupAttention);
   }
   // ffn_norm (the residual add is fused here and shares its layout)
   const Lay ffn_need = norm_lay(p, Slot::kFfnNorm);
+  // the conversion depends on o_proj (attention group), the norm's compute on the hub alone
   comm = convert(e, o.out, ffn_need, e.g_tp, tg * h * e.ab, "tp");
   {
     const double rows = ffn_need == Lay::kSt ? tg / tp : tg;
-    comp = stream_time(e, 3.0 * rows * h * e.ab);
-    flush("ffn_norm", static_cast<int>(Slot::kFfnNorm));
+    const double norm_s = stream_time(e, 3.0 * rows * h * e.ab);
+    if (e.group_time) {
+      e.group_time[kGroupAttention] += comm;
+      e.group_time[kGroupConst] += norm_s;
+    }
+    record(e, "ffn_norm", static_cast<int>(Slot::kFfnNorm), norm_s, comm);
+    total += norm_s + comm;
+    comm = comp = 0;
   }
 
   // MLP: the dense MLP, or the shared experts of an MoE layer. Sharded (ffn or
@@ -304,8 +339,8 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double in_f = f1.in == Lay::kSf ? h / g : h;
       const double out_f = up * f / (f1.out == Lay::kSf ? g : 1.0);
       comp = gemm_time(e, rows, 2.0 * rows * params, params * e.wb + rows * (in_f + out_f) * e.ab);
-      e.max_act = std::max(e.max_act, rows * (in_f + out_f) * e.ab);
-      flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1));
+      act(kGroupMlp, rows * (in_f + out_f) * e.ab);
+      flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1), kGroupMlp);
     }
     comm = convert(e, f1.out, f2.in, mlp_local ? e.g_tp : e.g_w, rows * f * e.ab, mlp_local ? "tp" : "mlp");
     {
@@ -313,12 +348,12 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double in_f = f2.in == Lay::kSf ? f / g : f;
       const double out_f = f2.out == Lay::kSf ? h / g : h;
       comp = gemm_time(e, rows, 2.0 * rows * params, params * e.wb + rows * (in_f + out_f) * e.ab);
-      flush(s.moe ? "shared_ffn2" : "ffn2", static_cast<int>(Slot::kFfn2));
+      flush(s.moe ? "shared_ffn2" : "ffn2", static_cast<int>(Slot::kFfn2), kGroupMlp);
     }
     mlp_out = f2.out;
     if (s.moe) {  // the shared branch joins the routed one, whose output is split on tokens over W
       comm = mlp_local ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
-      if (comm > 0) flush("shared_join", -1);
+      if (comm > 0) flush("shared_join", -1, kGroupMlp);
     }
   }
   if (s.moe) {
@@ -332,11 +367,11 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     {
       const double rows = rl == Lay::kSt ? tg / tp : tg;
       comp = gemm_time(e, rows, 2.0 * rows * s.router_params, s.router_params * e.wb + rows * (h + static_cast<double>(s.experts)) * e.ab);
-      flush("router", static_cast<int>(Slot::kRouter));
+      flush("router", static_cast<int>(Slot::kRouter), kGroupRouter);
     }
     // dispatch: each rank sends its T/W tokens' top-k copies to the experts' ranks (all-to-all over W)
     comm = coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.ab, "mlp");
-    flush("dispatch", -1);
+    flush("dispatch", -1, kGroupConst);
     // expert FFNs inside each expert group of etp ranks: ffn (split each expert) | tokens (split the tokens)
     const int c1 = ch(p, Slot::kExpertFfn1), c2 = ch(p, Slot::kExpertFfn2);
     const Lay e1_in = c1 == 0 ? Lay::kR : Lay::kSt, e1_out = c1 == 0 ? Lay::kSf : Lay::kSt;
@@ -350,8 +385,8 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       // each local expert is its own GEMM with rows / local_experts tokens on average
       const double rows_per_expert = std::max(rows / local_experts, 1.0);
       comp = gemm_time(e, rows_per_expert, 2.0 * rows * params / local_experts, params * e.wb + rows * (h + out_f) * e.ab);
-      e.max_act = std::max(e.max_act, rows * (h + out_f) * e.ab);
-      flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1));
+      act(kGroupExperts, rows * (h + out_f) * e.ab);
+      flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
     }
     comm = convert(e, e1_out, e2_in, e.g_etp, tok_group * f * e.ab, "etp");
     {
@@ -360,13 +395,13 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double in_f = c2 == 0 ? f / etp : f;
       const double rows_per_expert = std::max(rows / local_experts, 1.0);
       comp = gemm_time(e, rows_per_expert, 2.0 * rows * params / local_experts, params * e.wb + rows * (in_f + h) * e.ab);
-      flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2));
+      flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
     }
     // combine: partial sums reduced inside the expert group, copies sent back (all-to-all over W), weighted sum
     comm = convert(e, e2_out, Lay::kSt, e.g_etp, tok_group * h * e.ab, "etp");
     comm += coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.ab, "mlp");
     comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
-    flush("combine", -1);
+    flush("combine", -1, kGroupExperts);
     mlp_out = Lay::kSt;
   }
   // back to the next layer's attn_norm layout (a local dense MLP never left the attention scope)
@@ -375,7 +410,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   } else {
     comm = to_attn(e, mlp_out, attn_need, T * h * e.ab);
   }
-  if (comm > 0 || e.bd) flush("layer_out", -1);
+  if (comm > 0 || e.bd) flush("layer_out", -1, kGroupMlp);
   return total;
 }
 
@@ -386,12 +421,14 @@ struct StageResult {
   double kv_per_seq = 0;  // KV bytes per rank per sequence on the fullest stage
 };
 
-StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx) {
+StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::int64_t seqs_per_group, GroupTables* gt = nullptr) {
   const ModelGraph& g = e.ctx->graph;
   const Plan& p = *e.plan;
   const std::size_t ncls = g.classes.size();
   SW_CHECK(ncls <= kMaxLayerClasses, "the loader bounds the layer classes");
   double t_cls[kMaxLayerClasses] = {0}, w_cls[kMaxLayerClasses] = {0}, kv_cls[kMaxLayerClasses] = {0};
+  double gt_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // time by group, when decomposing
+  double gw_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // weights by group
   std::int64_t layers_per_stage = static_cast<std::int64_t>(g.layer_class.size()) / e.pp;
   for (std::size_t c = 0; c < ncls; ++c) {
     e.cls = static_cast<int>(c);
@@ -403,7 +440,13 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx) {
       most = std::max(most, n);
     }
     e.cls_layers = most;
+    if (gt) {
+      e.group_time = gt_cls[c];
+      e.group_act = gt->act;
+      layer_weight_bytes_grouped(e, g.classes[c], gw_cls[c]);
+    }
     t_cls[c] = layer_time(e, g.classes[c], T, seq);
+    e.group_time = nullptr;
     w_cls[c] = layer_weight_bytes(e, g.classes[c]);
     kv_cls[c] = layer_kv_bytes_per_seq(e, g.classes[c], kv_ctx);
   }
@@ -430,6 +473,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx) {
     record(e, "lm_head", static_cast<int>(Slot::kLmHead), gemm, t_head + gather);
     t_head += gemm + gather;
     e.max_act = std::max(e.max_act, rows * v / (head_vocab ? tp : 1.0) * 4.0);
+    if (gt) gt->act[kGroupLmHead] = std::max(gt->act[kGroupLmHead], rows * v / (head_vocab ? tp : 1.0) * 4.0);
   }
   // pipeline send/recv of the residual stream to the next stage (each rank its 1/tp slice; R is re-gathered)
   double t_p2p = 0;
@@ -461,13 +505,63 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx) {
       t += t_p2p;
     }
     r.time = std::max(r.time, t);
-    // memory: the stage with the most bytes per sequence-independent + per-sequence use
-    if (wgt + kv > r.weights + r.kv_per_seq) {
+    // memory: the stage that holds the most bytes (weights + KV of its sequences)
+    const double n = static_cast<double>(seqs_per_group);
+    if (wgt + kv * n > r.weights + r.kv_per_seq * n) {
       r.weights = wgt;
       r.kv_per_seq = kv;
     }
   }
   if (e.bd) e.bd->stage_s = r.time;
+  if (gt) {
+    // distinct stage types: the same class mix and the same first/last role
+    struct Key {
+      std::int64_t counts[kMaxLayerClasses];
+      bool first, last;
+    };
+    Key keys[kMaxStageTypes];
+    gt->stage_types = 0;
+    for (std::int64_t st = 0; st < e.pp; ++st) {
+      Key k{};
+      for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) ++k.counts[g.layer_class[static_cast<std::size_t>(i)]];
+      k.first = st == 0;
+      k.last = st == e.pp - 1;
+      int found = -1;
+      for (int t = 0; t < gt->stage_types; ++t) {
+        if (keys[t].first == k.first && keys[t].last == k.last && std::equal(k.counts, k.counts + kMaxLayerClasses, keys[t].counts)) found = t;
+      }
+      if (found >= 0) continue;
+      if (gt->stage_types == kMaxStageTypes) {
+        gt->stage_types = -1;  // too many kinds of stage to decompose
+        return r;
+      }
+      const int t = gt->stage_types++;
+      keys[t] = k;
+      for (int grp = 0; grp < kNumSlotGroups; ++grp) {
+        double tt = 0, ww = 0, kk = 0;
+        for (std::size_t c = 0; c < ncls; ++c) {
+          const double n = static_cast<double>(k.counts[c]);
+          tt += n * gt_cls[c][grp];
+          ww += n * gw_cls[c][grp];
+          if (grp == kGroupAttention) kk += n * kv_cls[c];
+        }
+        gt->time[t][grp] = tt;
+        gt->weights[t][grp] = ww;
+        gt->kv_per_seq[t][grp] = kk;
+      }
+      if (k.first) {
+        gt->time[t][kGroupEmbedding] += t_emb;
+        gt->weights[t][kGroupEmbedding] += emb_w;
+      }
+      if (k.last) {
+        gt->time[t][kGroupLmHead] += t_head;
+        gt->weights[t][kGroupLmHead] += head_params / (head_vocab ? tp : 1.0) * e.wb;
+        gt->weights[t][kGroupConst] += g.final_norm_params * e.wb;
+      } else {
+        gt->time[t][kGroupConst] += t_p2p;
+      }
+    }
+  }
   return r;
 }
 
@@ -526,7 +620,7 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
   m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
   const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
-  const StageResult r = stage(e, T, seq, kv_ctx);
+  const StageResult r = stage(e, T, seq, kv_ctx, bg);
   StepResult out;
   out.stage_s = r.time + e.p->step_overhead_us * 1e-6;
   out.m = m;
@@ -619,6 +713,41 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
 }
 
 }  // namespace
+
+int slot_group(int slot) {
+  switch (static_cast<Slot>(slot)) {
+    case Slot::kAttnNorm:
+    case Slot::kFfnNorm: return -1;
+    case Slot::kQkv:
+    case Slot::kAttention:
+    case Slot::kOProj: return kGroupAttention;
+    case Slot::kFfn1:
+    case Slot::kFfn2: return kGroupMlp;
+    case Slot::kRouter: return kGroupRouter;
+    case Slot::kExpertFfn1:
+    case Slot::kExpertFfn2: return kGroupExperts;
+    case Slot::kEmbedding: return kGroupEmbedding;
+    case Slot::kLmHead: return kGroupLmHead;
+  }
+  return kGroupConst;
+}
+
+bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
+                      GroupTables* out) {
+  *out = GroupTables{};
+  Env e = make_env(ctx, plan, phase, nullptr);
+  const std::int64_t bg = ceil_div(b, e.a);
+  std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
+  m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
+  const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
+  const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
+  stage(e, T, seq, kv_ctx, bg, out);
+  out->overhead_s = e.p->step_overhead_us * 1e-6;
+  out->reserve = reserve_bytes(ctx.cluster.gpu);
+  out->micro_batches = m;
+  out->seqs_per_group = bg;
+  return out->stage_types > 0;
+}
 
 const char* to_string(Infeasible k) {
   switch (k) {

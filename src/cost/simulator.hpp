@@ -101,4 +101,38 @@ Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan);
 
 const char* to_string(Infeasible k);
 
+// --- decomposition for the exact search -------------------------------------
+// Given the two norm slots (attn_norm, ffn_norm), a stage's time and memory are
+// sums of independent contributions of these slot groups (every layout change
+// belongs to exactly one of them); docs/search.md derives it and the exact
+// search is checked against brute force.
+enum SlotGroup : int {
+  kGroupConst = 0,    // norms' compute, dispatch, pipeline send/recv, final norm
+  kGroupAttention,    // qkv_proj, attention, o_proj (and the conversion into ffn_norm)
+  kGroupMlp,          // ffn1, ffn2 (dense MLP / shared experts) and the conversion into the next attn_norm
+  kGroupRouter,       // router
+  kGroupExperts,      // expert_ffn1, expert_ffn2, combine
+  kGroupEmbedding,    // embedding and its conversion into attn_norm
+  kGroupLmHead,       // lm_head
+  kNumSlotGroups
+};
+int slot_group(int slot);  // -1 for the hub slots attn_norm and ffn_norm
+constexpr int kMaxStageTypes = 8;
+
+struct GroupTables {
+  int stage_types = 0;                                   // distinct stages (first, middle, last, ...)
+  double time[kMaxStageTypes][kNumSlotGroups] = {};      // seconds per micro-batch
+  double weights[kMaxStageTypes][kNumSlotGroups] = {};   // bytes per GPU
+  double kv_per_seq[kMaxStageTypes][kNumSlotGroups] = {};// bytes per GPU per sequence of the attention group
+  double act[kNumSlotGroups] = {};                       // largest per-op activation footprint per group
+  double overhead_s = 0;                                 // per iteration
+  double reserve = 0;
+  std::int32_t micro_batches = 1;
+  std::int64_t seqs_per_group = 1;                       // sequences per attention group (KV multiplier)
+};
+// One step (decode of b sequences at `seq`, or prefill of b prompts of `seq`) of a
+// valid plan, split by group. Returns false when the stage types exceed the table.
+bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
+                      GroupTables* out);
+
 }  // namespace shardwise

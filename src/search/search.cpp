@@ -228,9 +228,10 @@ Engine find_engine(const std::string& name) {
   if (name == "rw") return search_random_walk;
   if (name == "sa") return search_annealing;
   if (name == "ga") return search_genetic;
+  if (name == "exact") return search_exact;
   return nullptr;
 }
 
-const char* engine_names() { return "megatron, rw, sa, ga"; }
+const char* engine_names() { return "exact, megatron, rw, sa, ga"; }
 
 }  // namespace shardwise

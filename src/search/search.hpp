@@ -75,6 +75,9 @@ SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, Se
 SearchResult search_random_walk(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 SearchResult search_annealing(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 SearchResult search_genetic(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
+// The provable optimum of the space under the simulator (search/exact.cpp); its
+// calls are the grouped evaluations it needed, and it ignores the budget.
+SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 
 // "megatron", "rw", "sa", "ga" -> engine; nullptr if unknown.
 using Engine = SearchResult (*)(const SimContext&, const SearchSpace&, SearchOptions);

@@ -63,7 +63,8 @@ expect 2 "simulate: expected --model" -- simulate --cluster h100x8
 # plan: a search, the Megatron baseline beside it, and plan.json read back to identical metrics
 expect 0 'baseline +Megatron heuristic' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500
 expect 0 '"baseline_megatron":' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500 --json
-expect 0 '"evaluations": 500' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500 --json
+expect 0 '"evaluations": 500' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --budget 500 --json
+expect 0 '"engine": "exact"' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --json
 "$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --context 4096 --kv-dtype fp8 --search ga --budget 800 \
   --threads 2 --out "$tmp/best.json" --json > "$tmp/plan.out" 2>&1
 planned=$(sed -n '/"metrics"/,$p' "$tmp/plan.out" | grep -m1 '"throughput_tok_s_per_gpu"' | tr -d ' ')
@@ -72,7 +73,7 @@ if [ -n "$planned" ] && [ "$planned" = "$replayed" ]; then ok; else bad "plan --
 one=$("$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --search ga --budget 800 --seed 7 --threads 1 --json | grep -m1 '"sharding"')
 two=$("$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --search ga --budget 800 --seed 7 --threads 2 --json | grep -m1 '"sharding"')
 if [ "$one" = "$two" ]; then ok; else bad "the same seed gave different plans with 1 and 2 threads"; fi
-expect 2 '--search: expected one of megatron, rw, sa, ga' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
+expect 2 '--search: expected one of exact, megatron, rw, sa, ga' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
 expect 2 '--budget: expected a positive number' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 0
 
 # Bad input: exit code 2, a message naming the file and the field, no crash.

@@ -301,3 +301,66 @@ TEST(Calibration, EmbeddedFitParsesAndOtherGpusFallBack) {
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+// The decomposition the exact search relies on: changing one slot group's choice
+// leaves every other group's contribution untouched, and the groups add up to the
+// simulator's step time.
+TEST(Decomposition, GroupsAreIndependentAndAddUp) {
+  Rng rng(21);
+  int checked = 0;
+  for (const char* model : {"llama-3.1-8b", "deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b"}) {
+    Workload w = decode(4096);
+    w.weights_dtype = DType::kFp8;
+    const SimContext ctx = ctx_for(model, "h100x64", w);
+    for (int trial = 0; trial < 30; ++trial) {
+      Plan p = plan(static_cast<std::int32_t>(1 << rng.below(4)), 16);
+      p.deg.attn_dp = static_cast<std::int32_t>(1 << rng.below(3));
+      p.deg.pp = static_cast<std::int32_t>(rng.below(2) ? 1 : 2);
+      p.deg.ep = ctx.model.is_moe() ? static_cast<std::int32_t>(std::min<std::int64_t>(p.deg.stage_width(), 8)) : 1;
+      p.batch = 16 * p.deg.attn_dp;
+      for (int s = 0; s < kNumSlots; ++s) p.sharding[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(s).num_choices)));
+      if (validate_plan(p, ctx.model, ctx.cluster)) continue;
+      GroupTables base;
+      ASSERT_TRUE(evaluate_grouped(ctx, p, Phase::kDecode, p.batch, 4096, 4097, &base));
+      // the groups add up to the simulator's step
+      double stage = 0;
+      for (int t = 0; t < base.stage_types; ++t) {
+        double sum = 0;
+        for (int g = 0; g < kNumSlotGroups; ++g) sum += base.time[t][g];
+        stage = std::max(stage, sum);
+      }
+      const Metrics m = evaluate(ctx, p);
+      EXPECT_NEAR(stage + base.overhead_s, m.step_s, 1e-12 * m.step_s) << model;
+      // change one slot at a time: only its group's entries may move
+      for (int slot = 0; slot < kNumSlots; ++slot) {
+        const int g = slot_group(slot);
+        if (g < 0) continue;  // hubs
+        for (int c = 0; c < slot_info(slot).num_choices; ++c) {
+          Plan q = p;
+          q.sharding[static_cast<std::size_t>(slot)] = static_cast<std::uint8_t>(c);
+          if (validate_plan(q, ctx.model, ctx.cluster)) continue;
+          GroupTables other;
+          ASSERT_TRUE(evaluate_grouped(ctx, q, Phase::kDecode, q.batch, 4096, 4097, &other));
+          ASSERT_EQ(other.stage_types, base.stage_types);
+          for (int h = 0; h < kNumSlotGroups; ++h) {
+            if (h == g) continue;
+            EXPECT_EQ(other.act[h], base.act[h]) << model << " slot " << slot_info(slot).name << " moved group " << h;
+            for (int t = 0; t < base.stage_types; ++t) {
+              EXPECT_EQ(other.time[t][h], base.time[t][h]) << model << " slot " << slot_info(slot).name << " moved group " << h;
+              EXPECT_EQ(other.weights[t][h], base.weights[t][h]) << model << " " << slot_info(slot).name;
+              EXPECT_EQ(other.kv_per_seq[t][h], base.kv_per_seq[t][h]) << model << " " << slot_info(slot).name;
+            }
+          }
+        }
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+}  // namespace
+}  // namespace shardwise

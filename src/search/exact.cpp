@@ -1,0 +1,299 @@
+// The exact optimum of the search space under the simulator.
+//
+// For fixed degrees, batch and the two norm slots (the hubs), a stage's time,
+// weights and KV are sums of independent contributions of six slot groups
+// (attention: qkv/attention/o_proj; mlp: ffn1/ffn2; router; experts; embedding;
+// lm_head), and activations the maximum over them (cost/simulator.hpp). So 27
+// grouped evaluations give every group's table, and all 31,104 shardings are
+// scored by additions; the best is re-evaluated by the plain simulator. Batches
+// are tried in increasing order and abandoned once no sharding fits memory or
+// meets the SLO (both only get worse with more sequences).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "search/search.hpp"
+
+namespace shardwise {
+namespace {
+
+struct GroupDef {
+  int n;                   // options
+  std::array<int, 3> slots;
+  int nslots;
+};
+// Groups 1..6 of SlotGroup; option digits are the slots' choices, first slot most significant.
+constexpr GroupDef kGroups[kNumSlotGroups] = {
+    {1, {0, 0, 0}, 0},
+    {27, {static_cast<int>(Slot::kQkv), static_cast<int>(Slot::kAttention), static_cast<int>(Slot::kOProj)}, 3},
+    {9, {static_cast<int>(Slot::kFfn1), static_cast<int>(Slot::kFfn2), 0}, 2},
+    {2, {static_cast<int>(Slot::kRouter), 0, 0}, 1},
+    {4, {static_cast<int>(Slot::kExpertFfn1), static_cast<int>(Slot::kExpertFfn2), 0}, 2},
+    {2, {static_cast<int>(Slot::kEmbedding), 0, 0}, 1},
+    {2, {static_cast<int>(Slot::kLmHead), 0, 0}, 1},
+};
+
+void apply_option(Sharding& s, int g, int o) {
+  const GroupDef& d = kGroups[g];
+  for (int k = d.nslots - 1; k >= 0; --k) {
+    const int slot = d.slots[static_cast<std::size_t>(k)];
+    const int n = slot_info(slot).num_choices;
+    s[static_cast<std::size_t>(slot)] = static_cast<std::uint8_t>(o % n);
+    o /= n;
+  }
+}
+
+// Every group on a choice that no divisibility rule concerns.
+Sharding neutral_sharding() {
+  Sharding s{};
+  for (int slot = 0; slot < kNumSlots; ++slot) {
+    const int none = find_choice(slot, "none");
+    s[static_cast<std::size_t>(slot)] = static_cast<std::uint8_t>(none >= 0 ? none : 0);
+  }
+  s[static_cast<std::size_t>(Slot::kExpertFfn1)] = 1;  // tokens
+  s[static_cast<std::size_t>(Slot::kExpertFfn2)] = 1;
+  return s;
+}
+
+struct Phases {
+  bool decode = false, prefill = false;
+  std::int64_t dec_seq = 0, dec_kv = 0, pre_b = 0, pre_seq = 0;
+};
+
+struct Tables {
+  GroupTables dec[27], pre[27];  // evaluation i holds option i % n of every group
+};
+
+struct Best {
+  double value = 0;
+  Plan plan;
+  bool found = false;
+  std::int64_t evaluations = 0;
+};
+
+// Scores every sharding for one (degrees, batch, hubs); returns the best feasible.
+// `any_mem` / `any_slo`: whether some sharding fits memory / meets the SLOs.
+void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phases& ph, const bool valid[kNumSlotGroups][27],
+           Best& best, bool& any_mem, bool& any_slo) {
+  const Workload& w = ctx.workload;
+  const GroupTables& d0 = t.dec[0];
+  const GroupTables& p0 = t.pre[0];
+  const GroupTables& ref = ph.decode ? d0 : p0;  // memory and micro-batches come from the main phase
+  const int types = ref.stage_types;
+  const double gpus = static_cast<double>(base.deg.instance_gpus());
+  const double cap = ctx.cluster.gpu.hbm_capacity.value();
+  const double bg = static_cast<double>(ref.seqs_per_group);
+  const double b = static_cast<double>(base.batch);
+  int o[kNumSlotGroups] = {0};
+  const int n1 = kGroups[1].n, n2 = kGroups[2].n, n3 = kGroups[3].n, n4 = kGroups[4].n, n5 = kGroups[5].n, n6 = kGroups[6].n;
+  for (o[6] = 0; o[6] < n6; ++o[6]) {
+    if (!valid[6][o[6]]) continue;
+    for (o[5] = 0; o[5] < n5; ++o[5]) {
+      if (!valid[5][o[5]]) continue;
+      for (o[4] = 0; o[4] < n4; ++o[4]) {
+        if (!valid[4][o[4]]) continue;
+        for (o[3] = 0; o[3] < n3; ++o[3]) {
+          if (!valid[3][o[3]]) continue;
+          for (o[2] = 0; o[2] < n2; ++o[2]) {
+            if (!valid[2][o[2]]) continue;
+            for (o[1] = 0; o[1] < n1; ++o[1]) {
+              if (!valid[1][o[1]]) continue;
+              // stage times and memory, group by group (table i holds option i of every group)
+              // table o of a group is the evaluation that gave the group option o
+              double dec_stage = 0, pre_stage = 0, mem = 0, act = 0;
+              for (int g = 0; g < kNumSlotGroups; ++g) act = std::max(act, std::max(ph.decode ? t.dec[o[g]].act[g] : 0.0, ph.prefill ? t.pre[o[g]].act[g] : 0.0));
+              for (int st = 0; st < types; ++st) {
+                double td = 0, wgt = 0, kv = 0;
+                for (int g = 0; g < kNumSlotGroups; ++g) {
+                  if (ph.decode) td += t.dec[o[g]].time[st][g];
+                  wgt += ph.decode ? t.dec[o[g]].weights[st][g] : t.pre[o[g]].weights[st][g];
+                  kv += ph.decode ? t.dec[o[g]].kv_per_seq[st][g] : t.pre[o[g]].kv_per_seq[st][g];
+                }
+                dec_stage = std::max(dec_stage, td);
+                mem = std::max(mem, wgt + kv * bg);
+              }
+              if (ph.prefill) {
+                for (int st = 0; st < p0.stage_types; ++st) {
+                  double tpf = 0;
+                  for (int g = 0; g < kNumSlotGroups; ++g) tpf += t.pre[o[g]].time[st][g];
+                  pre_stage = std::max(pre_stage, tpf);
+                }
+              }
+              mem += 2.0 * act + ref.reserve;
+              if (mem > cap) continue;
+              any_mem = true;
+              double value = 0, tpot = 0, ttft = 0;
+              const double pp = static_cast<double>(base.deg.pp);
+              if (w.mode == Mode::kDecode) {
+                tpot = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s);
+                value = b / tpot / gpus;
+              } else if (w.mode == Mode::kPrefill) {
+                ttft = (static_cast<double>(p0.micro_batches) + pp - 1.0) * (pre_stage + p0.overhead_s);
+                value = b * static_cast<double>(w.isl) / ttft / gpus;
+              } else {
+                const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s);
+                const double pre_s = pre_stage + p0.overhead_s;
+                const double round = static_cast<double>(w.osl) * tpot_dec + b * pre_s / static_cast<double>(ph.pre_b);
+                tpot = round / static_cast<double>(w.osl);
+                ttft = pp * pre_s;
+                value = b * static_cast<double>(w.osl) / round / gpus;
+              }
+              if (w.tpot_ms && tpot * 1e3 > *w.tpot_ms) continue;
+              if (w.ttft_ms && ttft * 1e3 > *w.ttft_ms) continue;
+              any_slo = true;
+              if (value > best.value) {
+                best.value = value;
+                best.found = true;
+                best.plan = base;
+                for (int g = 1; g < kNumSlotGroups; ++g) apply_option(best.plan.sharding, g, o[g]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  const double start = now_seconds();
+  const Workload& w = ctx.workload;
+  const ModelSpec& m = ctx.model;
+  Phases ph;
+  ph.decode = w.mode != Mode::kPrefill;
+  ph.prefill = w.mode != Mode::kDecode;
+  // degree combinations, in a fixed order
+  std::vector<Degrees> combos;
+  for (auto tp : space.tp)
+    for (auto pp : space.pp)
+      for (auto ep : space.ep)
+        for (auto a : space.attn_dp) {
+          Degrees d{tp, pp, ep, a, 1};
+          if (d.instance_gpus() > space.cluster_gpus) continue;
+          d.replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, space.cluster_gpus / d.instance_gpus()));
+          combos.push_back(d);
+        }
+  std::vector<Best> results(combos.size());
+  ThreadPool pool(std::max(1, opt.threads));
+  const bool moe = m.is_moe();
+  const bool has_mlp = m.num_dense_layers() > 0 || m.moe.num_shared > 0;
+  pool.parallel_for(combos.size(), [&](std::size_t ci) {
+    Best& best = results[ci];
+    for (std::size_t bi = 0; bi < space.batch.size(); ++bi) {
+      if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
+      Plan base;
+      base.deg = combos[ci];
+      base.batch = space.batch.size() == 1 ? space.batch[0] : space.batch[bi] * base.deg.attn_dp;
+      base.sharding = neutral_sharding();
+      if (validate_plan(base, m, ctx.cluster)) break;  // a degree or batch rule: larger batches fail the same way
+      // which options of each group break a divisibility rule
+      bool valid[kNumSlotGroups][27] = {};
+      for (int g = 1; g < kNumSlotGroups; ++g) {
+        for (int o = 0; o < kGroups[g].n; ++o) {
+          Plan p = base;
+          apply_option(p.sharding, g, o);
+          valid[g][o] = !validate_plan(p, m, ctx.cluster).has_value();
+          // slots that do not exist in this model: keep only their first option
+          if ((g == kGroupRouter || g == kGroupExperts) && !moe && o > 0) valid[g][o] = false;
+          if (g == kGroupMlp && !has_mlp && o > 0) valid[g][o] = false;
+        }
+      }
+      bool any_mem = false, any_slo = false;
+      Tables t;
+      for (int h1 = 0; h1 < 2; ++h1) {
+        for (int h2 = 0; h2 < 2; ++h2) {
+          for (int i = 0; i < 27; ++i) {
+            Plan p = base;
+            p.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = static_cast<std::uint8_t>(h1);
+            p.sharding[static_cast<std::size_t>(Slot::kFfnNorm)] = static_cast<std::uint8_t>(h2);
+            for (int g = 1; g < kNumSlotGroups; ++g) apply_option(p.sharding, g, i % kGroups[g].n);
+            if (ph.decode) {
+              const std::int64_t seq = w.mode == Mode::kDecode ? w.context : w.isl + w.osl / 2;
+              const std::int64_t kv = w.mode == Mode::kDecode ? w.context + 1 : w.isl + w.osl;
+              evaluate_grouped(ctx, p, Phase::kDecode, p.batch, seq, kv, &t.dec[i]);
+              ++best.evaluations;
+            }
+            if (ph.prefill) {
+              Plan pre = p;
+              std::int64_t pb = p.batch;
+              if (w.mode == Mode::kOffline) {
+                pre.micro_batches = 1;
+                pb = std::clamp<std::int64_t>(8192 / w.isl, 1, p.batch);
+              }
+              ph.pre_b = pb;
+              evaluate_grouped(ctx, pre, Phase::kPrefill, pb, w.isl, w.isl, &t.pre[i]);
+              ++best.evaluations;
+            }
+          }
+          // more kinds of stage than the table holds: score every sharding with the plain simulator
+          if ((ph.decode && t.dec[0].stage_types < 1) || (ph.prefill && t.pre[0].stage_types < 1)) {
+            for (std::int64_t code = 0; code < 7776; ++code) {
+              Plan q = base;
+              q.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = static_cast<std::uint8_t>(h1);
+              q.sharding[static_cast<std::size_t>(Slot::kFfnNorm)] = static_cast<std::uint8_t>(h2);
+              std::int64_t rest = code;
+              bool ok = true;
+              for (int g = 1; g < kNumSlotGroups; ++g) {
+                const int o = static_cast<int>(rest % kGroups[g].n);
+                rest /= kGroups[g].n;
+                ok = ok && valid[g][o];
+                apply_option(q.sharding, g, o);
+              }
+              if (!ok) continue;
+              const Metrics mm = evaluate(ctx, q, nullptr, false);
+              ++best.evaluations;
+              any_mem = any_mem || mm.infeasible != Infeasible::kMemory;
+              any_slo = any_slo || mm.feasible();
+              if (mm.feasible() && mm.objective > best.value) {
+                best.value = mm.objective;
+                best.plan = q;
+                best.found = true;
+              }
+            }
+            continue;
+          }
+          Best local;
+          score(ctx, [&] {
+            Plan q = base;
+            q.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = static_cast<std::uint8_t>(h1);
+            q.sharding[static_cast<std::size_t>(Slot::kFfnNorm)] = static_cast<std::uint8_t>(h2);
+            return q;
+          }(), t, ph, valid, local, any_mem, any_slo);
+          if (local.found && local.value > best.value) {
+            best.value = local.value;
+            best.plan = local.plan;
+            best.found = true;
+          }
+        }
+      }
+      if (!any_mem || !any_slo) break;  // more sequences only need more memory and time
+    }
+  });
+  SearchResult r;
+  r.engine = "exact";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    r.calls += results[i].evaluations;
+    if (results[i].found && results[i].value > r.best_value) {
+      r.best_value = results[i].value;
+      r.best = results[i].plan;
+      r.found = true;
+    }
+  }
+  r.best_call = r.calls;
+  if (r.found) {
+    // the plain simulator must agree with the decomposition
+    const Metrics check = evaluate(ctx, r.best);
+    ++r.calls;
+    SW_CHECK(check.feasible() && std::fabs(check.objective - r.best_value) <= 1e-9 * r.best_value,
+             "exact: the decomposed objective must equal the simulator's");
+  }
+  r.history.push_back({r.calls, r.best_value, r.best_value});
+  r.wall_s = now_seconds() - start;
+  r.stopped_by_time = opt.time_limit_s > 0 && r.wall_s > opt.time_limit_s;
+  if (opt.progress) opt.progress(r.calls, r.best_value, r.wall_s);
+  return r;
+}
+
+}  // namespace shardwise
