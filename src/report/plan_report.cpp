@@ -17,14 +17,18 @@ std::string degrees_text(const Plan& p) {
 
 std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o) {
   const SearchResult& s = o.search;
-  std::string out = fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
-                                o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
+  std::string out =
+      s.engine == "exact"
+          ? fmt::format("search       exact optimum over {:.3g} joint configurations: {} grouped simulator evaluations in {:.2f} s{}\n",
+                        o.space_size, s.calls, s.wall_s, s.stopped_by_time ? " (time limit: not proven optimal)" : "")
+          : fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
+                        o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
   if (!s.found || !o.metrics) {
     out += "result       no feasible plan was found";
     if (o.baseline.found) out += " (the Megatron baseline found one: see below)";
     out += "\n";
   } else {
-    out += fmt::format("first best   at call {}\n", s.best_call);
+    if (s.engine != "exact") out += fmt::format("first best   at call {}\n", s.best_call);
     out += simulate_text(ctx, file.plan, *o.metrics, o.breakdown);
   }
   out += "\nbaseline     Megatron heuristic (Megatron sharding, degrees and batch exhaustive: " +

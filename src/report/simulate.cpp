@@ -66,8 +66,9 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
 std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
   const Degrees& d = plan.deg;
   std::string s;
-  s += fmt::format("plan         tp {} x attn_dp {} x pp {} (ep {}, expert tp {}), replicas {} = {} GPUs of {}\n", d.tp, d.attn_dp,
-                   d.pp, d.ep, d.expert_tp(), d.replicas, d.total_gpus(), ctx.cluster.num_gpus);
+  const std::string experts = ctx.model.is_moe() ? fmt::format(" (ep {}, expert tp {})", d.ep, d.expert_tp()) : std::string();
+  s += fmt::format("plan         tp {} x attn_dp {} x pp {}{}, replicas {} = {} GPUs of {}\n", d.tp, d.attn_dp, d.pp, experts, d.replicas,
+                   d.total_gpus(), ctx.cluster.num_gpus);
   s += fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
   s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
                    plan.batch == 0 ? " (max that fits)" : "");
