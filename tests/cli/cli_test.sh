@@ -55,7 +55,7 @@ cat > "$tmp/plan.json" <<'PLAN'
  "degrees": {"tp": 2, "pp": 1, "ep": 1, "attn_dp": 1, "replicas": 4}, "batch": 32, "micro_batches": 0,
  "sharding": {"ffn2": "hidden"}}
 PLAN
-expect 0 'tp 2 x attn_dp 1 x pp 1 .*replicas 4 = 8 GPUs' -- simulate --plan "$tmp/plan.json"
+expect 0 'tp 2 x attn_dp 1 x pp 1.*replicas 4 = 8 GPUs' -- simulate --plan "$tmp/plan.json"
 printf 'attention: tokens\n' > "$tmp/bad-shard.yaml"
 expect 2 "field 'attention': expected one of heads, context, none" -- simulate --model llama-3.1-8b --cluster h100x8 --sharding "$tmp/bad-shard.yaml"
 expect 2 "simulate: expected --model" -- simulate --cluster h100x8
