@@ -18,5 +18,5 @@ install_missing() {
 }
 
 # The packages every build needs (compiler, CMake, libraries).
-SHARDWISE_BUILD_DEPS=(g++ cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev)
+SHARDWISE_BUILD_DEPS=(g++ cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libeigen3-dev)
 SHARDWISE_TEST_DEPS=(libgtest-dev libgmock-dev)

@@ -1,0 +1,264 @@
+#include "search/rl/policy.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace shardwise::rl {
+namespace {
+constexpr double kLnEps = 1e-5;
+
+void xavier(Mat& m, int rows, int cols, Rng& rng, double gain = 1.0) {
+  m.resize(rows, cols);
+  const double a = gain * std::sqrt(6.0 / (rows + cols));
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = (2.0 * rng.uniform() - 1.0) * a;
+}
+
+// Row-wise layer norm: Yhat = (X - mu) * inv, Y = Yhat * g + b.
+void layer_norm(const Mat& X, const RowVec& g, const RowVec& b, Mat& Xhat, Mat& Y, RowVec& mu, RowVec& inv) {
+  const Eigen::Index T = X.rows(), d = X.cols();
+  mu.resize(T);
+  inv.resize(T);
+  Xhat.resize(T, d);
+  for (Eigen::Index t = 0; t < T; ++t) {
+    const double m = X.row(t).mean();
+    const double var = (X.row(t).array() - m).square().mean();
+    mu(t) = m;
+    inv(t) = 1.0 / std::sqrt(var + kLnEps);
+    Xhat.row(t) = (X.row(t).array() - m) * inv(t);
+  }
+  Y = (Xhat.array().rowwise() * g.array()).rowwise() + b.array();
+}
+
+// dX from dY through the layer norm; accumulates the gain and bias gradients.
+Mat layer_norm_back(const Mat& dY, const Mat& Xhat, const RowVec& inv, const RowVec& g, RowVec& dg, RowVec& db) {
+  dg += (dY.array() * Xhat.array()).colwise().sum().matrix();
+  db += dY.colwise().sum();
+  const Mat dXhat = (dY.array().rowwise() * g.array()).matrix();
+  Mat dX(dY.rows(), dY.cols());
+  for (Eigen::Index t = 0; t < dY.rows(); ++t) {
+    const double m1 = dXhat.row(t).mean();
+    const double m2 = (dXhat.row(t).array() * Xhat.row(t).array()).mean();
+    dX.row(t) = inv(t) * (dXhat.row(t).array() - m1 - Xhat.row(t).array() * m2).matrix();
+  }
+  return dX;
+}
+
+Mat relu(const Mat& x) { return x.cwiseMax(0.0); }
+Mat relu_mask(const Mat& pre, const Mat& d) { return (pre.array() > 0.0).select(d, 0.0); }
+}  // namespace
+
+int PolicyDims::logits() const {
+  int k = 0;
+  for (int h : action_heads) k += h;
+  return k;
+}
+
+std::size_t Params::count() {
+  std::size_t n = 0;
+  each([&](double*, Eigen::Index s) { n += static_cast<std::size_t>(s); });
+  return n;
+}
+
+Policy::Policy(const PolicyDims& dims, Rng& rng) : dims_(dims) {
+  const int A = dims.input, d = dims.model, f = dims.ffn, hid = dims.hidden, K = dims.logits();
+  SW_CHECK(d % dims.heads == 0, "model width must split into heads");
+  xavier(p_.We, A, d, rng);
+  xavier(p_.Wq, d, d, rng);
+  xavier(p_.Wk, d, d, rng);
+  xavier(p_.Wv, d, d, rng);
+  xavier(p_.Wo, d, d, rng);
+  xavier(p_.W1, d, f, rng);
+  xavier(p_.W2, f, d, rng);
+  xavier(p_.Wh, d, hid, rng);
+  xavier(p_.Wl, hid, K, rng, 0.01);  // near-uniform initial policy (Stable-Baselines3 uses gain 0.01 too)
+  xavier(p_.Wvalue, hid, 1, rng);
+  for (RowVec* v : {&p_.be, &p_.bq, &p_.bk, &p_.bv, &p_.bo, &p_.b2, &p_.beta1, &p_.beta2}) *v = RowVec::Zero(d);
+  p_.b1 = RowVec::Zero(f);
+  p_.bh = RowVec::Zero(hid);
+  p_.bl = RowVec::Zero(K);
+  p_.g1 = RowVec::Ones(d);
+  p_.g2 = RowVec::Ones(d);
+  p_.bvalue = 0;
+  int off = 0;
+  for (int h : dims.action_heads) {
+    offsets_.push_back(off);
+    off += h;
+  }
+}
+
+Params Policy::zeros_like() const {
+  Params z = p_;
+  z.each([](double* x, Eigen::Index n) { std::fill(x, x + n, 0.0); });
+  return z;
+}
+
+void Policy::forward(const Mat& X, Cache& c) const {
+  const int d = dims_.model, nh = dims_.heads, dk = d / nh;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  c.X = X;
+  c.E = (X * p_.We).rowwise() + p_.be;
+  c.Q = (c.E * p_.Wq).rowwise() + p_.bq;
+  c.K = (c.E * p_.Wk).rowwise() + p_.bk;
+  c.V = (c.E * p_.Wv).rowwise() + p_.bv;
+  const Eigen::Index T = X.rows();
+  c.attn_cat.resize(T, d);
+  c.P.resize(static_cast<std::size_t>(nh));
+  for (int i = 0; i < nh; ++i) {
+    Mat S = c.Q.middleCols(i * dk, dk) * c.K.middleCols(i * dk, dk).transpose() * scale;
+    for (Eigen::Index t = 0; t < T; ++t) {
+      const double mx = S.row(t).maxCoeff();
+      S.row(t) = (S.row(t).array() - mx).exp();
+      S.row(t) /= S.row(t).sum();
+    }
+    c.P[static_cast<std::size_t>(i)] = S;
+    c.attn_cat.middleCols(i * dk, dk) = S * c.V.middleCols(i * dk, dk);
+  }
+  c.O = (c.attn_cat * p_.Wo).rowwise() + p_.bo;
+  c.Y1 = c.E + c.O;
+  layer_norm(c.Y1, p_.g1, p_.beta1, c.Yhat, c.Y, c.mu1, c.inv1);
+  c.A1 = (c.Y * p_.W1).rowwise() + p_.b1;
+  c.R1 = relu(c.A1);
+  c.F = (c.R1 * p_.W2).rowwise() + p_.b2;
+  c.Z1 = c.Y + c.F;
+  layer_norm(c.Z1, p_.g2, p_.beta2, c.Zhat, c.Z, c.mu2, c.inv2);
+  c.pooled = c.Z.colwise().mean();
+  c.Hpre = c.pooled * p_.Wh + p_.bh;
+  c.H = c.Hpre.cwiseMax(0.0);
+  c.logits = c.H * p_.Wl + p_.bl;
+  c.value = (c.H * p_.Wvalue)(0, 0) + p_.bvalue;
+}
+
+void Policy::backward(const Cache& c, const RowVec& dlogits, double dvalue, Params& g) const {
+  const int d = dims_.model, nh = dims_.heads, dk = d / nh;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  const Eigen::Index T = c.X.rows();
+  // heads
+  g.Wl += c.H.transpose() * dlogits;
+  g.bl += dlogits;
+  g.Wvalue += c.H.transpose() * dvalue;
+  g.bvalue += dvalue;
+  const RowVec dH = dlogits * p_.Wl.transpose() + dvalue * p_.Wvalue.transpose();
+  const RowVec dHpre = (c.Hpre.array() > 0.0).select(dH, 0.0);
+  g.Wh += c.pooled.transpose() * dHpre;
+  g.bh += dHpre;
+  const RowVec dpooled = dHpre * p_.Wh.transpose();
+  // mean pooling
+  const Mat dZ = Mat::Ones(T, 1) * dpooled / static_cast<double>(T);
+  // LN2 and the feed-forward residual
+  const Mat dZ1 = layer_norm_back(dZ, c.Zhat, c.inv2, p_.g2, g.g2, g.beta2);
+  Mat dY = dZ1;
+  g.W2 += c.R1.transpose() * dZ1;
+  g.b2 += dZ1.colwise().sum();
+  const Mat dA1 = relu_mask(c.A1, dZ1 * p_.W2.transpose());
+  g.W1 += c.Y.transpose() * dA1;
+  g.b1 += dA1.colwise().sum();
+  dY += dA1 * p_.W1.transpose();
+  // LN1 and the attention residual
+  const Mat dY1 = layer_norm_back(dY, c.Yhat, c.inv1, p_.g1, g.g1, g.beta1);
+  Mat dE = dY1;
+  g.Wo += c.attn_cat.transpose() * dY1;
+  g.bo += dY1.colwise().sum();
+  const Mat dcat = dY1 * p_.Wo.transpose();
+  Mat dQ(T, d), dK(T, d), dV(T, d);
+  for (int i = 0; i < nh; ++i) {
+    const Mat& P = c.P[static_cast<std::size_t>(i)];
+    const Mat dOi = dcat.middleCols(i * dk, dk);
+    const Mat dP = dOi * c.V.middleCols(i * dk, dk).transpose();
+    dV.middleCols(i * dk, dk) = P.transpose() * dOi;
+    // softmax: dS = P * (dP - rowsum(dP * P))
+    const Vec rs = (dP.array() * P.array()).rowwise().sum();
+    const Mat dS = (P.array() * (dP.colwise() - rs).array()).matrix() * scale;
+    dQ.middleCols(i * dk, dk) = dS * c.K.middleCols(i * dk, dk);
+    dK.middleCols(i * dk, dk) = dS.transpose() * c.Q.middleCols(i * dk, dk);
+  }
+  g.Wq += c.E.transpose() * dQ;
+  g.bq += dQ.colwise().sum();
+  g.Wk += c.E.transpose() * dK;
+  g.bk += dK.colwise().sum();
+  g.Wv += c.E.transpose() * dV;
+  g.bv += dV.colwise().sum();
+  dE += dQ * p_.Wq.transpose() + dK * p_.Wk.transpose() + dV * p_.Wv.transpose();
+  g.We += c.X.transpose() * dE;
+  g.be += dE.colwise().sum();
+}
+
+Vec Policy::head_probs(const RowVec& logits, int head) const {
+  const int n = dims_.action_heads[static_cast<std::size_t>(head)];
+  Vec z = logits.segment(offsets_[static_cast<std::size_t>(head)], n).transpose();
+  z = (z.array() - z.maxCoeff()).exp();
+  return z / z.sum();
+}
+
+std::string Policy::save() const {
+  std::ostringstream out;
+  out.precision(17);
+  out << "shardwise-policy/1\n" << dims_.input << ' ' << dims_.records << ' ' << dims_.model << ' ' << dims_.heads << ' ' << dims_.ffn
+      << ' ' << dims_.hidden << ' ' << dims_.action_heads.size();
+  for (int h : dims_.action_heads) out << ' ' << h;
+  out << '\n';
+  Params copy = p_;
+  copy.each([&](double* x, Eigen::Index n) {
+    for (Eigen::Index i = 0; i < n; ++i) out << x[i] << (i + 1 == n ? '\n' : ' ');
+  });
+  return out.str();
+}
+
+Expected<Policy> Policy::load(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  std::string magic;
+  in >> magic;
+  if (magic != "shardwise-policy/1") return Error{file, "", "a policy saved by shardwise (shardwise-policy/1)", "'" + magic.substr(0, 40) + "'"};
+  PolicyDims d;
+  std::size_t nheads = 0;
+  in >> d.input >> d.records >> d.model >> d.heads >> d.ffn >> d.hidden >> nheads;
+  if (!in || d.input < 1 || d.model < 1 || d.heads < 1 || d.model % d.heads != 0 || d.ffn < 1 || d.hidden < 1 || nheads < 1 || nheads > 64) {
+    return Error{file, "dimensions", "valid network dimensions", "a damaged header"};
+  }
+  for (std::size_t i = 0; i < nheads; ++i) {
+    int h = 0;
+    in >> h;
+    if (!in || h < 1 || h > 100000) return Error{file, "dimensions", "a positive size per action head", "a damaged header"};
+    d.action_heads.push_back(h);
+  }
+  Rng rng(0);
+  Policy p(d, rng);
+  bool ok = true;
+  p.p_.each([&](double* x, Eigen::Index n) {
+    for (Eigen::Index i = 0; i < n && ok; ++i) ok = static_cast<bool>(in >> x[i]) && std::isfinite(x[i]);
+  });
+  if (!ok) return Error{file, "parameters", fmt::format("{} finite numbers", p.p_.count()), "fewer, or a non-number"};
+  return p;
+}
+
+Adam::Adam(Params& like) : m_(like), v_(like) {
+  m_.each([](double* x, Eigen::Index n) { std::fill(x, x + n, 0.0); });
+  v_.each([](double* x, Eigen::Index n) { std::fill(x, x + n, 0.0); });
+}
+
+void Adam::step(Params& p, Params& g, double lr) {
+  constexpr double b1 = 0.9, b2 = 0.999, eps = 1e-5;  // Stable-Baselines3's PPO uses eps 1e-5
+  b1t_ *= b1;
+  b2t_ *= b2;
+  std::vector<double*> ps, gs, ms, vs;
+  std::vector<Eigen::Index> ns;
+  p.each([&](double* x, Eigen::Index n) {
+    ps.push_back(x);
+    ns.push_back(n);
+  });
+  g.each([&](double* x, Eigen::Index) { gs.push_back(x); });
+  m_.each([&](double* x, Eigen::Index) { ms.push_back(x); });
+  v_.each([&](double* x, Eigen::Index) { vs.push_back(x); });
+  for (std::size_t k = 0; k < ps.size(); ++k) {
+    for (Eigen::Index i = 0; i < ns[k]; ++i) {
+      const double gi = gs[k][i];
+      ms[k][i] = b1 * ms[k][i] + (1 - b1) * gi;
+      vs[k][i] = b2 * vs[k][i] + (1 - b2) * gi * gi;
+      const double mh = ms[k][i] / (1 - b1t_), vh = vs[k][i] / (1 - b2t_);
+      ps[k][i] -= lr * mh / (std::sqrt(vh) + eps);
+    }
+  }
+}
+
+}  // namespace shardwise::rl
