@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "core/rng.hpp"
+#include "search/rl/agent.hpp"
 
 namespace shardwise {
 
@@ -223,7 +224,20 @@ SearchResult search_genetic(const SimContext& ctx, const SearchSpace& space, Sea
   return t.finish();
 }
 
+namespace {
+SearchResult search_rl_paper(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  return rl::search_rl(ctx, space, opt, rl::AgentSettings{});
+}
+SearchResult search_rl_improved(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
+  rl::AgentSettings s;
+  s.exploit = 0.5;
+  return rl::search_rl(ctx, space, opt, s);
+}
+}  // namespace
+
 Engine find_engine(const std::string& name) {
+  if (name == "rl-paper") return search_rl_paper;
+  if (name == "rl") return search_rl_improved;
   if (name == "megatron") return search_megatron;
   if (name == "rw") return search_random_walk;
   if (name == "sa") return search_annealing;
@@ -232,6 +246,6 @@ Engine find_engine(const std::string& name) {
   return nullptr;
 }
 
-const char* engine_names() { return "exact, megatron, rw, sa, ga"; }
+const char* engine_names() { return "exact, megatron, rw, sa, ga, rl, rl-paper"; }
 
 }  // namespace shardwise

@@ -38,6 +38,7 @@ struct SearchResult {
   std::int64_t calls = 0, invalid_calls = 0;
   double wall_s = 0;
   bool stopped_by_time = false;
+  double policy_s = 0, simulator_s = 0;  // the RL engines' split of wall time (0 for the others)
 };
 
 // The evaluator and bookkeeping shared by every engine: budget, time limit,

@@ -9,44 +9,51 @@ namespace shardwise::rl {
 namespace {
 constexpr double kLnEps = 1e-5;
 
+template <class Mat>
 void xavier(Mat& m, int rows, int cols, Rng& rng, double gain = 1.0) {
   m.resize(rows, cols);
   const double a = gain * std::sqrt(6.0 / (rows + cols));
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = (2.0 * rng.uniform() - 1.0) * a;
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<typename Mat::Scalar>((2.0 * rng.uniform() - 1.0) * a);
 }
 
 // Row-wise layer norm: Yhat = (X - mu) * inv, Y = Yhat * g + b.
+template <class Mat, class RowVec>
 void layer_norm(const Mat& X, const RowVec& g, const RowVec& b, Mat& Xhat, Mat& Y, RowVec& mu, RowVec& inv) {
+  using S = typename Mat::Scalar;
   const Eigen::Index T = X.rows(), d = X.cols();
   mu.resize(T);
   inv.resize(T);
   Xhat.resize(T, d);
   for (Eigen::Index t = 0; t < T; ++t) {
-    const double m = X.row(t).mean();
-    const double var = (X.row(t).array() - m).square().mean();
+    const S m = X.row(t).mean();
+    const S var = (X.row(t).array() - m).square().mean();
     mu(t) = m;
-    inv(t) = 1.0 / std::sqrt(var + kLnEps);
+    inv(t) = S(1) / std::sqrt(var + S(kLnEps));
     Xhat.row(t) = (X.row(t).array() - m) * inv(t);
   }
   Y = (Xhat.array().rowwise() * g.array()).rowwise() + b.array();
 }
 
 // dX from dY through the layer norm; accumulates the gain and bias gradients.
+template <class Mat, class RowVec>
 Mat layer_norm_back(const Mat& dY, const Mat& Xhat, const RowVec& inv, const RowVec& g, RowVec& dg, RowVec& db) {
+  using S = typename Mat::Scalar;
   dg += (dY.array() * Xhat.array()).colwise().sum().matrix();
   db += dY.colwise().sum();
   const Mat dXhat = (dY.array().rowwise() * g.array()).matrix();
   Mat dX(dY.rows(), dY.cols());
   for (Eigen::Index t = 0; t < dY.rows(); ++t) {
-    const double m1 = dXhat.row(t).mean();
-    const double m2 = (dXhat.row(t).array() * Xhat.row(t).array()).mean();
+    const S m1 = dXhat.row(t).mean();
+    const S m2 = (dXhat.row(t).array() * Xhat.row(t).array()).mean();
     dX.row(t) = inv(t) * (dXhat.row(t).array() - m1 - Xhat.row(t).array() * m2).matrix();
   }
   return dX;
 }
 
-Mat relu(const Mat& x) { return x.cwiseMax(0.0); }
-Mat relu_mask(const Mat& pre, const Mat& d) { return (pre.array() > 0.0).select(d, 0.0); }
+template <class Mat>
+Mat relu(const Mat& x) { return x.cwiseMax(typename Mat::Scalar(0)); }
+template <class Mat>
+Mat relu_mask(const Mat& pre, const Mat& d) { return (pre.array() > typename Mat::Scalar(0)).select(d, typename Mat::Scalar(0)); }
 }  // namespace
 
 int PolicyDims::logits() const {
@@ -55,13 +62,8 @@ int PolicyDims::logits() const {
   return k;
 }
 
-std::size_t Params::count() {
-  std::size_t n = 0;
-  each([&](double*, Eigen::Index s) { n += static_cast<std::size_t>(s); });
-  return n;
-}
-
-Policy::Policy(const PolicyDims& dims, Rng& rng) : dims_(dims) {
+template <class S>
+PolicyT<S>::PolicyT(const PolicyDims& dims, Rng& rng) : dims_(dims) {
   const int A = dims.input, d = dims.model, f = dims.ffn, hid = dims.hidden, K = dims.logits();
   SW_CHECK(d % dims.heads == 0, "model width must split into heads");
   xavier(p_.We, A, d, rng);
@@ -80,7 +82,7 @@ Policy::Policy(const PolicyDims& dims, Rng& rng) : dims_(dims) {
   p_.bl = RowVec::Zero(K);
   p_.g1 = RowVec::Ones(d);
   p_.g2 = RowVec::Ones(d);
-  p_.bvalue = 0;
+  p_.bvalue = S(0);
   int off = 0;
   for (int h : dims.action_heads) {
     offsets_.push_back(off);
@@ -88,15 +90,17 @@ Policy::Policy(const PolicyDims& dims, Rng& rng) : dims_(dims) {
   }
 }
 
-Params Policy::zeros_like() const {
-  Params z = p_;
-  z.each([](double* x, Eigen::Index n) { std::fill(x, x + n, 0.0); });
+template <class S>
+Params<S> PolicyT<S>::zeros_like() const {
+  Params<S> z = p_;
+  z.each([](S* x, Eigen::Index n) { std::fill(x, x + n, S(0)); });
   return z;
 }
 
-void Policy::forward(const Mat& X, Cache& c) const {
+template <class S>
+void PolicyT<S>::forward(const Mat& X, Cache<S>& c) const {
   const int d = dims_.model, nh = dims_.heads, dk = d / nh;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  const S scale = S(1) / std::sqrt(static_cast<S>(dk));
   c.X = X;
   c.E = (X * p_.We).rowwise() + p_.be;
   c.Q = (c.E * p_.Wq).rowwise() + p_.bq;
@@ -106,14 +110,14 @@ void Policy::forward(const Mat& X, Cache& c) const {
   c.attn_cat.resize(T, d);
   c.P.resize(static_cast<std::size_t>(nh));
   for (int i = 0; i < nh; ++i) {
-    Mat S = c.Q.middleCols(i * dk, dk) * c.K.middleCols(i * dk, dk).transpose() * scale;
+    Mat Sc = c.Q.middleCols(i * dk, dk) * c.K.middleCols(i * dk, dk).transpose() * scale;
     for (Eigen::Index t = 0; t < T; ++t) {
-      const double mx = S.row(t).maxCoeff();
-      S.row(t) = (S.row(t).array() - mx).exp();
-      S.row(t) /= S.row(t).sum();
+      const S mx = Sc.row(t).maxCoeff();
+      Sc.row(t) = (Sc.row(t).array() - mx).exp();
+      Sc.row(t) /= Sc.row(t).sum();
     }
-    c.P[static_cast<std::size_t>(i)] = S;
-    c.attn_cat.middleCols(i * dk, dk) = S * c.V.middleCols(i * dk, dk);
+    c.P[static_cast<std::size_t>(i)] = Sc;
+    c.attn_cat.middleCols(i * dk, dk) = Sc * c.V.middleCols(i * dk, dk);
   }
   c.O = (c.attn_cat * p_.Wo).rowwise() + p_.bo;
   c.Y1 = c.E + c.O;
@@ -125,14 +129,15 @@ void Policy::forward(const Mat& X, Cache& c) const {
   layer_norm(c.Z1, p_.g2, p_.beta2, c.Zhat, c.Z, c.mu2, c.inv2);
   c.pooled = c.Z.colwise().mean();
   c.Hpre = c.pooled * p_.Wh + p_.bh;
-  c.H = c.Hpre.cwiseMax(0.0);
+  c.H = c.Hpre.cwiseMax(S(0));
   c.logits = c.H * p_.Wl + p_.bl;
   c.value = (c.H * p_.Wvalue)(0, 0) + p_.bvalue;
 }
 
-void Policy::backward(const Cache& c, const RowVec& dlogits, double dvalue, Params& g) const {
+template <class S>
+void PolicyT<S>::backward(const Cache<S>& c, const RowVec& dlogits, S dvalue, Params<S>& g) const {
   const int d = dims_.model, nh = dims_.heads, dk = d / nh;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  const S scale = S(1) / std::sqrt(static_cast<S>(dk));
   const Eigen::Index T = c.X.rows();
   // heads
   g.Wl += c.H.transpose() * dlogits;
@@ -140,18 +145,18 @@ void Policy::backward(const Cache& c, const RowVec& dlogits, double dvalue, Para
   g.Wvalue += c.H.transpose() * dvalue;
   g.bvalue += dvalue;
   const RowVec dH = dlogits * p_.Wl.transpose() + dvalue * p_.Wvalue.transpose();
-  const RowVec dHpre = (c.Hpre.array() > 0.0).select(dH, 0.0);
+  const RowVec dHpre = (c.Hpre.array() > S(0)).select(dH, S(0));
   g.Wh += c.pooled.transpose() * dHpre;
   g.bh += dHpre;
   const RowVec dpooled = dHpre * p_.Wh.transpose();
   // mean pooling
-  const Mat dZ = Mat::Ones(T, 1) * dpooled / static_cast<double>(T);
+  const Mat dZ = Mat::Ones(T, 1) * dpooled / static_cast<S>(T);
   // LN2 and the feed-forward residual
   const Mat dZ1 = layer_norm_back(dZ, c.Zhat, c.inv2, p_.g2, g.g2, g.beta2);
   Mat dY = dZ1;
   g.W2 += c.R1.transpose() * dZ1;
   g.b2 += dZ1.colwise().sum();
-  const Mat dA1 = relu_mask(c.A1, dZ1 * p_.W2.transpose());
+  const Mat dA1 = relu_mask<Mat>(c.A1, dZ1 * p_.W2.transpose());
   g.W1 += c.Y.transpose() * dA1;
   g.b1 += dA1.colwise().sum();
   dY += dA1 * p_.W1.transpose();
@@ -184,28 +189,31 @@ void Policy::backward(const Cache& c, const RowVec& dlogits, double dvalue, Para
   g.be += dE.colwise().sum();
 }
 
-Vec Policy::head_probs(const RowVec& logits, int head) const {
+template <class S>
+typename PolicyT<S>::Vec PolicyT<S>::head_probs(const RowVec& logits, int head) const {
   const int n = dims_.action_heads[static_cast<std::size_t>(head)];
   Vec z = logits.segment(offsets_[static_cast<std::size_t>(head)], n).transpose();
   z = (z.array() - z.maxCoeff()).exp();
   return z / z.sum();
 }
 
-std::string Policy::save() const {
+template <class S>
+std::string PolicyT<S>::save() const {
   std::ostringstream out;
   out.precision(17);
   out << "shardwise-policy/1\n" << dims_.input << ' ' << dims_.records << ' ' << dims_.model << ' ' << dims_.heads << ' ' << dims_.ffn
       << ' ' << dims_.hidden << ' ' << dims_.action_heads.size();
   for (int h : dims_.action_heads) out << ' ' << h;
   out << '\n';
-  Params copy = p_;
-  copy.each([&](double* x, Eigen::Index n) {
+  Params<S> copy = p_;
+  copy.each([&](S* x, Eigen::Index n) {
     for (Eigen::Index i = 0; i < n; ++i) out << x[i] << (i + 1 == n ? '\n' : ' ');
   });
   return out.str();
 }
 
-Expected<Policy> Policy::load(const std::string& text, const std::string& file) {
+template <class S>
+Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string& file) {
   std::istringstream in(text);
   std::string magic;
   in >> magic;
@@ -223,42 +231,53 @@ Expected<Policy> Policy::load(const std::string& text, const std::string& file) 
     d.action_heads.push_back(h);
   }
   Rng rng(0);
-  Policy p(d, rng);
+  PolicyT p(d, rng);
   bool ok = true;
-  p.p_.each([&](double* x, Eigen::Index n) {
-    for (Eigen::Index i = 0; i < n && ok; ++i) ok = static_cast<bool>(in >> x[i]) && std::isfinite(x[i]);
+  p.p_.each([&](S* x, Eigen::Index n) {
+    for (Eigen::Index i = 0; i < n && ok; ++i) {
+      double v = 0;
+      ok = static_cast<bool>(in >> v) && std::isfinite(v);
+      x[i] = static_cast<S>(v);
+    }
   });
   if (!ok) return Error{file, "parameters", fmt::format("{} finite numbers", p.p_.count()), "fewer, or a non-number"};
   return p;
 }
 
-Adam::Adam(Params& like) : m_(like), v_(like) {
-  m_.each([](double* x, Eigen::Index n) { std::fill(x, x + n, 0.0); });
-  v_.each([](double* x, Eigen::Index n) { std::fill(x, x + n, 0.0); });
+template <class S>
+AdamT<S>::AdamT(Params<S>& like) : m_(like), v_(like) {
+  m_.each([](S* x, Eigen::Index n) { std::fill(x, x + n, S(0)); });
+  v_.each([](S* x, Eigen::Index n) { std::fill(x, x + n, S(0)); });
 }
 
-void Adam::step(Params& p, Params& g, double lr) {
+template <class S>
+void AdamT<S>::step(Params<S>& p, Params<S>& g, double lr) {
   constexpr double b1 = 0.9, b2 = 0.999, eps = 1e-5;  // Stable-Baselines3's PPO uses eps 1e-5
   b1t_ *= b1;
   b2t_ *= b2;
-  std::vector<double*> ps, gs, ms, vs;
+  std::vector<S*> ps, gs, ms, vs;
   std::vector<Eigen::Index> ns;
-  p.each([&](double* x, Eigen::Index n) {
+  p.each([&](S* x, Eigen::Index n) {
     ps.push_back(x);
     ns.push_back(n);
   });
-  g.each([&](double* x, Eigen::Index) { gs.push_back(x); });
-  m_.each([&](double* x, Eigen::Index) { ms.push_back(x); });
-  v_.each([&](double* x, Eigen::Index) { vs.push_back(x); });
+  g.each([&](S* x, Eigen::Index) { gs.push_back(x); });
+  m_.each([&](S* x, Eigen::Index) { ms.push_back(x); });
+  v_.each([&](S* x, Eigen::Index) { vs.push_back(x); });
+  const S c1 = static_cast<S>(1.0 / (1 - b1t_)), c2 = static_cast<S>(1.0 / (1 - b2t_));
+  const S sb1 = static_cast<S>(b1), sb2 = static_cast<S>(b2), slr = static_cast<S>(lr), seps = static_cast<S>(eps);
+  using Arr = Eigen::Array<S, Eigen::Dynamic, 1>;
   for (std::size_t k = 0; k < ps.size(); ++k) {
-    for (Eigen::Index i = 0; i < ns[k]; ++i) {
-      const double gi = gs[k][i];
-      ms[k][i] = b1 * ms[k][i] + (1 - b1) * gi;
-      vs[k][i] = b2 * vs[k][i] + (1 - b2) * gi * gi;
-      const double mh = ms[k][i] / (1 - b1t_), vh = vs[k][i] / (1 - b2t_);
-      ps[k][i] -= lr * mh / (std::sqrt(vh) + eps);
-    }
+    Eigen::Map<Arr> P(ps[k], ns[k]), G(gs[k], ns[k]), M(ms[k], ns[k]), V(vs[k], ns[k]);
+    M = sb1 * M + (S(1) - sb1) * G;
+    V = sb2 * V + (S(1) - sb2) * G.square();
+    P -= slr * (M * c1) / ((V * c2).sqrt() + seps);
   }
 }
+
+template class PolicyT<float>;
+template class PolicyT<double>;
+template class AdamT<float>;
+template class AdamT<double>;
 
 }  // namespace shardwise::rl

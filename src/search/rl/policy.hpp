@@ -17,9 +17,14 @@
 
 namespace shardwise::rl {
 
-using Mat = Eigen::MatrixXd;
-using Vec = Eigen::VectorXd;
-using RowVec = Eigen::RowVectorXd;
+// The network is templated on its scalar: float in the search (speed), double in
+// the gradient checks (precision).
+template <class S>
+struct Types {
+  using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  using Vec = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+  using RowVec = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+};
 
 struct PolicyDims {
   int input = 0;      // A: features of one elite record
@@ -33,61 +38,82 @@ struct PolicyDims {
 };
 
 // All parameters; `each` visits them in a fixed order (Adam, save/load, gradient checks).
+template <class S>
 struct Params {
+  using Mat = typename Types<S>::Mat;
+  using RowVec = typename Types<S>::RowVec;
   Mat We, Wq, Wk, Wv, Wo, W1, W2, Wh, Wl, Wvalue;
   RowVec be, bq, bk, bv, bo, b1, b2, g1, beta1, g2, beta2, bh, bl;
-  double bvalue = 0;
+  S bvalue = 0;
   template <class F>
   void each(F&& f) {
     for (Mat* m : {&We, &Wq, &Wk, &Wv, &Wo, &W1, &W2, &Wh, &Wl, &Wvalue}) f(m->data(), m->size());
     for (RowVec* v : {&be, &bq, &bk, &bv, &bo, &b1, &b2, &g1, &beta1, &g2, &beta2, &bh, &bl}) f(v->data(), v->size());
     f(&bvalue, 1);
   }
-  [[nodiscard]] std::size_t count();
+  [[nodiscard]] std::size_t count() {
+    std::size_t n = 0;
+    each([&](S*, Eigen::Index s) { n += static_cast<std::size_t>(s); });
+    return n;
+  }
 };
 
 // Everything the backward pass needs from one forward pass.
+template <class S>
 struct Cache {
+  using Mat = typename Types<S>::Mat;
+  using RowVec = typename Types<S>::RowVec;
   Mat X, E, Q, K, V, attn_cat, O, Y1, Yhat, Y, A1, R1, F, Z1, Zhat, Z;
   std::vector<Mat> P;  // attention probabilities per head (T x T)
   RowVec mu1, inv1, mu2, inv2;  // layer-norm statistics per record (as rows)
   RowVec pooled, Hpre, H, logits;
-  double value = 0;
+  S value = 0;
 };
 
-class Policy {
+template <class S>
+class PolicyT {
  public:
-  Policy(const PolicyDims& dims, Rng& rng);  // Xavier-uniform weights, zero biases, unit gains
+  using Mat = typename Types<S>::Mat;
+  using Vec = typename Types<S>::Vec;
+  using RowVec = typename Types<S>::RowVec;
+  PolicyT(const PolicyDims& dims, Rng& rng);  // Xavier-uniform weights, zero biases, unit gains
   [[nodiscard]] const PolicyDims& dims() const { return dims_; }
-  Params& params() { return p_; }
-  const Params& params() const { return p_; }
+  Params<S>& params() { return p_; }
+  const Params<S>& params() const { return p_; }
   // Forward pass for one observation (T x A); fills the cache.
-  void forward(const Mat& X, Cache& c) const;
+  void forward(const Mat& X, Cache<S>& c) const;
   // Backward pass: gradients of a loss with respect to the logits and the value,
   // accumulated into `grad` (same shapes as the parameters).
-  void backward(const Cache& c, const RowVec& dlogits, double dvalue, Params& grad) const;
-  [[nodiscard]] Params zeros_like() const;
+  void backward(const Cache<S>& c, const RowVec& dlogits, S dvalue, Params<S>& grad) const;
+  [[nodiscard]] Params<S> zeros_like() const;
   // Softmax probabilities of head h from a logits row.
   [[nodiscard]] Vec head_probs(const RowVec& logits, int head) const;
   [[nodiscard]] int head_offset(int head) const { return offsets_[static_cast<std::size_t>(head)]; }
   std::string save() const;                                   // text: dims then every parameter
-  static Expected<Policy> load(const std::string& text, const std::string& file);
+  static Expected<PolicyT> load(const std::string& text, const std::string& file);
 
  private:
   PolicyDims dims_;
-  Params p_;
+  Params<S> p_;
   std::vector<int> offsets_;
 };
 
 // Adam with bias correction (lr set per step by the caller).
-class Adam {
+template <class S>
+class AdamT {
  public:
-  explicit Adam(Params& like);
-  void step(Params& p, Params& g, double lr);
+  explicit AdamT(Params<S>& like);
+  void step(Params<S>& p, Params<S>& g, double lr);
 
  private:
-  Params m_, v_;
+  Params<S> m_, v_;
   double b1t_ = 1, b2t_ = 1;
 };
+
+using Policy = PolicyT<float>;  // what the search uses
+using Adam = AdamT<float>;
+using Mat = Types<float>::Mat;
+using RowVec = Types<float>::RowVec;
+using Vec = Types<float>::Vec;
 
 }  // namespace shardwise::rl

@@ -9,6 +9,11 @@
 
 namespace shardwise::rl {
 namespace {
+// the checks run in double precision; the search itself uses the float instantiation
+using PolicyD = PolicyT<double>;
+using MatD = Types<double>::Mat;
+using VecD = Types<double>::Vec;
+using RowVecD = Types<double>::RowVec;
 
 PolicyDims small_dims() {
   PolicyDims d;
@@ -26,25 +31,25 @@ PolicyDims small_dims() {
 //       -sum_h log softmax_h(logits)[a_h] * adv + 0.5 (value - ret)^2  (PPO-like)
 struct Loss {
   bool ppo = false;
-  RowVec w;
+  RowVecD w;
   double wv = 0.7;
   std::vector<int> actions{2, 1, 0};
   double adv = 1.3, ret = 0.4;
-  double operator()(const Policy& p, const Cache& c) const {
+  double operator()(const PolicyD& p, const Cache<double>& c) const {
     if (!ppo) return (c.logits.array() * w.array()).sum() + wv * c.value;
     double l = 0.5 * (c.value - ret) * (c.value - ret);
     for (int h = 0; h < 3; ++h) l -= adv * std::log(p.head_probs(c.logits, h)(actions[static_cast<std::size_t>(h)]));
     return l;
   }
-  void grads(const Policy& p, const Cache& c, RowVec& dl, double& dv) const {
+  void grads(const PolicyD& p, const Cache<double>& c, RowVecD& dl, double& dv) const {
     if (!ppo) {
       dl = w;
       dv = wv;
       return;
     }
-    dl = RowVec::Zero(c.logits.size());
+    dl = RowVecD::Zero(c.logits.size());
     for (int h = 0; h < 3; ++h) {
-      const Vec pr = p.head_probs(c.logits, h);
+      const VecD pr = p.head_probs(c.logits, h);
       for (Eigen::Index k = 0; k < pr.size(); ++k) {
         dl(p.head_offset(h) + k) = -adv * ((k == actions[static_cast<std::size_t>(h)] ? 1.0 : 0.0) - pr(k));
       }
@@ -55,23 +60,23 @@ struct Loss {
 
 void check_gradients(bool ppo) {
   Rng rng(ppo ? 2 : 1);
-  Policy pol(small_dims(), rng);
+  PolicyD pol(small_dims(), rng);
   // non-trivial gains, biases and logits so that every path carries gradient
   pol.params().each([&](double* x, Eigen::Index n) {
     for (Eigen::Index i = 0; i < n; ++i) x[i] += 0.3 * (2 * rng.uniform() - 1);
   });
-  Mat X(3, 7);
+  MatD X(3, 7);
   for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = 2 * rng.uniform() - 1;
   Loss loss;
   loss.ppo = ppo;
-  loss.w = RowVec(pol.dims().logits());
+  loss.w = RowVecD(pol.dims().logits());
   for (Eigen::Index i = 0; i < loss.w.size(); ++i) loss.w(i) = 2 * rng.uniform() - 1;
-  Cache c;
+  Cache<double> c;
   pol.forward(X, c);
-  RowVec dl;
+  RowVecD dl;
   double dv = 0;
   loss.grads(pol, c, dl, dv);
-  Params g = pol.zeros_like();
+  Params<double> g = pol.zeros_like();
   pol.backward(c, dl, dv, g);
   std::vector<double*> gp;
   g.each([&](double* x, Eigen::Index) { gp.push_back(x); });
@@ -84,7 +89,7 @@ void check_gradients(bool ppo) {
     for (Eigen::Index i = 0; i < n; ++i) {
       const double keep = x[i];
       const double h = 1e-5;
-      Cache cp, cm;
+      Cache<double> cp, cm;
       x[i] = keep + h;
       pol.forward(X, cp);
       const double lp = loss(pol, cp);
@@ -119,50 +124,50 @@ TEST(Policy, FullSizeShapesAndUniformStart) {
   d.ffn = 256;
   d.hidden = 256;
   Rng rng(3);
-  Policy p(d, rng);
-  Cache c;
-  p.forward(Mat::Zero(3, 90), c);
+  PolicyD p(d, rng);
+  Cache<double> c;
+  p.forward(MatD::Zero(3, 90), c);
   EXPECT_EQ(c.logits.size(), 9);
   // the output layer starts small: every head close to uniform
   for (int h = 0; h < 3; ++h) {
-    const Vec pr = p.head_probs(c.logits, h);
+    const VecD pr = p.head_probs(c.logits, h);
     EXPECT_NEAR(pr.maxCoeff(), 1.0 / static_cast<double>(pr.size()), 0.05);
   }
 }
 
 TEST(Policy, SaveLoadRoundTrip) {
   Rng rng(4);
-  Policy p(small_dims(), rng);
-  auto q = Policy::load(p.save(), "p.txt");
+  PolicyD p(small_dims(), rng);
+  auto q = PolicyD::load(p.save(), "p.txt");
   ASSERT_TRUE(q.ok()) << q.error().message();
-  Mat X = Mat::Constant(3, 7, 0.25);
-  Cache a, b;
+  MatD X = MatD::Constant(3, 7, 0.25);
+  Cache<double> a, b;
   p.forward(X, a);
   q->forward(X, b);
   EXPECT_EQ(a.logits, b.logits);
   EXPECT_EQ(a.value, b.value);
-  auto bad = Policy::load("something else", "p.txt");
+  auto bad = PolicyD::load("something else", "p.txt");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("expected a policy saved by shardwise"), std::string::npos);
   std::string cut = p.save();
   cut.resize(cut.size() / 2);
-  EXPECT_FALSE(Policy::load(cut, "p.txt").ok());
+  EXPECT_FALSE(PolicyD::load(cut, "p.txt").ok());
 }
 
 TEST(Adam, MinimisesAQuadratic) {
   Rng rng(5);
-  Policy p(small_dims(), rng);
-  Adam opt(p.params());
+  PolicyD p(small_dims(), rng);
+  AdamT<double> opt(p.params());
   // minimise 0.5 * value^2 on a fixed input: value must shrink towards 0
-  Mat X = Mat::Constant(3, 7, 0.5);
-  Cache c;
+  MatD X = MatD::Constant(3, 7, 0.5);
+  Cache<double> c;
   p.forward(X, c);
   const double start = std::fabs(c.value) + 1.0;
   p.params().bvalue += start;
   for (int i = 0; i < 300; ++i) {
     p.forward(X, c);
-    Params g = p.zeros_like();
-    p.backward(c, RowVec::Zero(p.dims().logits()), c.value, g);
+    Params<double> g = p.zeros_like();
+    p.backward(c, RowVecD::Zero(p.dims().logits()), c.value, g);
     opt.step(p.params(), g, 1e-2);
   }
   p.forward(X, c);
