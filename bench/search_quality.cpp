@@ -4,6 +4,7 @@
 // and to Megatron (its Figure 3 protocol: best of 10), with wall times.
 //   usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all]
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -48,30 +49,48 @@ std::string ratio(double a, double b) { return b > 0 ? fmt::format("{:.3f}", a /
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::int64_t budget = argc > 1 ? std::atoll(argv[1]) : 4000;
-  const int seeds = argc > 2 ? std::atoi(argv[2]) : 10;
-  const int threads = argc > 3 ? std::atoi(argv[3]) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const Case cases[] = {
-      // the paper's: GPT-MoE 1.2T and 1.6T, decode at 16k, 32k, 64k, up to 24k H100
+  // usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all] [ENGINE...=rw sa ga] [--cases paper|ours|all]
+  std::int64_t budget = 4000;
+  int seeds = 10;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> engines;
+  std::string which = "all";
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--cases" && i + 1 < argc) {
+      which = argv[++i];
+    } else if (std::isdigit(static_cast<unsigned char>(a[0])) && positional < 3) {
+      if (positional == 0) budget = std::atoll(a.c_str());
+      if (positional == 1) seeds = std::atoi(a.c_str());
+      if (positional == 2) threads = std::atoi(a.c_str());
+      ++positional;
+    } else if (find_engine(a) && a != "exact" && a != "megatron") {
+      engines.push_back(a);
+    } else {
+      std::fprintf(stderr, "search_quality: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (engines.empty()) engines = {"rw", "sa", "ga"};
+  if (std::find(engines.begin(), engines.end(), "rw") == engines.end()) engines.insert(engines.begin(), "rw");  // the Table 1 reference
+  std::vector<Case> cases;
+  const Case paper[] = {
       {"gpt-moe-1.2t", "h100x24576", "decode-16k"}, {"gpt-moe-1.2t", "h100x24576", "decode-32k"},
       {"gpt-moe-1.2t", "h100x24576", "decode-64k"}, {"gpt-moe-1.6t", "h100x24576", "decode-16k"},
-      {"gpt-moe-1.6t", "h100x24576", "decode-32k"}, {"gpt-moe-1.6t", "h100x24576", "decode-64k"},
-      // ours: decode and offline, 8 to 1024 H100
+      {"gpt-moe-1.6t", "h100x24576", "decode-32k"}, {"gpt-moe-1.6t", "h100x24576", "decode-64k"}};
+  const Case ours[] = {
       {"qwen3-235b-a22b", "h100x8", "decode-16k"},  {"qwen3-235b-a22b", "h100x8", "offline-2k-128"},
       {"deepseek-v3", "h100x256", "decode-16k"},     {"deepseek-v3", "h100x256", "offline-2k-128"},
-      {"llama-3.1-405b", "h100x1024", "decode-16k"}, {"llama-3.1-405b", "h100x1024", "offline-2k-128"},
-  };
-  fmt::print("budget {} per run, {} seeds, {} threads; values are output tokens/s per GPU (bf16)\n\n", budget, seeds, threads);
-  fmt::print("{:<38} {:>9} | {:>9} {:>7} {:>7} | {:>9} {:>6} | {:>6} {:>6} {:>6} | {:>6} {:>6} {:>6} {:>6}\n", "case", "space", "exact",
-             "evals", "time s", "megatron", "time s", "rw", "sa", "ga", "rw", "sa", "ga", "exact");
-  fmt::print("{:<38} {:>9} | {:>9} {:>7} {:>7} | {:>9} {:>6} | {:^20} | {:^27}\n", "", "", "", "", "", "", "", "mean of 10 / rw mean",
-             "best of 10 / Megatron");
-  struct Row {
-    std::string label, sharding, degrees;
-    double exact = 0, megatron = 0;
-    double rw_calls = 0, sa_calls = 0, ga_calls = 0, rw_wall = 0, sa_wall = 0, ga_wall = 0;
-  };
-  std::vector<Row> rows;
+      {"llama-3.1-405b", "h100x1024", "decode-16k"}, {"llama-3.1-405b", "h100x1024", "offline-2k-128"}};
+  if (which != "ours") cases.insert(cases.end(), std::begin(paper), std::end(paper));
+  if (which != "paper") cases.insert(cases.end(), std::begin(ours), std::end(ours));
+  fmt::print("budget {} per run, {} seeds, {} threads; values are output tokens/s per GPU (bf16)\n", budget, seeds, threads);
+  fmt::print("per engine: mean/rw = mean of {} seeds over the random-walk mean (Table 1); best/meg = best of {} over Megatron\n"
+             "(Figure 3); mean/exact = mean over the exact optimum; calls = mean calls until the run's final best\n\n",
+             seeds, seeds);
+  int beats = 0, below = 0;
+  std::vector<std::string> notes;
   for (const Case& c : cases) {
     const ModelSpec m = *load_model(c.model);
     const ClusterSpec cl = *load_cluster(c.cluster);
@@ -82,33 +101,23 @@ int main(int argc, char** argv) {
     o.threads = threads;
     const SearchResult ex = search_exact(ctx, space, o);
     const SearchResult meg = search_megatron(ctx, space, o);
-    const EngineStats rw = run_seeds("rw", ctx, space, budget, seeds, threads);
-    const EngineStats sa = run_seeds("sa", ctx, space, budget, seeds, threads);
-    const EngineStats ga = run_seeds("ga", ctx, space, budget, seeds, threads);
     const std::string label = fmt::format("{} {} {}", c.model, c.cluster, c.workload);
-    fmt::print("{:<38} {:>9.3g} | {:>9.1f} {:>7} {:>7.2f} | {:>9.1f} {:>6.2f} | {:>6} {:>6} {:>6} | {:>6} {:>6} {:>6} {:>6}\n", label,
-               space.size(), ex.best_value, ex.calls, ex.wall_s, meg.best_value, meg.wall_s, ratio(rw.mean, rw.mean),
-               ratio(sa.mean, rw.mean), ratio(ga.mean, rw.mean), ratio(rw.best, meg.best_value), ratio(sa.best, meg.best_value),
-               ratio(ga.best, meg.best_value), ratio(ex.best_value, meg.best_value));
-    std::fflush(stdout);
-    Row r{label, ex.found ? sharding_to_string(ex.best.sharding) : "-",
-          ex.found ? fmt::format("tp {} attn_dp {} pp {} ep {} batch {}", ex.best.deg.tp, ex.best.deg.attn_dp, ex.best.deg.pp,
-                                 ex.best.deg.ep, ex.best.batch)
-                   : "-",
-          ex.best_value, meg.best_value, rw.calls_to_best, sa.calls_to_best, ga.calls_to_best, rw.wall, sa.wall, ga.wall};
-    rows.push_back(r);
-  }
-  fmt::print("\nexact optimum per case, mean calls until each engine's final best, and mean wall time per run:\n");
-  int beats = 0, below = 0;
-  for (const Row& r : rows) {
-    below += r.exact < r.megatron * (1 - 1e-12);
-    const bool beat = r.megatron > 0 ? r.exact > 1.01 * r.megatron : r.exact > 0;
-    beats += beat;
-    fmt::print("  {:<38} {:<40} {}{}\n", r.label, r.degrees, r.sharding, beat ? "  (beats Megatron by > 1%)" : "");
-    fmt::print("  {:<38} calls to best: rw {:.0f}, sa {:.0f}, ga {:.0f}; wall: rw {:.3f} s, sa {:.3f} s, ga {:.3f} s\n", "", r.rw_calls,
-               r.sa_calls, r.ga_calls, r.rw_wall, r.sa_wall, r.ga_wall);
+    fmt::print("{}  (space {:.3g})\n", label, space.size());
+    fmt::print("  exact    {:>9.1f} tok/s/GPU  {:>8} evals {:>6.2f} s   = {:.3f} x Megatron   {}\n", ex.best_value, ex.calls, ex.wall_s,
+               meg.best_value > 0 ? ex.best_value / meg.best_value : 0.0, ex.found ? sharding_to_string(ex.best.sharding) : "-");
+    fmt::print("  megatron {:>9.1f} tok/s/GPU  {:>8} evals {:>6.2f} s\n", meg.best_value, meg.calls, meg.wall_s);
+    double rw_mean = 0;
+    for (const std::string& e : engines) {
+      const EngineStats st = run_seeds(e.c_str(), ctx, space, budget, seeds, threads);
+      if (e == "rw") rw_mean = st.mean;
+      fmt::print("  {:<9}mean {:>8.1f}  mean/rw {:>6}  best/meg {:>6}  mean/exact {:>6}  calls {:>6.0f}  {:.3f} s/run\n", e, st.mean,
+                 ratio(st.mean, rw_mean), ratio(st.best, meg.best_value), ratio(st.mean, ex.best_value), st.calls_to_best, st.wall);
+      std::fflush(stdout);
+    }
+    below += ex.best_value < meg.best_value * (1 - 1e-12);
+    if (meg.best_value > 0 ? ex.best_value > 1.01 * meg.best_value : ex.best_value > 0) ++beats;
   }
   fmt::print("\nexact beats Megatron by more than 1% on {} of {} cases; exact below Megatron on {} cases (must be 0: it searches a superset)\n",
-             beats, rows.size(), below);
+             beats, cases.size(), below);
   return below == 0 ? 0 : 1;
 }

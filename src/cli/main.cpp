@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "core/fields.hpp"
 #include "cost/simulator.hpp"
 #include "hardware/cluster.hpp"
 #include "model/loader.hpp"
@@ -17,6 +18,7 @@
 #include "report/simulate.hpp"
 #include "report/plan_report.hpp"
 #include "search/search.hpp"
+#include "search/rl/agent.hpp"
 #include "plan/plan_json.hpp"
 #include "workload/workload.hpp"
 
@@ -172,7 +174,7 @@ int run_simulate(SimulateArgs a) {
 }
 
 struct PlanArgs {
-  std::string model, cluster, workload, engine = "exact", out;
+  std::string model, cluster, workload, engine = "exact", out, save_policy, load_policy;
   WorkloadOverrides overrides;
   std::int64_t budget = 4000;
   double time_limit = 0;
@@ -209,9 +211,36 @@ int run_plan(const PlanArgs& a) {
                    static_cast<long long>(calls), static_cast<long long>(a.budget), best, elapsed, left.c_str());
     };
   }
+  const bool rl_engine = a.engine == "rl" || a.engine == "rl-paper";
+  if ((!a.save_policy.empty() || !a.load_policy.empty()) && !rl_engine) {
+    return fail(Error{"--save-policy/--load-policy", "", "--search rl or rl-paper", "--search " + a.engine});
+  }
+  std::optional<rl::Policy> warm;
+  if (!a.load_policy.empty()) {
+    auto text = read_text_file(a.load_policy);
+    if (!text) return fail(text.error());
+    auto p = rl::Policy::load(*text, a.load_policy);
+    if (!p) return fail(p.error());
+    if (p->dims().action_heads != rl::dims_for(space, p->dims().records).action_heads) {
+      std::fprintf(stderr, "shardwise: %s was trained on a space with other action heads: starting cold\n", a.load_policy.c_str());
+    }
+    warm = std::move(p).value();
+  }
   PlanOutcome o;
   o.space_size = space.size();
-  o.search = engine(ctx, space, opt);
+  if (rl_engine) {
+    rl::AgentSettings settings;
+    if (a.engine == "rl") settings.exploit = 0.5;
+    std::unique_ptr<rl::Policy> trained;
+    o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained);
+    if (!a.save_policy.empty() && trained) {
+      std::ofstream f(a.save_policy);
+      f << trained->save();
+      if (!f) return fail(Error{a.save_policy, "", "a writable file", "a write error"});
+    }
+  } else {
+    o.search = engine(ctx, space, opt);
+  }
   if (tty) std::fputc('\n', stderr);
   SearchOptions base_opt = opt;
   base_opt.progress = nullptr;
@@ -305,11 +334,14 @@ int main(int argc, char** argv) {
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);
-  plan->add_option("--search", pa.engine, "Search engine: exact (the provable optimum; default), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
+  plan->add_option("--search", pa.engine, "Search engine: exact (the provable optimum; default), megatron, rw (random walk), sa (simulated annealing), ga (genetic), "
+                 "rl-paper (Learning to Shard as published), rl (with exploitation of the best elite)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
   plan->add_option("--time-limit", pa.time_limit, "Stop the search after this many seconds (default: none)");
   plan->add_option("--seed", pa.seed, "Random seed (default 1); the same seed gives the same plan whatever --threads");
   plan->add_option("--threads", pa.threads, "Threads for parallel evaluation (default: all cores)");
+  plan->add_option("--save-policy", pa.save_policy, "With --search rl or rl-paper: write the trained policy network to this file");
+  plan->add_option("--load-policy", pa.load_policy, "With --search rl or rl-paper: start from a saved policy instead of a random one");
   plan->add_option("--out", pa.out, "Write the chosen plan as plan.json (docs/plan-format.md)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 

@@ -73,8 +73,14 @@ if [ -n "$planned" ] && [ "$planned" = "$replayed" ]; then ok; else bad "plan --
 one=$("$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --search ga --budget 800 --seed 7 --threads 1 --json | grep -m1 '"sharding"')
 two=$("$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --search ga --budget 800 --seed 7 --threads 2 --json | grep -m1 '"sharding"')
 if [ "$one" = "$two" ]; then ok; else bad "the same seed gave different plans with 1 and 2 threads"; fi
-expect 2 '--search: expected one of exact, megatron, rw, sa, ga' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
+expect 2 '--search: expected one of exact, megatron, rw, sa, ga, rl, rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
 expect 2 '--budget: expected a positive number' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 0
+
+# RL: policy saved and loaded again
+expect 0 'time split +policy network' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --save-policy "$tmp/pol.txt"
+expect 0 'search +rl ' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --load-policy "$tmp/pol.txt"
+expect 2 'expected --search rl or rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --save-policy "$tmp/x"
+expect 2 'expected a policy saved by shardwise' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --load-policy "$data/bad/EXPECTED.tsv"
 
 # Bad input: exit code 2, a message naming the file and the field, no crash.
 expect 2 'm07-heads-not-dividing\.json: field .num_attention_heads.' -- describe --model "$data/bad/m07-heads-not-dividing.json"
