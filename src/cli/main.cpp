@@ -115,6 +115,25 @@ int run_describe(const DescribeArgs& a) {
   return 0;
 }
 
+// The three inputs of simulate and plan, with the workload overrides applied.
+struct Inputs {
+  ModelSpec model;
+  ClusterSpec cluster;
+  Workload workload;
+};
+Expected<Inputs> load_inputs(const std::string& model, const std::string& cluster, const std::string& workload,
+                             const WorkloadOverrides& overrides) {
+  auto m = load_model(model);
+  if (!m) return m.error();
+  auto c = load_cluster(cluster);
+  if (!c) return c.error();
+  auto wl = load_workload(workload);
+  if (!wl) return wl.error();
+  auto w = apply_overrides(std::move(wl).value(), overrides);
+  if (!w) return w.error();
+  return Inputs{std::move(m).value(), std::move(c).value(), std::move(w).value()};
+}
+
 struct SimulateArgs {
   std::string model, cluster, workload, sharding = "megatron", plan_file;
   WorkloadOverrides overrides;
@@ -151,22 +170,16 @@ int run_simulate(SimulateArgs a) {
   if (a.model.empty()) return fail(Error{"simulate", "", "--model (or a --plan file naming one)", "none"});
   if (a.cluster.empty()) return fail(Error{"simulate", "", "--cluster (or a --plan file naming one)", "none"});
   if (a.workload.empty()) a.workload = "decode-16k";
-  auto model = load_model(a.model);
-  if (!model) return fail(model.error());
-  auto cluster = load_cluster(a.cluster);
-  if (!cluster) return fail(cluster.error());
-  auto wl = load_workload(a.workload);
-  if (!wl) return fail(wl.error());
-  auto w = apply_overrides(std::move(wl).value(), a.overrides);
-  if (!w) return fail(w.error());
+  auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
+  if (!in) return fail(in.error());
   if (a.tp) plan.deg.tp = *a.tp;
   if (a.pp) plan.deg.pp = *a.pp;
   if (a.ep) plan.deg.ep = *a.ep;
   if (a.attn_dp) plan.deg.attn_dp = *a.attn_dp;
   if (a.replicas) plan.deg.replicas = *a.replicas;
   if (a.micro_batches) plan.micro_batches = *a.micro_batches;
-  plan.batch = w->batch.value_or(0);
-  const SimContext ctx = make_context(*model, *cluster, *w, cost_params_for(cluster->gpu.name));
+  plan.batch = in->workload.batch.value_or(0);
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
@@ -188,16 +201,10 @@ int run_plan(const PlanArgs& a) {
   if (!engine) return fail(Error{"--search", "", std::string("one of ") + engine_names(), "'" + a.engine + "'"});
   if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
   if (a.time_limit < 0) return fail(Error{"--time-limit", "", "seconds >= 0 (0: none)", fmt::format("{}", a.time_limit)});
-  auto model = load_model(a.model);
-  if (!model) return fail(model.error());
-  auto cluster = load_cluster(a.cluster);
-  if (!cluster) return fail(cluster.error());
-  auto wl = load_workload(a.workload);
-  if (!wl) return fail(wl.error());
-  auto w = apply_overrides(std::move(wl).value(), a.overrides);
-  if (!w) return fail(w.error());
-  const SimContext ctx = make_context(*model, *cluster, *w, cost_params_for(cluster->gpu.name));
-  const SearchSpace space = make_space(*model, *cluster, *w);
+  auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
+  if (!in) return fail(in.error());
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload);
   SearchOptions opt;
   opt.budget = a.budget;
   opt.time_limit_s = a.time_limit;
