@@ -236,8 +236,7 @@ int run_plan(const PlanArgs& a) {
   PlanOutcome o;
   o.space_size = space.size();
   if (rl_engine) {
-    rl::AgentSettings settings;
-    if (a.engine == "rl") settings.exploit = 0.5;
+    const rl::AgentSettings settings = a.engine == "rl" ? rl::improved_settings() : rl::AgentSettings{};
     std::unique_ptr<rl::Policy> trained;
     o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained);
     if (!a.save_policy.empty() && trained) {

@@ -229,9 +229,7 @@ SearchResult search_rl_paper(const SimContext& ctx, const SearchSpace& space, Se
   return rl::search_rl(ctx, space, opt, rl::AgentSettings{});
 }
 SearchResult search_rl_improved(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
-  rl::AgentSettings s;
-  s.exploit = 0.5;
-  return rl::search_rl(ctx, space, opt, s);
+  return rl::search_rl(ctx, space, opt, rl::improved_settings());
 }
 }  // namespace
 

@@ -80,6 +80,13 @@ void ppo_step(Policy& pol, Adam& adam, Params<float>& g, const std::vector<Sampl
 
 }  // namespace
 
+AgentSettings improved_settings() {
+  AgentSettings s;
+  s.exploit = 0.5;
+  s.sweep_every = 8;
+  return s;
+}
+
 PolicyDims dims_for(const SearchSpace& space, int elites) {
   PolicyDims d;
   d.records = elites;
@@ -124,7 +131,43 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     rollout.clear();
   };
   reinit();
+  std::int64_t steps = 0;
+  std::size_t sweep_head = 0;
+  const auto admit = [&](const Action& a, double raw) {
+    // elite deque: fill, or replace the worst if better; kept best first
+    const bool dup = std::any_of(elites.begin(), elites.end(), [&](const Elite& e) { return e.action == a; });
+    if (dup) return;
+    if (static_cast<int>(elites.size()) < s.elites) {
+      elites.push_back({a, raw});
+    } else if (raw > elites.back().value) {
+      elites.back() = {a, raw};
+    }
+    std::stable_sort(elites.begin(), elites.end(), [](const Elite& x, const Elite& y) { return x.value > y.value; });
+  };
   while (!t.exhausted()) {
+    // the `rl` variant's coordinate sweep: every value of one head around the best elite, in one batch
+    if (s.sweep_every > 0 && !elites.empty() && steps > 0 && steps % s.sweep_every == 0) {
+      for (int tries = 0; tries < kNumHeads && sizes[sweep_head % sizes.size()] < 2; ++tries) ++sweep_head;
+      const std::size_t h = sweep_head++ % sizes.size();
+      std::vector<Action> batch;
+      for (int v = 0; v < sizes[h]; ++v) {
+        if (v == elites.front().action[h]) continue;
+        Action a = elites.front().action;
+        a[h] = static_cast<std::uint16_t>(v);
+        batch.push_back(a);
+      }
+      const double ts = now_seconds();
+      const std::vector<double> vals = t.evaluate(batch);
+      st.simulator_s += now_seconds() - ts;
+      for (std::size_t i = 0; i < vals.size(); ++i) {
+        if (vals[i] <= 0) continue;
+        if (ref <= 0) ref = vals[i];
+        best = std::max(best, vals[i]);
+        admit(batch[i], vals[i]);
+      }
+      if (t.exhausted()) break;
+    }
+    ++steps;
     const std::int64_t used = budget - t.remaining();
     if (used >= chunk_end) reinit();
     const double t0 = now_seconds();
@@ -173,16 +216,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       if (ref <= 0) ref = raw;
       reward = s.alpha * raw / ref + s.beta * (raw - best) / ref;
       best = std::max(best, raw);
-      // elite deque: fill, or replace the worst if better; kept best first
-      const bool dup = std::any_of(elites.begin(), elites.end(), [&](const Elite& e) { return e.action == a; });
-      if (!dup) {
-        if (static_cast<int>(elites.size()) < s.elites) {
-          elites.push_back({a, raw});
-        } else if (raw > elites.back().value) {
-          elites.back() = {a, raw};
-        }
-        std::stable_sort(elites.begin(), elites.end(), [](const Elite& x, const Elite& y) { return x.value > y.value; });
-      }
+      admit(a, raw);
     }
     rollout.push_back({obs, a, log_prob(*pol, c.logits, a), static_cast<double>(c.value), reward});
     if (static_cast<int>(rollout.size()) == s.rollout) {

@@ -25,12 +25,16 @@ struct AgentSettings {
   double max_grad_norm = 0.5;
   // improvements over the paper (the `rl` engine; `rl-paper` keeps all of these off)
   double exploit = 0.0;        // probability of proposing a one-head mutation of the best elite instead of a policy sample
+  int sweep_every = 0;         // every this many policy steps, try every value of one head on the best elite (0: never)
 };
 
 struct AgentStats {
   double policy_s = 0, simulator_s = 0;
   int early_exits = 0, reinits = 0;
 };
+
+// The `rl` engine's settings: the paper's plus exploitation and coordinate sweeps.
+AgentSettings improved_settings();
 
 // Runs the agent; `warm` (optional) starts every chunk from a saved policy instead
 // of a random one (the dims must match the space). `trained` receives the last network.
