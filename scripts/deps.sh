@@ -20,3 +20,5 @@ install_missing() {
 # The packages every build needs (compiler, CMake, libraries).
 SHARDWISE_BUILD_DEPS=(g++ cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev libeigen3-dev)
 SHARDWISE_TEST_DEPS=(libgtest-dev libgmock-dev)
+# The browser test of the HTML report (tests/report): Debian's Chromium and a font for its text.
+SHARDWISE_BROWSER_DEPS=(chromium fonts-dejavu-core)

@@ -17,6 +17,7 @@
 #include "report/listing.hpp"
 #include "report/simulate.hpp"
 #include "report/plan_report.hpp"
+#include "report/html_report.hpp"
 #include "search/search.hpp"
 #include "search/rl/agent.hpp"
 #include "plan/plan_json.hpp"
@@ -187,7 +188,8 @@ int run_simulate(SimulateArgs a) {
 }
 
 struct PlanArgs {
-  std::string model, cluster, workload, engine = "exact", out, save_policy, load_policy;
+  std::string model, cluster, workload, engine = "exact", out, save_policy, load_policy, report;
+  std::vector<std::string> compare;
   WorkloadOverrides overrides;
   std::int64_t budget = 4000;
   double time_limit = 0;
@@ -217,6 +219,15 @@ int run_plan(const PlanArgs& a) {
       std::fprintf(stderr, "\r  %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s%s   ", a.engine.c_str(),
                    static_cast<long long>(calls), static_cast<long long>(a.budget), best, elapsed, left.c_str());
     };
+  }
+  for (const auto& name : a.compare) {
+    if (!find_engine(name)) return fail(Error{"--compare", "", std::string("engine names from ") + engine_names(), "'" + name + "'"});
+  }
+  opt.record_points = !a.report.empty();
+  std::ofstream report_file;
+  if (!a.report.empty()) {  // opened before the search: a bad path fails at once
+    report_file.open(a.report);
+    if (!report_file) return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});
   }
   const bool rl_engine = a.engine == "rl" || a.engine == "rl-paper";
   if ((!a.save_policy.empty() || !a.load_policy.empty()) && !rl_engine) {
@@ -248,6 +259,18 @@ int run_plan(const PlanArgs& a) {
     o.search = engine(ctx, space, opt);
   }
   if (tty) std::fputc('\n', stderr);
+  for (const auto& name : a.compare) {
+    if (name == a.engine) continue;
+    SearchOptions copt = opt;
+    if (tty) {
+      copt.progress = [&](std::int64_t calls, double best, double elapsed) {
+        std::fprintf(stderr, "\r  compare %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s   ", name.c_str(), static_cast<long long>(calls),
+                     static_cast<long long>(a.budget), best, elapsed);
+      };
+    }
+    o.compared.push_back(find_engine(name)(ctx, space, copt));
+    if (tty) std::fputc('\n', stderr);
+  }
   SearchOptions base_opt = opt;
   base_opt.progress = nullptr;
   base_opt.time_limit_s = 0;
@@ -255,12 +278,25 @@ int run_plan(const PlanArgs& a) {
   PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides};
   file.overrides.batch.reset();  // the plan carries its own batch
   if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
-  if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best);
+  if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);
+  if (!a.report.empty() && o.search.found) {
+    // the chosen plan at every batch of the ladder: its own throughput-latency curve
+    for (const std::int64_t per_group : space.batch) {
+      Plan p = o.search.best;
+      p.batch = per_group * p.deg.attn_dp;
+      if (auto pt = eval_point(ctx, p, evaluate(ctx, p, nullptr, false))) o.sweep.push_back(*pt);
+    }
+  }
   if (!a.out.empty()) {
     if (!o.search.found) return fail(Error{"--out", "", "a feasible plan to write", "none found"});
     std::ofstream f(a.out);
     f << plan_to_json(file) << "\n";
     if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
+  }
+  if (report_file.is_open()) {
+    report_file << plan_html(ctx, file, o);
+    report_file.close();
+    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
   }
   print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
   return 0;
@@ -349,6 +385,12 @@ int main(int argc, char** argv) {
   plan->add_option("--save-policy", pa.save_policy, "With --search rl or rl-paper: write the trained policy network to this file");
   plan->add_option("--load-policy", pa.load_policy, "With --search rl or rl-paper: start from a saved policy instead of a random one");
   plan->add_option("--out", pa.out, "Write the chosen plan as plan.json (docs/plan-format.md)");
+  plan->add_option("--report", pa.report,
+                   "Write a self-contained HTML report (summary, per-op table, time per op, memory, convergence, throughput-latency "
+                   "frontier)");
+  plan->add_option("--compare", pa.compare, "Also run these engines (comma-separated, e.g. rw,sa,rl) with the same budget and seed; "
+                   "listed in the output and the report's convergence chart")
+      ->delimiter(',');
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
   try {

@@ -42,6 +42,16 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
   } else {
     out += "             no feasible Megatron plan\n";
   }
+  if (!o.compared.empty()) {
+    out += fmt::format("\n{:<10} {:>14} {:>10} {:>8} {:>10} {:>12} {:>8}\n", "engine", "best", "of chosen", "calls", "infeasible",
+                       "best at call", "wall s");
+    std::vector<const SearchResult*> runs{&s};
+    for (const auto& r : o.compared) runs.push_back(&r);
+    for (const SearchResult* r : runs) {
+      out += fmt::format("{:<10} {:>14.1f} {:>9.1f}% {:>8} {:>10} {:>12} {:>8.2f}\n", r->engine, r->best_value,
+                         s.best_value > 0 ? 100.0 * r->best_value / s.best_value : 0.0, r->calls, r->invalid_calls, r->best_call, r->wall_s);
+    }
+  }
   return out;
 }
 
@@ -72,6 +82,12 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
     if (o.metrics && o.baseline_metrics->objective > 0) j["ratio_vs_megatron"] = o.metrics->objective / o.baseline_metrics->objective;
   }
   j["baseline_megatron"] = base;
+  json cmp = json::array();
+  for (const auto& r : o.compared) {
+    cmp.push_back({{"engine", r.engine}, {"found", r.found}, {"best_objective", r.best_value}, {"evaluations", r.calls},
+                   {"invalid_evaluations", r.invalid_calls}, {"first_best_call", r.best_call}, {"wall_s", r.wall_s}});
+  }
+  j["compared"] = cmp;
   return j.dump(2);
 }
 

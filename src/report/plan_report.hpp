@@ -2,6 +2,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost/simulator.hpp"
 #include "plan/plan_json.hpp"
@@ -16,6 +17,10 @@ struct PlanOutcome {
   SearchResult baseline;  // the Megatron heuristic (exhaustive degrees, Megatron sharding)
   std::optional<Metrics> baseline_metrics;
   double space_size = 0;
+  // For the HTML report (filled when one is asked for):
+  Breakdown baseline_breakdown;
+  std::vector<SearchResult> compared;  // --compare engines, same budget and seed
+  std::vector<EvalPoint> sweep;        // the chosen plan over the batch ladder
 };
 
 std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o);

@@ -9,14 +9,6 @@ namespace shardwise {
 namespace {
 using nlohmann::json;
 
-std::string op_label(const SimContext& ctx, const OpCost& o) {
-  if (o.layer_class < 0) return o.op;
-  const LayerShape& s = ctx.graph.classes[static_cast<std::size_t>(o.layer_class)];
-  std::string cls = s.moe ? "moe" : "dense";
-  if (s.window > 0) cls += fmt::format("/swa{}", s.window);
-  return fmt::format("{}:{}", cls, o.op);
-}
-
 json metrics_json(const Metrics& m) {
   json j;
   j["feasible"] = m.feasible();
@@ -39,6 +31,14 @@ json metrics_json(const Metrics& m) {
   return j;
 }
 }  // namespace
+
+std::string op_label(const SimContext& ctx, const OpCost& o) {
+  if (o.layer_class < 0) return o.op;
+  const LayerShape& s = ctx.graph.classes[static_cast<std::size_t>(o.layer_class)];
+  std::string cls = s.moe ? "moe" : "dense";
+  if (s.window > 0) cls += fmt::format("/swa{}", s.window);
+  return fmt::format("{}:{}", cls, o.op);
+}
 
 std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
   json j = metrics_json(m);

@@ -5,6 +5,8 @@
 #include "cost/simulator.hpp"
 
 namespace shardwise {
+// "moe:ffn1", "dense/swa128:attention", "lm_head": an op of the breakdown with its layer class.
+std::string op_label(const SimContext& ctx, const OpCost& o);
 std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd);
 std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd);
 }  // namespace shardwise

@@ -49,6 +49,9 @@ std::vector<double> Tracker::evaluate(const std::vector<Action>& actions) {
       result_.found = true;
     }
     result_.history.push_back({result_.calls, m.objective, result_.best_value});
+    if (opt_.record_points) {
+      if (auto pt = eval_point(ctx_, plans_[i], m)) result_.points.push_back(*pt);
+    }
   }
   if (opt_.progress) {
     const double t = now_seconds();
@@ -58,6 +61,20 @@ std::vector<double> Tracker::evaluate(const std::vector<Action>& actions) {
     }
   }
   return values_;
+}
+
+std::optional<EvalPoint> eval_point(const SimContext& ctx, const Plan& plan, const Metrics& m) {
+  const bool slo = m.infeasible == Infeasible::kTpotSlo || m.infeasible == Infeasible::kTtftSlo;
+  if (!m.feasible() && !slo) return std::nullopt;
+  EvalPoint p;
+  const bool prefill = ctx.workload.mode == Mode::kPrefill;
+  p.latency_s = prefill ? m.ttft_s : m.tpot_s;
+  p.throughput = prefill ? m.input_tok_s_per_gpu : m.output_tok_s_per_gpu;
+  p.meets_slo = m.feasible();
+  p.deg = plan.deg;
+  p.batch = m.batch;
+  p.megatron_sharding = plan.sharding == megatron_sharding();
+  return p;
 }
 
 double Tracker::evaluate_one(const Action& a) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,24 @@ struct SearchOptions {
   int threads = 1;
   // Called at most every ~0.2 s: calls used, best value, elapsed seconds.
   std::function<void(std::int64_t, double, double)> progress;
+  // Keep every evaluated plan that fits memory (SearchResult::points), for the
+  // report's throughput-latency frontier. Off in searches that do not need it.
+  bool record_points = false;
 };
+
+// One evaluated plan that fits memory: its latency (TPOT; TTFT for prefill) and
+// throughput per GPU (output tokens/s; input tokens/s for prefill), and whether it
+// meets the SLOs (a plan over an SLO still has a latency and a throughput).
+struct EvalPoint {
+  double latency_s = 0;
+  double throughput = 0;
+  bool meets_slo = false;
+  Degrees deg;
+  std::int64_t batch = 0;
+  bool megatron_sharding = true;
+};
+// The point of a plan's metrics; nullopt when it does not fit memory or is invalid.
+std::optional<EvalPoint> eval_point(const SimContext& ctx, const Plan& plan, const Metrics& m);
 
 struct HistoryPoint {
   std::int64_t call = 0;  // 1-based index of the evaluator call
@@ -39,6 +57,7 @@ struct SearchResult {
   double wall_s = 0;
   bool stopped_by_time = false;
   double policy_s = 0, simulator_s = 0;  // the RL engines' split of wall time (0 for the others)
+  std::vector<EvalPoint> points;         // with SearchOptions::record_points
 };
 
 // The evaluator and bookkeeping shared by every engine: budget, time limit,

@@ -76,6 +76,13 @@ if [ "$one" = "$two" ]; then ok; else bad "the same seed gave different plans wi
 expect 2 '--search: expected one of exact, megatron, rw, sa, ga, rl, rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
 expect 2 '--budget: expected a positive number' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 0
 
+# The HTML report and engines compared beside the chosen one
+expect 0 '^sa .*100\.0%' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search sa --compare rw,ga --budget 300 --report "$tmp/r.html"
+if grep -q 'data-chart="frontier"' "$tmp/r.html" && grep -q '<td>ga</td>' "$tmp/r.html"; then ok; else bad "--report wrote no frontier chart or no ga row"; fi
+expect 0 '"compared": \[' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --compare rw --budget 100 --json
+expect 2 '--compare: expected engine names from exact, megatron' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --compare rw,magic
+expect 2 '--report: expected a writable file path' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --report /no/such/dir/r.html
+
 # RL: policy saved and loaded again
 expect 0 'time split +policy network' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --save-policy "$tmp/pol.txt"
 expect 0 'search +rl ' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --load-policy "$tmp/pol.txt"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The HTML report in a real browser: makes reports with `shardwise plan --report`,
+# checks they fetch nothing, opens them in headless Chromium (Debian's package,
+# installed by ./test.sh), takes PNG screenshots, fails on any console message,
+# and measures every chart's laid-out size, data marks, ticks, axis labels and
+# legend from inside the page. Two negative controls prove each check can fail.
+# Usage: report_browser_test.sh SHARDWISE_BINARY OUT_DIR
+set -uo pipefail
+bin=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+failures=0
+pass() { echo "PASS $*"; }
+failed() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ]; then
+  echo "FAIL chromium is not installed (./test.sh installs Debian's chromium package)"
+  exit 1
+fi
+
+browser() {  # browser OUT_PREFIX ARGS... : runs headless Chromium, stderr to OUT_PREFIX.log
+  local prefix=$1
+  shift
+  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+    --user-data-dir="$out/profile" --enable-logging=stderr --v=0 "$@" 2>"$prefix.log"
+}
+
+# self-contained: nothing that could fetch (scripts, src/href, imports, external url())
+check_self_contained() {
+  local f=$1
+  if grep -Eq '<script|<link|<img|<iframe|src=|href=|@import' "$f" || grep -Eo 'url\([^#)]' "$f" | grep -q .; then
+    return 1
+  fi
+  return 0
+}
+
+# console messages (errors, CSP violations, failed loads) are logged as ":CONSOLE"
+check_console() { ! grep -q ':CONSOLE' "$1"; }
+
+# a copy of a report with the probe script appended and the CSP (which forbids scripts) removed
+probe() {  # probe REPORT NAME -> prints the chart lines
+  local report=$1 name=$2
+  { sed -e 's#<meta http-equiv="Content-Security-Policy"[^>]*>##' -e 's#</body></html>$##' "$report"
+    echo '<script>'
+    cat "$here/probe.js"
+    echo '</script></body></html>'; } >"$out/$name.probe.html"
+  browser "$out/$name.probe" --window-size=1000,3000 --dump-dom "file://$out/$name.probe.html" >"$out/$name.dom.html"
+  awk '/<pre id="probe-verdict">PROBE-BEGIN/{on=1; next} /PROBE-END/{on=0} on' "$out/$name.dom.html"
+}
+
+check_report() {  # check_report NAME REPORT
+  local name=$1 report=$2
+  if check_self_contained "$report"; then pass "$name: self-contained (no script, link, src, href, import or external url)"; else
+    failed "$name: the report references something outside itself"; fi
+  if browser "$out/$name.shot" --window-size=1000,5600 --screenshot="$out/$name.png" "file://$report" >/dev/null; then
+    pass "$name: Chromium rendered it"; else failed "$name: Chromium exited non-zero (see $out/$name.shot.log)"; fi
+  local size
+  size=$(stat -c %s "$out/$name.png" 2>/dev/null || echo 0)
+  if [ "$size" -gt 50000 ]; then pass "$name: screenshot $out/$name.png ($size bytes)"; else failed "$name: screenshot missing or blank ($size bytes)"; fi
+  if check_console "$out/$name.shot.log"; then pass "$name: no console messages"; else
+    failed "$name: console messages:"; grep ':CONSOLE' "$out/$name.shot.log"; fi
+  local lines ok
+  lines=$(probe "$report" "$name")
+  echo "$lines" | sed 's/^/     /'
+  ok=$(echo "$lines" | grep -c ' OK ')
+  if [ "$ok" -eq 5 ] && ! echo "$lines" | grep -q FAIL; then pass "$name: all 5 charts laid out with data, ticks, axis labels and legends"; else
+    failed "$name: $ok of 5 charts passed"; fi
+  if check_console "$out/$name.probe.log"; then pass "$name: probe ran without console messages"; else
+    failed "$name: probe console:"; grep ':CONSOLE' "$out/$name.probe.log"; fi
+}
+
+# 1. multi-node MoE decode with an SLO, four engines compared
+"$bin" plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --budget 2000 \
+  --compare rw,sa,rl --report "$out/deepseek.html" >"$out/deepseek.txt" || failed "plan deepseek-v3 exited non-zero"
+check_report deepseek "$out/deepseek.html"
+# 2. single-node dense offline workload (TPOT and TTFT), Megatron as the chosen engine, with annealing beside it
+"$bin" plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search megatron --compare sa --budget 1000 \
+  --report "$out/llama.html" >"$out/llama.txt" || failed "plan llama-3.1-70b exited non-zero"
+check_report llama "$out/llama.html"
+
+# negative control 1: a chart with its data removed must fail the probe
+sed -e 's#<g class="data" clip-path="url(\#clip-frontier)">.*</g><line class="ref"#<g></g><line class="ref"#' "$out/deepseek.html" >"$out/broken-chart.html"
+if probe "$out/broken-chart.html" broken-chart | grep -q 'chart frontier FAIL'; then pass "control: an empty frontier chart is caught"; else
+  failed "control: an empty frontier chart was not caught"; fi
+# negative control 2: an external image must show up as a console message and fail self-containment
+sed -e 's#<section id="summary">#<img src="http://127.0.0.1:9/x.png"><section id="summary">#' "$out/deepseek.html" >"$out/broken-fetch.html"
+browser "$out/broken-fetch" --screenshot="$out/broken-fetch.png" "file://$out/broken-fetch.html" >/dev/null
+if ! check_console "$out/broken-fetch.log"; then pass "control: a blocked external fetch is logged to the console"; else
+  failed "control: a blocked external fetch was not seen"; fi
+if ! check_self_contained "$out/broken-fetch.html"; then pass "control: an external reference fails self-containment"; else
+  failed "control: an external reference passed self-containment"; fi
+
+echo "report browser test: $failures failure(s); screenshots in $out"
+[ "$failures" -eq 0 ]
