@@ -18,6 +18,7 @@
 #include "report/simulate.hpp"
 #include "report/plan_report.hpp"
 #include "report/html_report.hpp"
+#include "report/launch.hpp"
 #include "search/search.hpp"
 #include "search/rl/agent.hpp"
 #include "plan/plan_json.hpp"
@@ -302,6 +303,35 @@ int run_plan(const PlanArgs& a) {
   return 0;
 }
 
+struct LaunchArgs {
+  std::string plan_file, engine, model_path, head_address = "<HEAD_NODE_IP>";
+  int port = 0;
+};
+
+int run_launch(const LaunchArgs& a) {
+  const auto engine = parse_serve_engine(a.engine);
+  if (!engine) return fail(Error{"--engine", "", "one of vllm, sglang, trtllm", "'" + a.engine + "'"});
+  if (a.port < 0 || a.port > 65535) return fail(Error{"--port", "", "a TCP port (1-65535, 0: the engine's default)", std::to_string(a.port)});
+  auto f = load_plan_file(a.plan_file);
+  if (!f) return fail(f.error());
+  if (f->model.empty() || f->cluster.empty() || f->workload.empty()) {
+    return fail(Error{a.plan_file, "model/cluster/workload", "the names the plan was made for (written by 'shardwise plan --out')", "none"});
+  }
+  auto in = load_inputs(f->model, f->cluster, f->workload, f->overrides);  // the plan carries its batch
+  if (!in) return fail(in.error());
+  if (auto why = validate_plan(f->plan, in->model, in->cluster)) return fail(Error{a.plan_file, "plan", "a plan valid on its model and cluster", *why});
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload);
+  const EngineFit fit = fit_engine(*engine, ctx, space, f->plan);
+  LaunchOptions o;
+  o.engine = *engine;
+  o.model_path = a.model_path;
+  o.head_address = a.head_address;
+  o.port = a.port;
+  print(launch_text(ctx, *f, fit, o));
+  return 0;
+}
+
 int run_models(bool json) {
   std::vector<ModelSpec> models;
   for (const auto& name : model_preset_names()) {
@@ -393,6 +423,14 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
+  LaunchArgs la;
+  auto* launch = app.add_subcommand("launch", "Print the commands that start a plan on vLLM, SGLang or TensorRT-LLM (docs/launch.md)");
+  launch->add_option("--plan", la.plan_file, "A plan.json written by 'shardwise plan --out'")->required();
+  launch->add_option("--engine", la.engine, "vllm, sglang or trtllm")->required();
+  launch->add_option("--model-path", la.model_path, "The checkpoint (HF repo id or folder); default: the preset's HF repository");
+  launch->add_option("--head-address", la.head_address, "The head node's address for multi-node plans (default: a placeholder)");
+  launch->add_option("--port", la.port, "The HTTP port of the first instance (default: the engine's)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -415,5 +453,6 @@ int main(int argc, char** argv) {
   if (describe->parsed()) return run_describe(d);
   if (simulate->parsed()) return run_simulate(sa);
   if (plan->parsed()) return run_plan(pa);
+  if (launch->parsed()) return run_launch(la);
   return 0;
 }

@@ -653,7 +653,6 @@ void check_slo(const Workload& w, Metrics& out, bool explain) {
   }
 }
 
-constexpr std::int64_t kPrefillChunkTokens = 8192;  // tokens per prefill iteration in a serving engine
 
 // Metrics of a plan at a concrete batch.
 Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Breakdown* bd, bool explain) {

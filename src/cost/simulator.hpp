@@ -88,6 +88,9 @@ struct SimContext {
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});
 
+// Tokens per prefill iteration of a serving engine (chunked prefill), in the offline mode.
+constexpr std::int64_t kPrefillChunkTokens = 8192;
+
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
 // the largest concurrency that fits memory and meets the SLOs. `bd` (optional)
 // receives the per-op breakdown of the evaluated step.

@@ -83,6 +83,15 @@ expect 0 '"compared": \[' -- plan --model llama-3.1-8b --cluster h100x8 --worklo
 expect 2 '--compare: expected engine names from exact, megatron' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --compare rw,magic
 expect 2 '--report: expected a writable file path' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --report /no/such/dir/r.html
 
+# launch: commands for a saved plan
+expect 0 'search' -- plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --out "$tmp/ds.json"
+expect 0 '--data-parallel-start-rank 8' -- launch --plan "$tmp/ds.json" --engine vllm
+expect 0 '--node-rank 7' -- launch --plan "$tmp/ds.json" --engine sglang --head-address node0.cluster.local
+expect 0 'trtllm-llmapi-launch trtllm-serve /models/ds' -- launch --plan "$tmp/ds.json" --engine trtllm --model-path /models/ds
+expect 2 '--engine: expected one of vllm, sglang, trtllm, found .tgi.' -- launch --plan "$tmp/ds.json" --engine tgi
+expect 2 'no-such\.json' -- launch --plan "$tmp/no-such.json" --engine vllm
+expect 2 '--port: expected a TCP port' -- launch --plan "$tmp/ds.json" --engine vllm --port 70000
+
 # RL: policy saved and loaded again
 expect 0 'time split +policy network' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --save-policy "$tmp/pol.txt"
 expect 0 'search +rl ' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --load-policy "$tmp/pol.txt"

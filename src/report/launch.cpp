@@ -1,0 +1,455 @@
+#include "report/launch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace shardwise {
+namespace {
+
+bool attention_dp(const Degrees& d) { return d.attn_dp > 1; }
+
+int slot_choice(Slot s, const char* name) { return find_choice(static_cast<int>(s), name); }
+
+// Metrics equal up to rounding: the same objective, latency and memory.
+bool same_cost(const Metrics& a, const Metrics& b) {
+  auto eq = [](double x, double y) { return std::fabs(x - y) <= 1e-12 * std::max({1.0, std::fabs(x), std::fabs(y)}); };
+  return a.infeasible == b.infeasible && eq(a.objective, b.objective) && eq(a.tpot_s, b.tpot_s) && eq(a.ttft_s, b.ttft_s) &&
+         eq(a.memory.total().value(), b.memory.total().value());
+}
+
+std::string degrees_line(const SimContext& ctx, const Plan& p, const Metrics& m) {
+  std::string s = fmt::format("tp {} x attn_dp {} x pp {}", p.deg.tp, p.deg.attn_dp, p.deg.pp);
+  if (ctx.model.is_moe()) s += fmt::format(", ep {}", p.deg.ep);
+  s += fmt::format(", batch {} per instance, sharding {}", m.batch, sharding_to_string(p.sharding));
+  return s;
+}
+
+std::string objective_line(const SimContext& ctx, const Metrics& m) {
+  if (!m.feasible()) return fmt::format("infeasible ({}: {})", to_string(m.infeasible), m.reason);
+  const bool prefill = ctx.workload.mode == Mode::kPrefill;
+  return prefill ? fmt::format("{:.1f} input tokens/s per GPU, TTFT {:.2f} ms", m.objective, m.ttft_s * 1e3)
+                 : fmt::format("{:.1f} output tokens/s per GPU, TPOT {:.2f} ms", m.objective, m.tpot_s * 1e3);
+}
+
+// The plan evaluated at its batch, or at the best batch of the ladder when that does not fit.
+Metrics best_batch(const SimContext& ctx, const SearchSpace& space, Plan& p) {
+  Metrics m = evaluate(ctx, p);
+  if (m.feasible()) return m;
+  Plan best = p;
+  Metrics best_m = m;
+  for (const std::int64_t per_group : space.batch) {
+    Plan q = p;
+    q.batch = per_group * q.deg.attn_dp;
+    const Metrics mq = evaluate(ctx, q);
+    if (mq.feasible() && mq.objective > best_m.objective) {
+      best = q;
+      best_m = mq;
+    }
+  }
+  p = best;
+  return best_m;
+}
+
+std::int64_t max_sequence(const Workload& w) {
+  return std::max({w.isl + w.osl, w.context + std::max<std::int64_t>(w.osl, 1), std::int64_t{1}});
+}
+
+std::string model_path(const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes) {
+  if (!o.model_path.empty()) return o.model_path;
+  const std::string repo = hf_repo_for(file.model);
+  if (!repo.empty()) return repo;
+  if (file.model.size() > 5 && file.model.ends_with(".json")) {
+    const auto slash = file.model.find_last_of('/');
+    return slash == std::string::npos ? "." : file.model.substr(0, slash);
+  }
+  notes->push_back(fmt::format("'{}' has no public checkpoint: replace <path-to-checkpoint> (or pass --model-path)", file.model));
+  return "<path-to-checkpoint>";
+}
+
+// One command as a shell line continued with backslashes, one flag a line.
+std::string command(const std::vector<std::string>& parts) {
+  std::string s;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) s += parts[i].starts_with("-") && parts[i] != "-m" ? " \\\n    " : " ";
+    s += parts[i];
+  }
+  return s + "\n";
+}
+
+std::string memory_fraction(const Metrics& m) {
+  // the simulator budgets all of HBM but its reserve (4% + 1 GiB)
+  const double cap = m.memory.capacity.value();
+  const double f = cap > 0 ? std::floor(100.0 * (cap - m.memory.reserve.value()) / cap) / 100.0 : 0.9;
+  return fmt::format("{:.2f}", f);
+}
+
+struct Layout {
+  std::int64_t instance_gpus = 1, gpus_per_node = 8, nodes = 1, per_node = 1;  // nodes per instance, or instances per node
+};
+Layout layout(const SimContext& ctx, const Plan& p) {
+  Layout l;
+  l.instance_gpus = p.deg.instance_gpus();
+  l.gpus_per_node = ctx.cluster.gpus_per_node;
+  if (l.instance_gpus >= l.gpus_per_node) {
+    l.nodes = (l.instance_gpus + l.gpus_per_node - 1) / l.gpus_per_node;
+  } else {
+    l.per_node = std::max<std::int64_t>(1, l.gpus_per_node / l.instance_gpus);
+  }
+  return l;
+}
+
+std::string visible_devices(std::int64_t first, std::int64_t count) {
+  std::string s;
+  for (std::int64_t i = 0; i < count; ++i) s += (i ? "," : "") + std::to_string(first + i);
+  return s;
+}
+
+}  // namespace
+
+std::optional<ServeEngine> parse_serve_engine(const std::string& name) {
+  if (name == "vllm") return ServeEngine::kVllm;
+  if (name == "sglang") return ServeEngine::kSglang;
+  if (name == "trtllm") return ServeEngine::kTrtllm;
+  return std::nullopt;
+}
+
+const char* to_string(ServeEngine e) {
+  switch (e) {
+    case ServeEngine::kVllm: return "vllm";
+    case ServeEngine::kSglang: return "sglang";
+    case ServeEngine::kTrtllm: return "trtllm";
+  }
+  return "?";
+}
+
+const char* engine_version(ServeEngine e) {
+  switch (e) {
+    case ServeEngine::kVllm: return "vLLM 0.11";
+    case ServeEngine::kSglang: return "SGLang 0.5";
+    case ServeEngine::kTrtllm: return "TensorRT-LLM 1.1 (PyTorch backend)";
+  }
+  return "?";
+}
+
+std::string hf_repo_for(const std::string& preset) {
+  static const std::pair<const char*, const char*> repos[] = {
+      {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+      {"llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"},
+      {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
+      {"llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct"},
+      {"llama-2-70b", "meta-llama/Llama-2-70b-chat-hf"},
+      {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
+      {"mixtral-8x22b", "mistralai/Mixtral-8x22B-Instruct-v0.1"},
+      {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+      {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
+      {"gpt-oss-120b", "openai/gpt-oss-120b"},
+  };
+  for (const auto& [name, repo] : repos) {
+    if (preset == name) return repo;
+  }
+  return "";
+}
+
+Sharding engine_sharding(ServeEngine e, const SimContext& ctx, const Degrees& d) {
+  Sharding s = megatron_sharding();
+  (void)ctx;
+  if (attention_dp(d) && (e == ServeEngine::kVllm || e == ServeEngine::kTrtllm)) {
+    // vLLM's DP ranks and TensorRT-LLM's attention-DP ranks hold every dense weight and
+    // run the dense MLPs (and shared experts) on their own tokens; so do embedding and LM head
+    s[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(slot_choice(Slot::kFfn1, "none"));
+    s[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(slot_choice(Slot::kFfn2, "none"));
+    s[static_cast<std::size_t>(Slot::kEmbedding)] = static_cast<std::uint8_t>(slot_choice(Slot::kEmbedding, "none"));
+    s[static_cast<std::size_t>(Slot::kLmHead)] = static_cast<std::uint8_t>(slot_choice(Slot::kLmHead, "none"));
+  }
+  return s;
+}
+
+std::vector<std::string> engine_limits(ServeEngine e, const SimContext& ctx, const Plan& p) {
+  std::vector<std::string> why;
+  const Degrees& d = p.deg;
+  const std::int64_t w = d.stage_width();
+  const bool moe = ctx.model.is_moe();
+  switch (e) {
+    case ServeEngine::kVllm:
+      if (attention_dp(d) && !moe) {
+        why.push_back(fmt::format("attention data parallelism (attn_dp {}) on a dense model: vLLM's data-parallel ranks of a dense "
+                                  "model are independent replicas with no shared MLP",
+                                  d.attn_dp));
+      } else if (attention_dp(d) && d.tp > 1) {
+        why.push_back(fmt::format("tp {} inside attn_dp {} groups: vLLM runs the dense layers inside each data-parallel rank's TP group, "
+                                  "a layout shardwise does not model; it models vLLM's tp x 1 and 1 x dp",
+                                  d.tp, d.attn_dp));
+      }
+      if (moe && d.ep != 1 && d.ep != w) {
+        why.push_back(fmt::format("ep {} of {} ranks: vLLM's experts are either split over all tp x dp ranks "
+                                  "(--enable-expert-parallel, ep {}) or tensor-parallel over them (ep 1)",
+                                  d.ep, w, w));
+      }
+      break;
+    case ServeEngine::kSglang:
+      break;  // --tp-size W --dp-size attn_dp --enable-dp-attention --ep-size ep --pp-size pp express every degree
+    case ServeEngine::kTrtllm:
+      if (attention_dp(d) && d.tp > 1) {
+        why.push_back(fmt::format("tp {} x attn_dp {}: TensorRT-LLM's attention DP (enable_attention_dp) runs attention with TP 1 on "
+                                  "each of the tp_size ranks; attention TP and attention DP do not combine",
+                                  d.tp, d.attn_dp));
+      }
+      break;
+  }
+  return why;
+}
+
+EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& space, const Plan& plan) {
+  EngineFit f;
+  f.plan = plan;
+  f.plan_metrics = evaluate(ctx, plan);
+  std::vector<std::string> why = engine_limits(e, ctx, plan);
+  if (why.empty()) {
+    // same degrees: each slot the engine shards otherwise must change no cost
+    const Sharding es = engine_sharding(e, ctx, plan.deg);
+    for (int s = 0; s < kNumSlots; ++s) {
+      const auto k = static_cast<std::size_t>(s);
+      if (plan.sharding[k] == es[k]) continue;
+      Plan q = plan;
+      q.sharding[k] = es[k];
+      if (same_cost(evaluate(ctx, q), f.plan_metrics)) continue;  // e.g. a split over a group of one
+      const SlotInfo& si = slot_info(s);
+      why.push_back(fmt::format("{} sharded on '{}': {} shards it on '{}'", si.name, si.choices[plan.sharding[k]], to_string(e),
+                                si.choices[es[k]]));
+    }
+  }
+  f.differences = why;
+  if (why.empty()) {
+    f.exact = true;
+    f.runnable = plan;
+    f.runnable_metrics = f.plan_metrics;
+    f.runnable_found = f.plan_metrics.feasible();
+    return f;
+  }
+  // the engine's layouts nearest to the plan: the same stage width W and pipeline depth
+  const Degrees& d = plan.deg;
+  const std::int32_t w = static_cast<std::int32_t>(d.stage_width());
+  std::vector<Degrees> cands;
+  auto add = [&](std::int32_t tp, std::int32_t dp, std::int32_t ep) {
+    Degrees c = d;
+    c.tp = tp;
+    c.attn_dp = dp;
+    c.ep = ctx.model.is_moe() ? ep : 1;
+    c.replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, ctx.cluster.num_gpus / c.instance_gpus()));
+    if (std::find(cands.begin(), cands.end(), c) == cands.end()) cands.push_back(c);
+  };
+  switch (e) {
+    case ServeEngine::kVllm:
+      for (const std::int32_t ep : {w, 1}) {
+        if (ctx.model.is_moe()) add(1, w, ep);
+        add(w, 1, ep);
+      }
+      break;
+    case ServeEngine::kSglang: add(d.tp, d.attn_dp, d.ep); break;
+    case ServeEngine::kTrtllm:
+      add(1, w, d.ep);
+      add(w, 1, d.ep);
+      break;
+  }
+  // and the attention groups as separate replicas of tp GPUs
+  for (const std::int32_t ep : {d.tp, 1}) add(d.tp, 1, ep);
+  for (const Degrees& c : cands) {
+    Plan q = plan;
+    q.deg = c;
+    q.sharding = engine_sharding(e, ctx, c);
+    // the same concurrency per GPU as the plan
+    q.batch = std::max<std::int64_t>(c.attn_dp, plan.batch * c.instance_gpus() / std::max<std::int64_t>(1, d.instance_gpus()));
+    q.batch = (q.batch + c.attn_dp - 1) / c.attn_dp * c.attn_dp;
+    if (!engine_limits(e, ctx, q).empty()) continue;
+    const Metrics m = best_batch(ctx, space, q);
+    if (m.feasible() && (!f.runnable_found || m.objective > f.runnable_metrics.objective)) {
+      f.runnable = q;
+      f.runnable_metrics = m;
+      f.runnable_found = true;
+    }
+  }
+  return f;
+}
+
+std::string launch_text(const SimContext& ctx, const PlanFile& file, const EngineFit& fit, const LaunchOptions& o) {
+  const ServeEngine e = o.engine;
+  std::vector<std::string> notes;
+  std::string s = fmt::format("# shardwise launch: {} on {} ({}), workload {}, for {}\n", ctx.model.name, file.cluster, ctx.cluster.gpu.name,
+                              ctx.workload.name, engine_version(e));
+  s += fmt::format("# plan       {}\n", degrees_line(ctx, fit.plan, fit.plan_metrics));
+  s += fmt::format("#            predicted {}\n", objective_line(ctx, fit.plan_metrics));
+  if (fit.exact) {
+    s += fmt::format("# {} runs this plan as it is.\n", to_string(e));
+  } else {
+    s += fmt::format("# {} cannot run this plan as it is:\n", to_string(e));
+    for (const auto& why : fit.differences) s += "#   - " + why + "\n";
+    if (!fit.runnable_found) {
+      s += fmt::format("# and none of its layouts near this plan fits memory and the SLOs: no command to print.\n");
+      return s;
+    }
+    s += fmt::format("# nearest plan {} runs: {}\n", to_string(e), degrees_line(ctx, fit.runnable, fit.runnable_metrics));
+    s += fmt::format("#            predicted {}", objective_line(ctx, fit.runnable_metrics));
+    if (fit.plan_metrics.objective > 0) s += fmt::format(" ({:.3f}x the plan)", fit.runnable_metrics.objective / fit.plan_metrics.objective);
+    s += "\n# the commands below start the nearest plan.\n";
+  }
+  const Plan& p = fit.runnable;
+  const Metrics& m = fit.runnable_metrics;
+  const Degrees& d = p.deg;
+  const Workload& w = ctx.workload;
+  const std::string model = model_path(file, o, &notes);
+  const std::string head = o.head_address;
+  const std::int64_t batch = m.batch;
+  const std::int64_t len = max_sequence(w);
+  const std::int64_t width = d.stage_width();
+  const bool moe = ctx.model.is_moe();
+  const bool fp8_kv = w.kv_dtype == DType::kFp8;
+  const bool fp8_w = w.weights_dtype == DType::kFp8;
+  if (w.kv_dtype != DType::kBf16 && w.kv_dtype != DType::kFp16 && !fp8_kv) {
+    notes.push_back(fmt::format("KV cache in {}: not offered by the engine's flags here; the commands keep the checkpoint's KV format",
+                                to_string(w.kv_dtype)));
+  }
+  if (w.weights_dtype != DType::kBf16 && w.weights_dtype != DType::kFp16 && !fp8_w) {
+    notes.push_back(fmt::format("weights in {}: point the model path at a checkpoint quantised to {}", to_string(w.weights_dtype),
+                                to_string(w.weights_dtype)));
+  }
+  const Layout l = layout(ctx, p);
+  if (l.nodes > 1 && l.instance_gpus % l.gpus_per_node != 0) {
+    notes.push_back(fmt::format("an instance of {} GPUs does not fill whole nodes of {}", l.instance_gpus, l.gpus_per_node));
+  }
+  s += fmt::format("# layout     {} GPUs per instance ({}), {} replica{} = {} of {} GPUs\n", l.instance_gpus,
+                   l.nodes > 1 ? fmt::format("{} nodes of {}", l.nodes, l.gpus_per_node)
+                               : fmt::format("{} instance{} per node of {}", l.per_node, l.per_node > 1 ? "s" : "", l.gpus_per_node),
+                   d.replicas, d.replicas > 1 ? "s" : "", d.total_gpus(), ctx.cluster.num_gpus);
+  if (d.replicas > 1) {
+    s += l.nodes > 1 ? fmt::format("# replicas   below: replica 0 on nodes 0..{}; start every replica the same way on its own nodes, with "
+                                   "its own head address, behind one load balancer\n",
+                                   l.nodes - 1)
+                     : "# replicas   below: the instances of one node; every node runs the same, behind one load balancer\n";
+  }
+  s += "\n";
+  const std::string mem = memory_fraction(m);
+
+  // per node (multi-node instance) or per instance on one node
+  auto each = [&](auto&& body) {
+    if (l.nodes > 1) {
+      for (std::int64_t k = 0; k < l.nodes; ++k) body(k, std::string(), std::int64_t{0});
+    } else {
+      for (std::int64_t i = 0; i < l.per_node; ++i) {
+        const std::string env = l.per_node > 1 ? "CUDA_VISIBLE_DEVICES=" + visible_devices(i * l.instance_gpus, l.instance_gpus) + " " : "";
+        body(std::int64_t{0}, env, i);
+      }
+    }
+  };
+  auto node_header = [&](std::int64_t k, std::int64_t inst) {
+    if (l.nodes > 1) return fmt::format("## node {} (node rank {}{})\n", k, k, k == 0 ? ", head: " + head : "");
+    return l.per_node > 1 ? fmt::format("## instance {} on GPUs {}\n", inst, visible_devices(inst * l.instance_gpus, l.instance_gpus))
+                          : std::string("## node 0\n");
+  };
+
+  switch (e) {
+    case ServeEngine::kVllm: {
+      const int port = o.port > 0 ? o.port : 8000;
+      const bool dp = attention_dp(d);
+      std::vector<std::string> common{"--tensor-parallel-size", std::to_string(d.tp)};
+      if (d.pp > 1) common.insert(common.end(), {"--pipeline-parallel-size", std::to_string(d.pp)});
+      if (dp) common.insert(common.end(), {"--data-parallel-size", std::to_string(d.attn_dp)});
+      if (moe && d.ep == width && width > 1) common.emplace_back("--enable-expert-parallel");
+      common.insert(common.end(), {"--max-num-seqs", std::to_string(dp ? batch / d.attn_dp : batch), "--max-model-len", std::to_string(len),
+                                   "--max-num-batched-tokens", std::to_string(kPrefillChunkTokens), "--gpu-memory-utilization", mem});
+      if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8"});
+      if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
+      const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
+      each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
+        s += node_header(k, inst);
+        std::vector<std::string> c{env + "vllm", "serve", model};
+        c.insert(c.end(), common.begin(), common.end());
+        c.insert(c.end(), {"--port", std::to_string(port + inst)});
+        if (l.nodes > 1 && dp && rank_gpus <= l.gpus_per_node) {
+          const std::int64_t local = l.gpus_per_node / rank_gpus;
+          c.insert(c.end(), {"--data-parallel-size-local", std::to_string(local), "--data-parallel-address", head,
+                             "--data-parallel-rpc-port", "13345"});
+          if (k > 0) c.insert(c.end(), {"--data-parallel-start-rank", std::to_string(k * local), "--headless"});
+          s += command(c);
+        } else if (l.nodes > 1) {
+          // TP/PP (or DP ranks wider than a node) across nodes: one Ray cluster, vllm serve on the head only
+          if (k == 0) {
+            s += "ray start --head --port=6379\n";
+            if (dp) c.insert(c.end(), {"--data-parallel-backend", "ray"});
+            c.insert(c.end(), {"--distributed-executor-backend", "ray"});
+            s += "# once every node has joined the Ray cluster:\n" + command(c);
+          } else {
+            s += fmt::format("ray start --address={}:6379 --block\n", head);
+          }
+        } else {
+          s += command(c);
+        }
+        s += "\n";
+      });
+      break;
+    }
+    case ServeEngine::kSglang: {
+      const int port = o.port > 0 ? o.port : 30000;
+      std::vector<std::string> common{"--tp-size", std::to_string(width)};
+      if (attention_dp(d)) common.insert(common.end(), {"--dp-size", std::to_string(d.attn_dp), "--enable-dp-attention"});
+      if (moe && d.ep > 1) common.insert(common.end(), {"--ep-size", std::to_string(d.ep)});
+      if (d.pp > 1) common.insert(common.end(), {"--pp-size", std::to_string(d.pp)});
+      common.insert(common.end(), {"--max-running-requests", std::to_string(batch), "--context-length", std::to_string(len),
+                                   "--chunked-prefill-size", std::to_string(kPrefillChunkTokens), "--mem-fraction-static", mem});
+      if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8_e4m3"});
+      if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
+      each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
+        s += node_header(k, inst);
+        std::vector<std::string> c{env + "python3", "-m", "sglang.launch_server", "--model-path", model};
+        c.insert(c.end(), common.begin(), common.end());
+        if (l.nodes > 1) {
+          c.insert(c.end(), {"--nnodes", std::to_string(l.nodes), "--node-rank", std::to_string(k), "--dist-init-addr", head + ":50000"});
+        }
+        c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(port + inst)});
+        s += command(c) + "\n";
+      });
+      break;
+    }
+    case ServeEngine::kTrtllm: {
+      const int port = o.port > 0 ? o.port : 8000;
+      const bool dp = attention_dp(d);
+      s += "## config.yml (beside the command, on every node)\n";
+      s += fmt::format("enable_attention_dp: {}\nkv_cache_config:\n  dtype: {}\n\n", dp ? "true" : "false", fp8_kv ? "fp8" : "auto");
+      if (fp8_w) notes.push_back("TensorRT-LLM quantises no weights at load time: point the model path at an FP8 checkpoint (ModelOpt)");
+      std::vector<std::string> common{"--backend", "pytorch", "--tp_size", std::to_string(width)};
+      if (d.pp > 1) common.insert(common.end(), {"--pp_size", std::to_string(d.pp)});
+      if (moe && d.ep > 1) common.insert(common.end(), {"--ep_size", std::to_string(d.ep)});
+      common.insert(common.end(), {"--max_batch_size", std::to_string(dp ? batch / d.attn_dp : batch), "--max_seq_len", std::to_string(len),
+                                   "--max_num_tokens", std::to_string(kPrefillChunkTokens), "--kv_cache_free_gpu_memory_fraction", "0.90",
+                                   "--extra_llm_api_options", "config.yml"});
+      each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
+        s += node_header(k, inst);
+        std::vector<std::string> c{env + "trtllm-serve", model};
+        c.insert(c.end(), common.begin(), common.end());
+        c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(port + inst)});
+        if (l.nodes > 1) {
+          if (k == 0) {
+            std::string hosts = head + ":" + std::to_string(l.gpus_per_node);
+            for (std::int64_t n = 1; n < l.nodes; ++n) hosts += fmt::format(",<NODE{}_IP>:{}", n, l.gpus_per_node);
+            std::vector<std::string> mpi{"mpirun", "--allow-run-as-root", "-np", std::to_string(l.instance_gpus), "-H", hosts,
+                                         "trtllm-llmapi-launch"};
+            mpi.insert(mpi.end(), c.begin(), c.end());
+            s += "# one MPI rank per GPU, started from the head over ssh:\n" + command(mpi);
+          } else {
+            s += fmt::format("# nothing to start: mpirun on node 0 runs ranks {}..{} here (ssh access, same paths, config.yml present)\n",
+                             k * l.gpus_per_node, (k + 1) * l.gpus_per_node - 1);
+          }
+        } else {
+          s += command(c);
+        }
+        s += "\n";
+      });
+      break;
+    }
+  }
+  for (const auto& n : notes) s += "# note: " + n + "\n";
+  return s;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,185 @@
+// `shardwise launch`: what each serving engine can express, the nearest plan it
+// runs otherwise, and the flags printed (only names checked against each
+// engine's documentation, docs/launch.md).
+#include "report/launch.hpp"
+
+#include <regex>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "model/loader.hpp"
+
+namespace shardwise {
+namespace {
+
+struct Case {
+  SimContext ctx;
+  SearchSpace space;
+};
+Case make_case(const std::string& model, const std::string& cluster, const std::string& workload, DType dt = DType::kBf16) {
+  auto m = load_model(model);
+  auto c = cluster_from_preset(cluster);
+  auto w = load_workload(workload);
+  EXPECT_TRUE(m.ok() && c.ok() && w.ok());
+  w->weights_dtype = dt;
+  w->kv_dtype = dt;
+  return {make_context(*m, *c, *w, cost_params_for(c->gpu.name)), make_space(*m, *c, *w)};
+}
+
+Plan plan_of(int tp, int dp, int ep, std::int64_t batch, int replicas) {
+  Plan p;
+  p.deg.tp = tp;
+  p.deg.attn_dp = dp;
+  p.deg.ep = ep;
+  p.deg.replicas = replicas;
+  p.batch = batch;
+  return p;
+}
+
+TEST(Launch, DegreeLimitsPerEngine) {
+  const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k");
+  const Case ll = make_case("llama-3.1-70b", "h100x8", "chat-1k-1k");
+  // TensorRT-LLM: attention DP means attention TP 1
+  EXPECT_FALSE(engine_limits(ServeEngine::kTrtllm, ds.ctx, plan_of(2, 32, 64, 640, 1)).empty());
+  EXPECT_TRUE(engine_limits(ServeEngine::kTrtllm, ds.ctx, plan_of(1, 64, 16, 640, 1)).empty());  // any ep: moe_tp = 64 / 16
+  // vLLM: experts over all tp x dp ranks or none; no attention DP for a dense model
+  EXPECT_FALSE(engine_limits(ServeEngine::kVllm, ds.ctx, plan_of(1, 64, 16, 640, 1)).empty());
+  EXPECT_TRUE(engine_limits(ServeEngine::kVllm, ds.ctx, plan_of(1, 64, 64, 640, 1)).empty());
+  EXPECT_TRUE(engine_limits(ServeEngine::kVllm, ds.ctx, plan_of(8, 1, 1, 64, 8)).empty());
+  EXPECT_FALSE(engine_limits(ServeEngine::kVllm, ll.ctx, plan_of(4, 2, 1, 272, 1)).empty());
+  // SGLang expresses every degree
+  EXPECT_TRUE(engine_limits(ServeEngine::kSglang, ds.ctx, plan_of(2, 32, 16, 640, 1)).empty());
+  EXPECT_TRUE(engine_limits(ServeEngine::kSglang, ll.ctx, plan_of(4, 2, 1, 272, 1)).empty());
+}
+
+TEST(Launch, EngineShardingUnderAttentionDp) {
+  const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k");
+  const Degrees dp = plan_of(1, 64, 64, 1, 1).deg, tp = plan_of(8, 1, 8, 1, 8).deg;
+  const auto ffn1 = static_cast<std::size_t>(Slot::kFfn1);
+  // vLLM and TensorRT-LLM run dense MLPs data-parallel under attention DP; SGLang runs them with TP over all ranks
+  EXPECT_EQ(engine_sharding(ServeEngine::kVllm, ds.ctx, dp)[ffn1], find_choice(static_cast<int>(Slot::kFfn1), "none"));
+  EXPECT_EQ(engine_sharding(ServeEngine::kTrtllm, ds.ctx, dp)[ffn1], find_choice(static_cast<int>(Slot::kFfn1), "none"));
+  EXPECT_EQ(engine_sharding(ServeEngine::kSglang, ds.ctx, dp), megatron_sharding());
+  for (auto e : {ServeEngine::kVllm, ServeEngine::kSglang, ServeEngine::kTrtllm}) EXPECT_EQ(engine_sharding(e, ds.ctx, tp), megatron_sharding());
+}
+
+TEST(Launch, ExactWhenTheEngineExpressesThePlan) {
+  const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k", DType::kFp8);
+  Plan p = plan_of(1, 64, 64, 2560, 1);
+  p.sharding = engine_sharding(ServeEngine::kVllm, ds.ctx, p.deg);
+  // lm_head and embedding split over a tp group of one rank change nothing: still exact
+  p.sharding[static_cast<std::size_t>(Slot::kLmHead)] = 0;
+  for (auto e : {ServeEngine::kVllm, ServeEngine::kTrtllm}) {
+    const EngineFit f = fit_engine(e, ds.ctx, ds.space, p);
+    EXPECT_TRUE(f.exact) << to_string(e);
+    EXPECT_TRUE(f.differences.empty());
+    EXPECT_EQ(f.runnable, p);
+  }
+  // SGLang runs the dense MLPs over all 64 ranks: a difference with a cost, and the nearest plan is Megatron's
+  const EngineFit s = fit_engine(ServeEngine::kSglang, ds.ctx, ds.space, p);
+  EXPECT_FALSE(s.exact);
+  ASSERT_EQ(s.differences.size(), 2u);
+  EXPECT_NE(s.differences[0].find("ffn1"), std::string::npos);
+  ASSERT_TRUE(s.runnable_found);
+  EXPECT_TRUE(s.runnable_metrics.feasible());
+  EXPECT_EQ(s.runnable.sharding, engine_sharding(ServeEngine::kSglang, ds.ctx, s.runnable.deg));
+  EXPECT_LT(s.runnable_metrics.objective, s.plan_metrics.objective);
+}
+
+TEST(Launch, NearestPlanIsRunnableAndFeasible) {
+  const Case ll = make_case("llama-3.1-70b", "h100x8", "chat-1k-1k");
+  Plan p = plan_of(4, 2, 1, 272, 1);
+  p.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = 1;  // tokens: sequence parallelism, in no engine
+  for (auto e : {ServeEngine::kVllm, ServeEngine::kSglang, ServeEngine::kTrtllm}) {
+    const EngineFit f = fit_engine(e, ll.ctx, ll.space, p);
+    EXPECT_FALSE(f.exact);
+    ASSERT_TRUE(f.runnable_found) << to_string(e);
+    EXPECT_TRUE(engine_limits(e, ll.ctx, f.runnable).empty());
+    EXPECT_EQ(f.runnable.sharding, engine_sharding(e, ll.ctx, f.runnable.deg));
+    EXPECT_TRUE(f.runnable_metrics.feasible());
+    EXPECT_EQ(f.runnable.deg.total_gpus(), 8);
+  }
+}
+
+// every --flag of the output, for the allow-list check
+std::set<std::string> flags(const std::string& text) {
+  std::set<std::string> out;
+  const std::regex re("(^|[ \\n])(--[a-z0-9_-]+)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) out.insert((*it)[2]);
+  return out;
+}
+
+TEST(Launch, MultiNodeDeepSeekCommands) {
+  const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k", DType::kFp8);
+  Plan p = plan_of(1, 64, 64, 2560, 1);
+  p.sharding = engine_sharding(ServeEngine::kVllm, ds.ctx, p.deg);
+  const PlanFile file{p, "deepseek-v3", "h100x64", "decode-16k", {}};
+  // the flag names checked against each engine's documentation (docs/launch.md)
+  const std::set<std::string> vllm_ok{"--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--enable-expert-parallel",
+                                      "--max-num-seqs", "--max-model-len", "--max-num-batched-tokens", "--gpu-memory-utilization",
+                                      "--kv-cache-dtype", "--quantization", "--port", "--data-parallel-size-local",
+                                      "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless",
+                                      "--distributed-executor-backend", "--data-parallel-backend", "--head", "--address", "--block"};
+  const std::set<std::string> sglang_ok{"--model-path", "--tp-size", "--dp-size", "--enable-dp-attention", "--ep-size", "--pp-size",
+                                        "--max-running-requests", "--context-length", "--chunked-prefill-size", "--mem-fraction-static",
+                                        "--kv-cache-dtype", "--quantization", "--nnodes", "--node-rank", "--dist-init-addr", "--host", "--port"};
+  const std::set<std::string> trt_ok{"--backend", "--tp_size", "--pp_size", "--ep_size", "--max_batch_size", "--max_seq_len",
+                                     "--max_num_tokens", "--kv_cache_free_gpu_memory_fraction", "--extra_llm_api_options", "--host",
+                                     "--port", "--allow-run-as-root"};
+  LaunchOptions o;
+  o.engine = ServeEngine::kVllm;
+  const std::string v = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
+  for (const char* want : {"vllm serve deepseek-ai/DeepSeek-V3", "--data-parallel-size 64", "--enable-expert-parallel", "--max-num-seqs 40",
+                           "--max-model-len 16385", "--kv-cache-dtype fp8", "--data-parallel-size-local 8", "--data-parallel-start-rank 56",
+                           "--headless", "## node 7 (node rank 7)", "--data-parallel-address <HEAD_NODE_IP>"}) {
+    EXPECT_NE(v.find(want), std::string::npos) << want;
+  }
+  EXPECT_GE(flags(v).size(), 14u);  // the check below sees the flags
+  for (const auto& f : flags(v)) EXPECT_TRUE(vllm_ok.count(f)) << "vllm: " << f;
+
+  o.engine = ServeEngine::kSglang;
+  const std::string s = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
+  for (const char* want : {"python3 -m sglang.launch_server", "--tp-size 64", "--enable-dp-attention", "--ep-size 64", "--nnodes 8",
+                           "--node-rank 7", "--dist-init-addr <HEAD_NODE_IP>:50000", "--kv-cache-dtype fp8_e4m3", "nearest plan"}) {
+    EXPECT_NE(s.find(want), std::string::npos) << want;
+  }
+  EXPECT_GE(flags(s).size(), 14u);
+  for (const auto& f : flags(s)) EXPECT_TRUE(sglang_ok.count(f)) << "sglang: " << f;
+
+  o.engine = ServeEngine::kTrtllm;
+  const std::string t = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
+  for (const char* want : {"enable_attention_dp: true", "dtype: fp8", "--tp_size 64", "--ep_size 64", "--max_batch_size 40",
+                           "trtllm-llmapi-launch trtllm-serve", "-np 64", "FP8 checkpoint"}) {
+    EXPECT_NE(t.find(want), std::string::npos) << want;
+  }
+  EXPECT_GE(flags(t).size(), 10u);
+  for (const auto& f : flags(t)) EXPECT_TRUE(trt_ok.count(f)) << "trtllm: " << f;
+}
+
+TEST(Launch, SingleNodeInstancesGetTheirOwnGpusAndPorts) {
+  const Case ll = make_case("llama-3.1-70b", "h100x8", "chat-1k-1k");
+  const Plan p = plan_of(4, 1, 1, 136, 2);
+  const PlanFile file{p, "llama-3.1-70b", "h100x8", "chat-1k-1k", {}};
+  LaunchOptions o;
+  o.engine = ServeEngine::kVllm;
+  const EngineFit f = fit_engine(o.engine, ll.ctx, ll.space, p);
+  EXPECT_TRUE(f.exact);
+  const std::string v = launch_text(ll.ctx, file, f, o);
+  // max model length: isl 1024 + osl 1024 = 2048
+  for (const char* want : {"CUDA_VISIBLE_DEVICES=0,1,2,3 vllm serve meta-llama/Llama-3.1-70B-Instruct", "CUDA_VISIBLE_DEVICES=4,5,6,7",
+                           "--port 8001", "--max-model-len 2048", "--max-num-seqs 136", "--tensor-parallel-size 4"}) {
+    EXPECT_NE(v.find(want), std::string::npos) << want;
+  }
+  EXPECT_EQ(v.find("--data-parallel"), std::string::npos);
+}
+
+TEST(Launch, EngineNamesAndRepos) {
+  EXPECT_EQ(parse_serve_engine("trtllm"), ServeEngine::kTrtllm);
+  EXPECT_FALSE(parse_serve_engine("tgi").has_value());
+  EXPECT_EQ(hf_repo_for("qwen3-235b-a22b"), "Qwen/Qwen3-235B-A22B");
+  EXPECT_EQ(hf_repo_for("gpt-moe-1.6t"), "");  // synthetic: a placeholder and a note
+}
+
+}  // namespace
+}  // namespace shardwise
