@@ -1,5 +1,6 @@
 // shardwise command line: argument parsing and wiring only (ARCHITECTURE.md).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <unistd.h>
@@ -225,10 +226,12 @@ int run_plan(const PlanArgs& a) {
     if (!find_engine(name)) return fail(Error{"--compare", "", std::string("engine names from ") + engine_names(), "'" + name + "'"});
   }
   opt.record_points = !a.report.empty();
-  std::ofstream report_file;
-  if (!a.report.empty()) {  // opened before the search: a bad path fails at once
-    report_file.open(a.report);
-    if (!report_file) return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});
+  if (!a.report.empty()) {  // checked before the search: a bad path fails at once, and no empty file is left
+    const std::filesystem::path dir = std::filesystem::path(a.report).parent_path();
+    const std::string d = dir.empty() ? "." : dir.string();
+    if (!std::filesystem::is_directory(d) || access(d.c_str(), W_OK) != 0 || std::filesystem::is_directory(a.report)) {
+      return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});
+    }
   }
   const bool rl_engine = a.engine == "rl" || a.engine == "rl-paper";
   if ((!a.save_policy.empty() || !a.load_policy.empty()) && !rl_engine) {
@@ -288,16 +291,17 @@ int run_plan(const PlanArgs& a) {
       if (auto pt = eval_point(ctx, p, evaluate(ctx, p, nullptr, false))) o.sweep.push_back(*pt);
     }
   }
+  if (!a.report.empty()) {  // written even when no plan was found: it says so
+    std::ofstream report_file(a.report);
+    report_file << plan_html(ctx, file, o);
+    report_file.close();
+    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
+  }
   if (!a.out.empty()) {
     if (!o.search.found) return fail(Error{"--out", "", "a feasible plan to write", "none found"});
     std::ofstream f(a.out);
     f << plan_to_json(file) << "\n";
     if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
-  }
-  if (report_file.is_open()) {
-    report_file << plan_html(ctx, file, o);
-    report_file.close();
-    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
   }
   print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
   return 0;

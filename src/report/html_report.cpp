@@ -70,7 +70,7 @@ std::string degrees_html(const SimContext& ctx, const Plan& p) {
   const Degrees& d = p.deg;
   std::string s = fmt::format("tp {} &times; attn_dp {} &times; pp {}", d.tp, d.attn_dp, d.pp);
   if (ctx.model.is_moe()) s += fmt::format(", ep {} (expert tp {})", d.ep, d.expert_tp());
-  s += fmt::format("; {} replicas = {} of {} GPUs", d.replicas, d.total_gpus(), ctx.cluster.num_gpus);
+  s += fmt::format("; {} replica{} = {} of {} GPUs", d.replicas, d.replicas == 1 ? "" : "s", d.total_gpus(), ctx.cluster.num_gpus);
   return s;
 }
 
@@ -305,7 +305,7 @@ std::string chart_frontier(const SimContext& ctx, const PlanOutcome& o) {
   std::vector<EvalPoint> all;
   auto take = [&](const std::vector<EvalPoint>& v) { all.insert(all.end(), v.begin(), v.end()); };
   take(o.search.points);
-  take(o.baseline.points);
+  if (o.search.engine != "megatron") take(o.baseline.points);  // with --search megatron they are one run
   for (const auto& r : o.compared) take(r.points);
   take(o.sweep);
   const auto front = pareto_frontier(all);

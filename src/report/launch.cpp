@@ -53,7 +53,9 @@ Metrics best_batch(const SimContext& ctx, const SearchSpace& space, Plan& p) {
 }
 
 std::int64_t max_sequence(const Workload& w) {
-  return std::max({w.isl + w.osl, w.context + std::max<std::int64_t>(w.osl, 1), std::int64_t{1}});
+  // a request needs room for at least one output token beside its prompt or cached context
+  const std::int64_t out = std::max<std::int64_t>(w.osl, 1);
+  return std::max(w.isl + out, w.context + out);
 }
 
 std::string model_path(const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes) {
@@ -92,13 +94,17 @@ Layout layout(const SimContext& ctx, const Plan& p) {
   Layout l;
   l.instance_gpus = p.deg.instance_gpus();
   l.gpus_per_node = ctx.cluster.gpus_per_node;
-  if (l.instance_gpus >= l.gpus_per_node) {
+  const std::int64_t node = std::min<std::int64_t>(l.gpus_per_node, ctx.cluster.num_gpus);  // a cluster smaller than a node
+  if (l.instance_gpus > node) {
     l.nodes = (l.instance_gpus + l.gpus_per_node - 1) / l.gpus_per_node;
   } else {
-    l.per_node = std::max<std::int64_t>(1, l.gpus_per_node / l.instance_gpus);
+    l.per_node = std::clamp<std::int64_t>(node / l.instance_gpus, 1, p.deg.replicas);
   }
   return l;
 }
+
+// sequences per attention-DP rank, rounded up as the simulator does
+std::int64_t ceil_per_rank(std::int64_t batch, std::int64_t ranks) { return (batch + ranks - 1) / ranks; }
 
 std::string visible_devices(std::int64_t first, std::int64_t count) {
   std::string s;
@@ -133,6 +139,15 @@ const char* engine_version(ServeEngine e) {
   return "?";
 }
 
+namespace {
+// The format a preset's public checkpoint ships in, where it is not bf16.
+std::optional<DType> checkpoint_dtype(const std::string& preset) {
+  if (preset == "deepseek-v3") return DType::kFp8;
+  if (preset == "gpt-oss-120b") return DType::kFp4;  // MXFP4 experts
+  return std::nullopt;
+}
+}  // namespace
+
 std::string hf_repo_for(const std::string& preset) {
   static const std::pair<const char*, const char*> repos[] = {
       {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
@@ -152,18 +167,38 @@ std::string hf_repo_for(const std::string& preset) {
   return "";
 }
 
-Sharding engine_sharding(ServeEngine e, const SimContext& ctx, const Degrees& d) {
-  Sharding s = megatron_sharding();
-  (void)ctx;
-  if (attention_dp(d) && (e == ServeEngine::kVllm || e == ServeEngine::kTrtllm)) {
-    // vLLM's DP ranks and TensorRT-LLM's attention-DP ranks hold every dense weight and
-    // run the dense MLPs (and shared experts) on their own tokens; so do embedding and LM head
-    s[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(slot_choice(Slot::kFfn1, "none"));
-    s[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(slot_choice(Slot::kFfn2, "none"));
-    s[static_cast<std::size_t>(Slot::kEmbedding)] = static_cast<std::uint8_t>(slot_choice(Slot::kEmbedding, "none"));
-    s[static_cast<std::size_t>(Slot::kLmHead)] = static_cast<std::uint8_t>(slot_choice(Slot::kLmHead, "none"));
-  }
+namespace {
+Sharding dense_dp(Sharding s) {
+  s[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(slot_choice(Slot::kFfn1, "none"));
+  s[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(slot_choice(Slot::kFfn2, "none"));
   return s;
+}
+}  // namespace
+
+bool dense_mlp_data_parallel(const Plan& p) {
+  return attention_dp(p.deg) && p.sharding[static_cast<std::size_t>(Slot::kFfn1)] == slot_choice(Slot::kFfn1, "none") &&
+         p.sharding[static_cast<std::size_t>(Slot::kFfn2)] == slot_choice(Slot::kFfn2, "none");
+}
+
+std::vector<Sharding> engine_shardings(ServeEngine e, const SimContext& ctx, const Degrees& d) {
+  if (!attention_dp(d)) return {megatron_sharding()};
+  switch (e) {
+    case ServeEngine::kVllm:
+    case ServeEngine::kTrtllm: {
+      // vLLM's DP ranks and TensorRT-LLM's attention-DP ranks hold every dense weight and
+      // run the dense MLPs (and shared experts) on their own tokens; so do embedding and LM head
+      Sharding s = dense_dp(megatron_sharding());
+      s[static_cast<std::size_t>(Slot::kEmbedding)] = static_cast<std::uint8_t>(slot_choice(Slot::kEmbedding, "none"));
+      s[static_cast<std::size_t>(Slot::kLmHead)] = static_cast<std::uint8_t>(slot_choice(Slot::kLmHead, "none"));
+      return {s};
+    }
+    case ServeEngine::kSglang:
+      // dense MLPs with TP over all ranks by default; fully data-parallel with --moe-dense-tp-size 1
+      // (MoE models; with an attention TP of 1, where each rank holds its own tokens)
+      if (ctx.model.is_moe() && d.tp == 1) return {megatron_sharding(), dense_dp(megatron_sharding())};
+      return {megatron_sharding()};
+  }
+  return {megatron_sharding()};
 }
 
 std::vector<std::string> engine_limits(ServeEngine e, const SimContext& ctx, const Plan& p) {
@@ -207,25 +242,37 @@ EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& sp
   f.plan_metrics = evaluate(ctx, plan);
   std::vector<std::string> why = engine_limits(e, ctx, plan);
   if (why.empty()) {
-    // same degrees: each slot the engine shards otherwise must change no cost
-    const Sharding es = engine_sharding(e, ctx, plan.deg);
-    for (int s = 0; s < kNumSlots; ++s) {
-      const auto k = static_cast<std::size_t>(s);
-      if (plan.sharding[k] == es[k]) continue;
-      Plan q = plan;
-      q.sharding[k] = es[k];
-      if (same_cost(evaluate(ctx, q), f.plan_metrics)) continue;  // e.g. a split over a group of one
-      const SlotInfo& si = slot_info(s);
-      why.push_back(fmt::format("{} sharded on '{}': {} shards it on '{}'", si.name, si.choices[plan.sharding[k]], to_string(e),
-                                si.choices[es[k]]));
+    // same degrees: each slot the engine shards otherwise must change no cost (under the
+    // engine's sharding closest to the plan's)
+    std::vector<std::string> best;
+    bool first = true;
+    for (const Sharding& es : engine_shardings(e, ctx, plan.deg)) {
+      std::vector<std::string> diff;
+      for (int s = 0; s < kNumSlots; ++s) {
+        const auto k = static_cast<std::size_t>(s);
+        if (plan.sharding[k] == es[k]) continue;
+        Plan q = plan;
+        q.sharding[k] = es[k];
+        if (same_cost(evaluate(ctx, q), f.plan_metrics)) continue;  // e.g. a split over a group of one
+        const SlotInfo& si = slot_info(s);
+        diff.push_back(fmt::format("{} sharded on '{}': {} shards it on '{}'", si.name, si.choices[plan.sharding[k]], to_string(e),
+                                   si.choices[es[k]]));
+      }
+      if (first || diff.size() < best.size()) best = diff;
+      first = false;
     }
+    why = best;
+  }
+  if (!f.plan_metrics.feasible()) {
+    why.insert(why.begin(), fmt::format("the plan itself does not run here: {} ({})", to_string(f.plan_metrics.infeasible),
+                                        f.plan_metrics.reason));
   }
   f.differences = why;
   if (why.empty()) {
     f.exact = true;
     f.runnable = plan;
     f.runnable_metrics = f.plan_metrics;
-    f.runnable_found = f.plan_metrics.feasible();
+    f.runnable_found = true;
     return f;
   }
   // the engine's layouts nearest to the plan: the same stage width W and pipeline depth
@@ -247,27 +294,34 @@ EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& sp
         add(w, 1, ep);
       }
       break;
-    case ServeEngine::kSglang: add(d.tp, d.attn_dp, d.ep); break;
+    case ServeEngine::kSglang:
+      add(d.tp, d.attn_dp, d.ep);
+      add(1, w, d.ep);
+      add(w, 1, d.ep);
+      break;
     case ServeEngine::kTrtllm:
       add(1, w, d.ep);
       add(w, 1, d.ep);
       break;
   }
-  // and the attention groups as separate replicas of tp GPUs
+  // and the attention groups as separate replicas of tp GPUs; and the plan's own degrees
   for (const std::int32_t ep : {d.tp, 1}) add(d.tp, 1, ep);
+  add(d.tp, d.attn_dp, d.ep);
   for (const Degrees& c : cands) {
-    Plan q = plan;
-    q.deg = c;
-    q.sharding = engine_sharding(e, ctx, c);
-    // the same concurrency per GPU as the plan
-    q.batch = std::max<std::int64_t>(c.attn_dp, plan.batch * c.instance_gpus() / std::max<std::int64_t>(1, d.instance_gpus()));
-    q.batch = (q.batch + c.attn_dp - 1) / c.attn_dp * c.attn_dp;
-    if (!engine_limits(e, ctx, q).empty()) continue;
-    const Metrics m = best_batch(ctx, space, q);
-    if (m.feasible() && (!f.runnable_found || m.objective > f.runnable_metrics.objective)) {
-      f.runnable = q;
-      f.runnable_metrics = m;
-      f.runnable_found = true;
+    for (const Sharding& sh : engine_shardings(e, ctx, c)) {
+      Plan q = plan;
+      q.deg = c;
+      q.sharding = sh;
+      // the same concurrency per GPU as the plan
+      q.batch = std::max<std::int64_t>(c.attn_dp, plan.batch * c.instance_gpus() / std::max<std::int64_t>(1, d.instance_gpus()));
+      q.batch = (q.batch + c.attn_dp - 1) / c.attn_dp * c.attn_dp;
+      if (!engine_limits(e, ctx, q).empty()) continue;
+      const Metrics m = best_batch(ctx, space, q);
+      if (m.feasible() && (!f.runnable_found || m.objective > f.runnable_metrics.objective)) {
+        f.runnable = q;
+        f.runnable_metrics = m;
+        f.runnable_found = true;
+      }
     }
   }
   return f;
@@ -305,18 +359,30 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const std::int64_t width = d.stage_width();
   const bool moe = ctx.model.is_moe();
   const bool fp8_kv = w.kv_dtype == DType::kFp8;
-  const bool fp8_w = w.weights_dtype == DType::kFp8;
+  const auto native = o.model_path.empty() ? checkpoint_dtype(file.model) : std::nullopt;
+  // on-the-fly fp8 only where the checkpoint is not already quantised
+  const bool fp8_w = w.weights_dtype == DType::kFp8 && !native;
+  if (native && *native != w.weights_dtype) {
+    notes.push_back(fmt::format("{} ships in {} but the plan assumes {} weights: use a {} checkpoint (--model-path) or plan with "
+                                "--weights-dtype {}",
+                                model, to_string(*native), to_string(w.weights_dtype), to_string(w.weights_dtype), to_string(*native)));
+  }
   if (w.kv_dtype != DType::kBf16 && w.kv_dtype != DType::kFp16 && !fp8_kv) {
     notes.push_back(fmt::format("KV cache in {}: not offered by the engine's flags here; the commands keep the checkpoint's KV format",
                                 to_string(w.kv_dtype)));
   }
-  if (w.weights_dtype != DType::kBf16 && w.weights_dtype != DType::kFp16 && !fp8_w) {
+  if (w.weights_dtype != DType::kBf16 && w.weights_dtype != DType::kFp16 && w.weights_dtype != DType::kFp8 && !native) {
     notes.push_back(fmt::format("weights in {}: point the model path at a checkpoint quantised to {}", to_string(w.weights_dtype),
                                 to_string(w.weights_dtype)));
   }
   const Layout l = layout(ctx, p);
   if (l.nodes > 1 && l.instance_gpus % l.gpus_per_node != 0) {
-    notes.push_back(fmt::format("an instance of {} GPUs does not fill whole nodes of {}", l.instance_gpus, l.gpus_per_node));
+    notes.push_back(fmt::format("an instance of {} GPUs does not fill whole nodes of {}: its last node has {} of them, and the next "
+                                "replica starts on the GPUs left there",
+                                l.instance_gpus, l.gpus_per_node, l.instance_gpus - (l.nodes - 1) * l.gpus_per_node));
+  }
+  if (l.nodes == 1 && d.replicas > l.per_node && l.gpus_per_node % l.instance_gpus != 0) {
+    notes.push_back(fmt::format("{} GPUs per instance do not divide a node of {}: instances straddle nodes", l.instance_gpus, l.gpus_per_node));
   }
   s += fmt::format("# layout     {} GPUs per instance ({}), {} replica{} = {} of {} GPUs\n", l.instance_gpus,
                    l.nodes > 1 ? fmt::format("{} nodes of {}", l.nodes, l.gpus_per_node)
@@ -356,7 +422,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (d.pp > 1) common.insert(common.end(), {"--pipeline-parallel-size", std::to_string(d.pp)});
       if (dp) common.insert(common.end(), {"--data-parallel-size", std::to_string(d.attn_dp)});
       if (moe && d.ep == width && width > 1) common.emplace_back("--enable-expert-parallel");
-      common.insert(common.end(), {"--max-num-seqs", std::to_string(dp ? batch / d.attn_dp : batch), "--max-model-len", std::to_string(len),
+      common.insert(common.end(), {"--max-num-seqs", std::to_string(dp ? ceil_per_rank(batch, d.attn_dp) : batch), "--max-model-len", std::to_string(len),
                                    "--max-num-batched-tokens", std::to_string(kPrefillChunkTokens), "--gpu-memory-utilization", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
@@ -366,10 +432,12 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
         std::vector<std::string> c{env + "vllm", "serve", model};
         c.insert(c.end(), common.begin(), common.end());
         c.insert(c.end(), {"--port", std::to_string(port + inst)});
-        if (l.nodes > 1 && dp && rank_gpus <= l.gpus_per_node) {
+        // one vllm serve per node when whole DP ranks fill whole nodes; else one Ray cluster
+        const bool per_node_dp = dp && l.gpus_per_node % rank_gpus == 0 && l.instance_gpus % l.gpus_per_node == 0;
+        if (l.nodes > 1 && per_node_dp) {
           const std::int64_t local = l.gpus_per_node / rank_gpus;
-          c.insert(c.end(), {"--data-parallel-size-local", std::to_string(local), "--data-parallel-address", head,
-                             "--data-parallel-rpc-port", "13345"});
+          c.insert(c.end(), {"--data-parallel-size-local", std::to_string(std::min<std::int64_t>(local, d.attn_dp - k * local)),
+                             "--data-parallel-address", head, "--data-parallel-rpc-port", "13345"});
           if (k > 0) c.insert(c.end(), {"--data-parallel-start-rank", std::to_string(k * local), "--headless"});
           s += command(c);
         } else if (l.nodes > 1) {
@@ -392,7 +460,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
     case ServeEngine::kSglang: {
       const int port = o.port > 0 ? o.port : 30000;
       std::vector<std::string> common{"--tp-size", std::to_string(width)};
-      if (attention_dp(d)) common.insert(common.end(), {"--dp-size", std::to_string(d.attn_dp), "--enable-dp-attention"});
+      if (attention_dp(d)) {
+        // the LM head split inside each attention group, as the simulator models it
+        common.insert(common.end(), {"--dp-size", std::to_string(d.attn_dp), "--enable-dp-attention", "--enable-dp-lm-head"});
+        if (dense_mlp_data_parallel(p)) common.insert(common.end(), {"--moe-dense-tp-size", "1"});
+      }
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep-size", std::to_string(d.ep)});
       if (d.pp > 1) common.insert(common.end(), {"--pp-size", std::to_string(d.pp)});
       common.insert(common.end(), {"--max-running-requests", std::to_string(batch), "--context-length", std::to_string(len),
@@ -420,7 +492,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       std::vector<std::string> common{"--backend", "pytorch", "--tp_size", std::to_string(width)};
       if (d.pp > 1) common.insert(common.end(), {"--pp_size", std::to_string(d.pp)});
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep_size", std::to_string(d.ep)});
-      common.insert(common.end(), {"--max_batch_size", std::to_string(dp ? batch / d.attn_dp : batch), "--max_seq_len", std::to_string(len),
+      common.insert(common.end(), {"--max_batch_size", std::to_string(dp ? ceil_per_rank(batch, d.attn_dp) : batch), "--max_seq_len", std::to_string(len),
                                    "--max_num_tokens", std::to_string(kPrefillChunkTokens), "--kv_cache_free_gpu_memory_fraction", "0.90",
                                    "--extra_llm_api_options", "config.yml"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
@@ -430,15 +502,17 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
         c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(port + inst)});
         if (l.nodes > 1) {
           if (k == 0) {
-            std::string hosts = head + ":" + std::to_string(l.gpus_per_node);
-            for (std::int64_t n = 1; n < l.nodes; ++n) hosts += fmt::format(",<NODE{}_IP>:{}", n, l.gpus_per_node);
+            // slots per host add up to -np
+            auto slots = [&](std::int64_t n) { return std::min(l.gpus_per_node, l.instance_gpus - n * l.gpus_per_node); };
+            std::string hosts = head + ":" + std::to_string(slots(0));
+            for (std::int64_t n = 1; n < l.nodes; ++n) hosts += fmt::format(",<NODE{}_IP>:{}", n, slots(n));
             std::vector<std::string> mpi{"mpirun", "--allow-run-as-root", "-np", std::to_string(l.instance_gpus), "-H", hosts,
                                          "trtllm-llmapi-launch"};
             mpi.insert(mpi.end(), c.begin(), c.end());
             s += "# one MPI rank per GPU, started from the head over ssh:\n" + command(mpi);
           } else {
             s += fmt::format("# nothing to start: mpirun on node 0 runs ranks {}..{} here (ssh access, same paths, config.yml present)\n",
-                             k * l.gpus_per_node, (k + 1) * l.gpus_per_node - 1);
+                             k * l.gpus_per_node, std::min((k + 1) * l.gpus_per_node, l.instance_gpus) - 1);
           }
         } else {
           s += command(c);

@@ -20,9 +20,13 @@ const char* engine_version(ServeEngine e);  // the versions whose flags we targe
 // What an engine can run: its parallel layout and the per-op sharding that layout
 // implies (the same for every layer). Empty when the plan can run as it is.
 std::vector<std::string> engine_limits(ServeEngine e, const SimContext& ctx, const Plan& p);
-// The sharding the engine uses for these degrees (Megatron's, except where
-// attention data parallelism runs the dense MLPs data-parallel).
-Sharding engine_sharding(ServeEngine e, const SimContext& ctx, const Degrees& d);
+// The shardings the engine can run with these degrees, its default first:
+// Megatron's, except where attention data parallelism runs the dense MLPs
+// data-parallel (vLLM and TensorRT-LLM always; SGLang with --moe-dense-tp-size 1).
+std::vector<Sharding> engine_shardings(ServeEngine e, const SimContext& ctx, const Degrees& d);
+inline Sharding engine_sharding(ServeEngine e, const SimContext& ctx, const Degrees& d) { return engine_shardings(e, ctx, d).front(); }
+// SGLang's dense-MLP data parallelism (--moe-dense-tp-size 1) in this plan.
+bool dense_mlp_data_parallel(const Plan& p);
 
 struct EngineFit {
   bool exact = false;                  // the engine runs the plan as it is (or an equal-cost twin)

@@ -54,6 +54,8 @@ std::string escape(std::string_view s) {
 }
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
+  if (!std::isfinite(lo)) lo = 0;
+  if (!std::isfinite(hi)) hi = lo + 1;
   if (!(hi > lo)) hi = lo + 1;
   const double raw = (hi - lo) / std::max(1, target);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -114,7 +116,7 @@ std::string bar_chart(const BarChart& c) {
   double xmax = c.x_max;
   for (const auto& row : c.values) {
     double sum = 0;
-    for (const double v : row) sum += std::max(0.0, v);
+    for (const double v : row) sum += std::isfinite(v) ? std::max(0.0, v) : 0.0;
     xmax = std::max(xmax, sum);
   }
   xmax = std::max({xmax, c.marker * 1.05, 1e-12});
@@ -136,7 +138,7 @@ std::string bar_chart(const BarChart& c) {
     s += fmt::format(R"~(<text class="rowlabel" x="{}" y="{}" text-anchor="end">{}</text>)~", num(left - 8), num(y + row_h * 0.68), escape(c.rows[r]));
     double x0 = 0;
     for (std::size_t k = 0; k < c.series.size() && k < c.values[r].size(); ++k) {
-      const double v = std::max(0.0, c.values[r][k]);
+      const double v = std::isfinite(c.values[r][k]) ? std::max(0.0, c.values[r][k]) : 0.0;
       if (v <= 0) continue;
       s += fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{}: {} {}</title></rect>)~", num(X(x0)), num(y + 3),
                        fmt::format("{:.2f}", std::max(0.5, X(x0 + v) - X(x0))), num(row_h - 6), c.series[k].color, escape(c.rows[r]),
@@ -173,6 +175,7 @@ std::string xy_chart(const XyChart& c) {
   for (const auto& se : c.series) {
     for (std::size_t i = 0; i < se.x.size(); ++i) {
       if (c.log_x && !(se.x[i] > 0)) continue;
+      if (!std::isfinite(se.x[i]) || !std::isfinite(se.y[i])) continue;
       xlo = std::min(xlo, se.x[i]);
       xhi = std::max(xhi, se.x[i]);
       yhi = std::max(yhi, se.y[i]);
@@ -222,6 +225,7 @@ std::string xy_chart(const XyChart& c) {
     std::vector<std::string> tips;
     for (std::size_t i = 0; i < se.x.size(); ++i) {
       if (c.log_x && !(se.x[i] > 0)) continue;
+      if (!std::isfinite(se.x[i]) || !std::isfinite(se.y[i])) continue;
       pts.emplace_back(X(se.x[i]), Y(se.y[i]));
       tips.push_back(i < se.tips.size() ? se.tips[i] : std::string());
     }
