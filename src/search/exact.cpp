@@ -161,9 +161,9 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
   const double start = now_seconds();
   const Workload& w = ctx.workload;
   const ModelSpec& m = ctx.model;
-  Phases ph;
-  ph.decode = w.mode != Mode::kPrefill;
-  ph.prefill = w.mode != Mode::kDecode;
+  Phases phases;
+  phases.decode = w.mode != Mode::kPrefill;
+  phases.prefill = w.mode != Mode::kDecode;
   // degree combinations, in a fixed order
   std::vector<Degrees> combos;
   for (auto tp : space.tp)
@@ -180,6 +180,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
   const bool moe = m.is_moe();
   const bool has_mlp = m.num_dense_layers() > 0 || m.moe.num_shared > 0;
   pool.parallel_for(combos.size(), [&](std::size_t ci) {
+    Phases ph = phases;  // per task: pre_b below depends on the batch (shared, it was a data race)
     Best& best = results[ci];
     for (std::size_t bi = 0; bi < space.batch.size(); ++bi) {
       if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;

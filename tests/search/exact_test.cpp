@@ -85,3 +85,36 @@ TEST(Exact, MatchesBruteForceMlaPrefillWithUnequalStages) {
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(Exact, SameOptimumWhateverTheThreadsOverABatchLadder) {
+  // offline with the batch free: each task's prefill batch depends on its own batch
+  // (a shared one was a data race that changed the optimum from run to run)
+  const ModelSpec m = *load_model("qwen3-235b-a22b");
+  const ClusterSpec c = *cluster_from_preset("h100x8");
+  const Workload w = *load_workload("offline-2k-128");
+  const SimContext ctx = make_context(m, c, w, cost_params_for("h100"));
+  const SearchSpace space = make_space(m, c, w);
+  ASSERT_GT(space.batch.size(), 5u);
+  SearchOptions o;
+  o.threads = 1;
+  const SearchResult one = search_exact(ctx, space, o);
+  ASSERT_TRUE(one.found);
+  for (int run = 0; run < 8; ++run) {
+    o.threads = 2 + run % 3;  // 2, 3, 4 threads: more interleavings
+    const SearchResult two = search_exact(ctx, space, o);
+    EXPECT_EQ(two.best_value, one.best_value) << "run " << run;
+    EXPECT_EQ(two.best, one.best) << "run " << run;
+  }
+  // and no plan the simulator scores higher among the optimum's neighbours in batch
+  for (const std::int64_t per_group : space.batch) {
+    Plan p = one.best;
+    p.batch = per_group * p.deg.attn_dp;
+    EXPECT_LE(evaluate(ctx, p).objective, one.best_value * (1 + 1e-12));
+  }
+}
+
+}  // namespace
+}  // namespace shardwise

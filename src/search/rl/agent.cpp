@@ -32,12 +32,27 @@ struct Sample {
   Mat obs;
   Action action{};
   double logp = 0, value = 0, reward = 0;
+  std::vector<std::uint8_t> mask;  // allowed values, flattened over heads (empty: all allowed)
 };
 
-double log_prob(const Policy& p, const RowVec& logits, const Action& a) {
+// A head's probabilities, renormalised over the allowed values when masked.
+Vec masked_probs(const Policy& p, const RowVec& logits, int h, const std::vector<std::uint8_t>& mask) {
+  Vec pr = p.head_probs(logits, h);
+  if (mask.empty()) return pr;
+  const int off = p.head_offset(h);
+  double sum = 0;
+  for (Eigen::Index k = 0; k < pr.size(); ++k) {
+    if (!mask[static_cast<std::size_t>(off + k)]) pr(k) = 0.0f;
+    sum += static_cast<double>(pr(k));
+  }
+  if (sum > 0) pr /= static_cast<float>(sum);
+  return pr;
+}
+
+double log_prob(const Policy& p, const RowVec& logits, const Action& a, const std::vector<std::uint8_t>& mask = {}) {
   double lp = 0;
   for (std::size_t h = 0; h < a.size(); ++h) {
-    lp += std::log(std::max(1e-30, static_cast<double>(p.head_probs(logits, static_cast<int>(h))(a[h]))));
+    lp += std::log(std::max(1e-30, static_cast<double>(masked_probs(p, logits, static_cast<int>(h), mask)(a[h]))));
   }
   return lp;
 }
@@ -50,7 +65,7 @@ void ppo_step(Policy& pol, Adam& adam, Params<float>& g, const std::vector<Sampl
   Cache<float> c;
   for (std::size_t j = 0; j < batch.size(); ++j) {
     pol.forward(batch[j].obs, c);
-    const double lp = log_prob(pol, c.logits, batch[j].action);
+    const double lp = log_prob(pol, c.logits, batch[j].action, batch[j].mask);
     const double ratio = std::exp(lp - batch[j].logp);
     const double a = adv[j];
     // d/dlogp of -min(ratio a, clip(ratio) a): -ratio a where the unclipped term is the minimum
@@ -58,9 +73,11 @@ void ppo_step(Policy& pol, Adam& adam, Params<float>& g, const std::vector<Sampl
     const double dlogp = (ratio * a <= clipped * a) ? -ratio * a / n : 0.0;
     RowVec dl = RowVec::Zero(c.logits.size());
     for (std::size_t h = 0; h < batch[j].action.size(); ++h) {
-      const Vec pr = pol.head_probs(c.logits, static_cast<int>(h));
+      // d log p(a_h) / d logits over the allowed values (masked ones get no gradient)
+      const Vec pr = masked_probs(pol, c.logits, static_cast<int>(h), batch[j].mask);
       const int off = pol.head_offset(static_cast<int>(h));
       for (Eigen::Index k = 0; k < pr.size(); ++k) {
+        if (!batch[j].mask.empty() && !batch[j].mask[static_cast<std::size_t>(off + k)]) continue;
         dl(off + k) = static_cast<float>(dlogp * ((k == batch[j].action[h] ? 1.0 : 0.0) - static_cast<double>(pr(k))));
       }
     }
@@ -80,10 +97,72 @@ void ppo_step(Policy& pol, Adam& adam, Params<float>& g, const std::vector<Sampl
 
 }  // namespace
 
+ActionRules::ActionRules(const SimContext& ctx, const SearchSpace& space) : ctx_(ctx), space_(space) {
+  auto index_of_one = [](const auto& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] == 1) return static_cast<std::uint16_t>(i);
+    }
+    return std::uint16_t{0};
+  };
+  free_[static_cast<std::size_t>(Head::kTp)] = index_of_one(space.tp);
+  free_[static_cast<std::size_t>(Head::kPp)] = index_of_one(space.pp);
+  free_[static_cast<std::size_t>(Head::kEp)] = index_of_one(space.ep);
+  free_[static_cast<std::size_t>(Head::kAttnDp)] = index_of_one(space.attn_dp);
+  for (int sl = 0; sl < kNumSlots; ++sl) {
+    int c = find_choice(sl, "none");
+    if (c < 0) c = find_choice(sl, "tokens");
+    free_[static_cast<std::size_t>(kNumDegreeHeads + sl)] = static_cast<std::uint16_t>(std::max(c, 0));
+  }
+}
+
+bool ActionRules::valid(const Action& a) const { return !validate_plan(space_.decode(a), ctx_.model, ctx_.cluster).has_value(); }
+
+void ActionRules::allowed(Action a, std::size_t i, const std::array<int, kNumHeads>& sizes, std::vector<std::uint8_t>& out, int off) const {
+  for (std::size_t j = i + 1; j < kOrder.size(); ++j) a[static_cast<std::size_t>(kOrder[j])] = free_[static_cast<std::size_t>(kOrder[j])];
+  const auto h = static_cast<std::size_t>(kOrder[i]);
+  for (int v = 0; v < sizes[h]; ++v) {
+    a[h] = static_cast<std::uint16_t>(v);
+    out[static_cast<std::size_t>(off + v)] = valid(a) ? 1 : 0;
+  }
+}
+
+bool ActionRules::repair(Action& a, const std::array<int, kNumHeads>& sizes) const {
+  if (valid(a)) return true;
+  const auto eh = static_cast<std::size_t>(Head::kEp);
+  for (int v = sizes[eh] - 1; v >= 0; --v) {
+    Action b = a;
+    b[eh] = static_cast<std::uint16_t>(v);
+    if (valid(b)) {
+      a = b;
+      return true;
+    }
+  }
+  for (int round = 0; round < kNumSlots; ++round) {
+    int first = -1;
+    for (int sl = 0; sl < kNumSlots; ++sl) {
+      const auto h = static_cast<std::size_t>(kNumDegreeHeads + sl);
+      if (a[h] == free_[h]) continue;
+      if (first < 0) first = static_cast<int>(h);
+      Action b = a;
+      b[h] = free_[h];
+      if (valid(b)) {
+        a = b;
+        return true;
+      }
+    }
+    if (first < 0) break;
+    a[static_cast<std::size_t>(first)] = free_[static_cast<std::size_t>(first)];
+    if (valid(a)) return true;
+  }
+  return false;
+}
+
 AgentSettings improved_settings() {
   AgentSettings s;
   s.exploit = 0.5;
   s.sweep_every = 8;
+  s.mask_invalid = true;
+  s.polish = true;
   return s;
 }
 
@@ -144,26 +223,164 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     }
     std::stable_sort(elites.begin(), elites.end(), [](const Elite& x, const Elite& y) { return x.value > y.value; });
   };
-  while (!t.exhausted()) {
-    // the `rl` variant's coordinate sweep: every value of one head around the best elite, in one batch
-    if (s.sweep_every > 0 && !elites.empty() && steps > 0 && steps % s.sweep_every == 0) {
-      for (int tries = 0; tries < kNumHeads && sizes[sweep_head % sizes.size()] < 2; ++tries) ++sweep_head;
-      const std::size_t h = sweep_head++ % sizes.size();
-      std::vector<Action> batch;
-      for (int v = 0; v < sizes[h]; ++v) {
-        if (v == elites.front().action[h]) continue;
-        Action a = elites.front().action;
-        a[h] = static_cast<std::uint16_t>(v);
-        batch.push_back(a);
-      }
+  const ActionRules rules(ctx, space);
+  bool polish_pending = false;
+  // evaluates a batch of actions (invalid ones dropped first when masking); true if the best improved
+  const auto eval_batch = [&](std::vector<Action> batch) {
+    if (s.mask_invalid) std::erase_if(batch, [&](const Action& a) { return !rules.valid(a); });
+    if (batch.empty()) return false;
+    const double ts = now_seconds();
+    const std::vector<double> vals = t.evaluate(batch);
+    st.simulator_s += now_seconds() - ts;
+    bool improved = false;
+    for (std::size_t i = 0; i < vals.size(); ++i) {
+      if (vals[i] <= 0) continue;
+      if (ref <= 0) ref = vals[i];
+      improved = improved || vals[i] > best;
+      best = std::max(best, vals[i]);
+      admit(batch[i], vals[i]);
+    }
+    return improved;
+  };
+  // every value of head h around the best elite
+  const auto around_best = [&](std::size_t h) {
+    std::vector<Action> batch;
+    for (int v = 0; v < sizes[h]; ++v) {
+      if (v == elites.front().action[h]) continue;
+      Action a = elites.front().action;
+      a[h] = static_cast<std::uint16_t>(v);
+      batch.push_back(a);
+    }
+    return batch;
+  };
+  // Local search from `cur`: every single-head change (one batch per head, the batch kept),
+  // then every change of one degree and every new split of the instance's GPUs over tp, attention DP and pp
+  // width with the expert degree and slots repaired where a rule breaks and the batch
+  // re-fitted (the largest that fits memory and the SLOs, by bisection over the ladder:
+  // feasibility falls as the batch grows); repeated while the plan improves.
+  std::vector<Action> polished;  // local optima reached, not polished again
+  const auto polish = [&](Action cur, double cur_v) {
+    const auto bh = static_cast<std::size_t>(Head::kBatch);
+    const auto th = static_cast<std::size_t>(Head::kTp), dh = static_cast<std::size_t>(Head::kAttnDp);
+    const auto try_all = [&](std::vector<Action> batch) {
+      if (s.mask_invalid) std::erase_if(batch, [&](const Action& a) { return !rules.valid(a); });
+      if (batch.empty()) return std::vector<double>{};
       const double ts = now_seconds();
-      const std::vector<double> vals = t.evaluate(batch);
+      std::vector<double> vals = t.evaluate(batch);
       st.simulator_s += now_seconds() - ts;
       for (std::size_t i = 0; i < vals.size(); ++i) {
         if (vals[i] <= 0) continue;
         if (ref <= 0) ref = vals[i];
         best = std::max(best, vals[i]);
         admit(batch[i], vals[i]);
+        if (vals[i] > cur_v * (1 + 1e-12)) {
+          cur = batch[i];
+          cur_v = vals[i];
+        }
+      }
+      vals.resize(batch.size(), 0.0);
+      return vals;
+    };
+    for (bool again = true; again && !t.exhausted();) {
+      again = false;
+      const double start_v = cur_v;
+      for (const int hi : ActionRules::kOrder) {
+        const auto h = static_cast<std::size_t>(hi);
+        if (sizes[h] < 2 || t.exhausted()) continue;
+        std::vector<Action> batch;
+        for (int v = 0; v < sizes[h]; ++v) {
+          if (v == cur[h]) continue;
+          Action a = cur;
+          a[h] = static_cast<std::uint16_t>(v);
+          batch.push_back(a);
+        }
+        try_all(batch);
+      }
+      std::vector<Action> moves;
+      const Action base = cur;
+      for (const Head hh : {Head::kTp, Head::kPp, Head::kAttnDp, Head::kEp}) {
+        const auto h = static_cast<std::size_t>(hh);
+        for (int v = 0; v < sizes[h]; ++v) {
+          if (v == base[h]) continue;
+          Action a = base;
+          a[h] = static_cast<std::uint16_t>(v);
+          moves.push_back(a);
+        }
+      }
+      // the instance's GPUs shared out anew over tp, attention DP and pp (same count), with
+      // the expert degree as it was (repaired if it breaks a rule) or at its largest valid value
+      const auto ph = static_cast<std::size_t>(Head::kPp), eh = static_cast<std::size_t>(Head::kEp);
+      const std::int64_t gpus = std::int64_t{space.tp[base[th]]} * space.attn_dp[base[dh]] * space.pp[base[ph]];
+      for (std::size_t i = 0; i < space.tp.size(); ++i) {
+        for (std::size_t j = 0; j < space.attn_dp.size(); ++j) {
+          for (std::size_t k = 0; k < space.pp.size(); ++k) {
+            if (std::int64_t{space.tp[i]} * space.attn_dp[j] * space.pp[k] != gpus) continue;
+            if (i == base[th] && j == base[dh] && k == base[ph]) continue;
+            Action a = base;
+            a[th] = static_cast<std::uint16_t>(i);
+            a[dh] = static_cast<std::uint16_t>(j);
+            a[ph] = static_cast<std::uint16_t>(k);
+            moves.push_back(a);
+            for (int v = sizes[eh] - 1; v > 0; --v) {  // the largest expert degree the rules allow
+              a[eh] = static_cast<std::uint16_t>(v);
+              if (rules.valid(a)) {
+                if (v != base[eh]) moves.push_back(a);
+                break;
+              }
+            }
+          }
+        }
+      }
+      for (Action a : moves) {
+        if (t.exhausted()) break;
+        a[bh] = 0;
+        if (!rules.repair(a, sizes)) continue;
+        const auto feasible_at = [&](int b) {
+          a[bh] = static_cast<std::uint16_t>(b);
+          const auto v = try_all({a});
+          return !v.empty() && v[0] > 0;
+        };
+        int lo = 0, hi = sizes[bh] - 1;
+        if (!feasible_at(lo)) continue;
+        int top = hi;
+        if (!t.exhausted() && !feasible_at(hi)) {
+          while (hi - lo > 1 && !t.exhausted()) {
+            const int mid = (lo + hi) / 2;
+            (feasible_at(mid) ? lo : hi) = mid;
+          }
+          top = lo;
+        }
+        // throughput need not peak at the largest batch (pipelines, chunked prefill): the few below it too
+        std::vector<Action> below;
+        for (int b = std::max(0, top - 2); b < top; ++b) {
+          if (b == lo && top != lo) continue;
+          a[bh] = static_cast<std::uint16_t>(b);
+          below.push_back(a);
+        }
+        if (!t.exhausted()) try_all(below);
+      }
+      again = cur_v > start_v * (1 + 1e-12);
+      if (std::find(polished.begin(), polished.end(), cur) != polished.end()) break;  // a known local optimum
+    }
+    polished.push_back(cur);
+  };
+  Action polish_from{};
+  double polish_value = 0;
+  while (!t.exhausted()) {
+    // the `rl` variant's polishing: local search from a promising plan until no move improves it
+    if (s.polish && polish_pending && !elites.empty()) {
+      polish_pending = false;
+      polish(polish_from, polish_value);
+      if (t.exhausted()) break;
+    }
+    // the `rl` variant's coordinate sweep: every value of one head around the best elite, in one batch
+    if (s.sweep_every > 0 && !elites.empty() && steps > 0 && steps % s.sweep_every == 0) {
+      for (int tries = 0; tries < kNumHeads && sizes[sweep_head % sizes.size()] < 2; ++tries) ++sweep_head;
+      const std::size_t h = sweep_head++ % sizes.size();
+      if (eval_batch(around_best(h)) && s.polish) {
+        polish_pending = true;
+        polish_from = elites.front().action;
+        polish_value = elites.front().value;
       }
       if (t.exhausted()) break;
     }
@@ -184,25 +401,35 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       pol->forward(obs, c);
     }
     Action a{};
+    std::vector<std::uint8_t> mask;
     const bool exploit = s.exploit > 0 && !elites.empty() && rng.uniform() < s.exploit;
     if (exploit) {
-      a = elites.front().action;  // the best elite, one head moved
-      std::size_t h = rng.below(sizes.size());
-      for (int tries = 0; tries < 32 && sizes[h] < 2; ++tries) h = rng.below(sizes.size());
-      if (sizes[h] > 1) {
-        const auto v = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h] - 1)));
-        a[h] = v >= a[h] ? static_cast<std::uint16_t>(v + 1) : v;
+      // the best elite, one head moved (to a value the rules allow, when masking)
+      for (int tries = 0; tries < 32; ++tries) {
+        a = elites.front().action;
+        std::size_t h = rng.below(sizes.size());
+        for (int k = 0; k < 32 && sizes[h] < 2; ++k) h = rng.below(sizes.size());
+        if (sizes[h] > 1) {
+          const auto v = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h] - 1)));
+          a[h] = v >= a[h] ? static_cast<std::uint16_t>(v + 1) : v;
+        }
+        if (!s.mask_invalid || rules.valid(a)) break;
       }
     } else {
-      for (std::size_t h = 0; h < sizes.size(); ++h) {
-        const Vec pr = pol->head_probs(c.logits, static_cast<int>(h));
+      if (s.mask_invalid) mask.assign(static_cast<std::size_t>(c.logits.size()), 1);
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const std::size_t h = s.mask_invalid ? static_cast<std::size_t>(ActionRules::kOrder[i]) : i;
+        if (s.mask_invalid) rules.allowed(a, i, sizes, mask, pol->head_offset(static_cast<int>(h)));
+        const Vec pr = masked_probs(*pol, c.logits, static_cast<int>(h), mask);
         double u = rng.uniform(), acc = 0;
         int k = 0;
-        for (; k + 1 < pr.size(); ++k) {
+        int last_allowed = 0;
+        for (; k < pr.size(); ++k) {
+          if (pr(k) > 0) last_allowed = k;
           acc += static_cast<double>(pr(k));
-          if (u < acc) break;
+          if (u < acc && pr(k) > 0) break;
         }
-        a[h] = static_cast<std::uint16_t>(k);
+        a[h] = static_cast<std::uint16_t>(k < pr.size() ? k : last_allowed);
       }
     }
     st.policy_s += now_seconds() - t0;
@@ -215,10 +442,16 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     if (raw > 0) {
       if (ref <= 0) ref = raw;
       reward = s.alpha * raw / ref + s.beta * (raw - best) / ref;
+      // a promising plan (a new best, or within 10% of it) starts a local search
+      if (s.polish && raw > best && std::find(polished.begin(), polished.end(), a) == polished.end()) {
+        polish_pending = true;
+        polish_from = a;
+        polish_value = raw;
+      }
       best = std::max(best, raw);
       admit(a, raw);
     }
-    rollout.push_back({obs, a, log_prob(*pol, c.logits, a), static_cast<double>(c.value), reward});
+    rollout.push_back({obs, a, log_prob(*pol, c.logits, a, mask), static_cast<double>(c.value), reward, std::move(mask)});
     if (static_cast<int>(rollout.size()) == s.rollout) {
       // advantages normalised over the rollout (Stable-Baselines3's default)
       std::vector<double> adv;

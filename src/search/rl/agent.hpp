@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "search/rl/policy.hpp"
 #include "search/search.hpp"
@@ -26,6 +27,8 @@ struct AgentSettings {
   // improvements over the paper (the `rl` engine; `rl-paper` keeps all of these off)
   double exploit = 0.0;        // probability of proposing a one-head mutation of the best elite instead of a policy sample
   int sweep_every = 0;         // every this many policy steps, try every value of one head on the best elite (0: never)
+  bool mask_invalid = false;   // sample only actions that pass the plan's divisibility rules (masked softmax, heads in order)
+  bool polish = false;         // on every new best: coordinate sweeps over all heads until none improves it
 };
 
 struct AgentStats {
@@ -33,13 +36,37 @@ struct AgentStats {
   int early_exits = 0, reinits = 0;
 };
 
-// The `rl` engine's settings: the paper's plus exploitation and coordinate sweeps.
+// The `rl` engine's settings: the paper's plus action masking, exploitation, coordinate
+// sweeps and polishing of every new best (docs/search.md).
 AgentSettings improved_settings();
 
 // Runs the agent; `warm` (optional) starts every chunk from a saved policy instead
 // of a random one (the dims must match the space). `trained` receives the last network.
 SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, const AgentSettings& s,
                        const Policy* warm = nullptr, std::unique_ptr<Policy>* trained = nullptr, AgentStats* stats = nullptr);
+
+// The plan's divisibility rules on partial actions, for masking: the heads chosen so
+// far, the others at values that constrain nothing (degree 1, the smallest batch,
+// "none"/"tokens" slots). Heads are sampled in kOrder; every value `allowed` marks
+// keeps the partial action completable, so a fully sampled action always passes.
+class ActionRules {
+ public:
+  ActionRules(const SimContext& ctx, const SearchSpace& space);
+  [[nodiscard]] bool valid(const Action& a) const;
+  // degrees (attention DP before EP, which must divide the stage width), batch, slots
+  static constexpr std::array<int, kNumHeads> kOrder{0, 1, 3, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  // out[off + v] = 1 where value v of head kOrder[i] is allowed given the heads before it in `a`.
+  void allowed(Action a, std::size_t i, const std::array<int, kNumHeads>& sizes, std::vector<std::uint8_t>& out, int off) const;
+  // Makes `a` pass the rules changing as little as it can: the largest expert degree that
+  // fits, else slots moved to their unconstrained value one at a time. False if none works.
+  bool repair(Action& a, const std::array<int, kNumHeads>& sizes) const;
+  [[nodiscard]] const Action& free_values() const { return free_; }
+
+ private:
+  const SimContext& ctx_;
+  const SearchSpace& space_;
+  Action free_{};
+};
 
 // The network's dimensions for a search space (one-hot per head + value + present flag per record).
 PolicyDims dims_for(const SearchSpace& space, int elites);

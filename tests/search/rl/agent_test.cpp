@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/rng.hpp"
+
 #include "model/loader.hpp"
 
 namespace shardwise::rl {
@@ -53,6 +55,90 @@ TEST(Agent, WarmStartFromASavedPolicy) {
   const SearchResult warm = search_rl(c.ctx, c.space, o, AgentSettings{}, &*loaded);
   EXPECT_EQ(warm.calls, 200);
   EXPECT_TRUE(warm.found);
+}
+
+}  // namespace
+}  // namespace shardwise::rl
+
+namespace shardwise::rl {
+namespace {
+
+Case make_big_case(const char* model, const char* cluster) {
+  auto m = load_model(model);
+  auto c = cluster_from_preset(cluster);
+  auto w = load_workload("decode-16k");
+  return {make_context(*m, *c, *w, cost_params_for("h100")), make_space(*m, *c, *w)};
+}
+
+TEST(ActionRules, EveryValueAllowedInOrderKeepsTheActionValid) {
+  // sample heads in the rules' order, uniformly among the allowed values: the full action always passes
+  for (const auto& [model, cluster] : {std::pair{"deepseek-v3", "h100x256"}, std::pair{"gpt-moe-1.6t", "h100x24576"},
+                                       std::pair{"qwen3-235b-a22b", "h100x8"}}) {
+    const Case c = make_big_case(model, cluster);
+    const ActionRules rules(c.ctx, c.space);
+    const auto sizes = c.space.sizes();
+    Rng rng(5);
+    int total = 0;
+    for (int h = 0; h < kNumHeads; ++h) total += sizes[static_cast<std::size_t>(h)];
+    int masked = 0;
+    for (int n = 0; n < 300; ++n) {
+      Action a{};
+      std::vector<std::uint8_t> mask(static_cast<std::size_t>(total), 1);
+      for (std::size_t i = 0; i < ActionRules::kOrder.size(); ++i) {
+        const auto h = static_cast<std::size_t>(ActionRules::kOrder[i]);
+        int off = 0;
+        for (std::size_t k = 0; k < h; ++k) off += sizes[k];
+        rules.allowed(a, i, sizes, mask, off);
+        std::vector<int> ok;
+        for (int v = 0; v < sizes[h]; ++v) {
+          if (mask[static_cast<std::size_t>(off + v)]) ok.push_back(v);
+        }
+        masked += sizes[h] - static_cast<int>(ok.size());
+        ASSERT_FALSE(ok.empty()) << model << " head " << h;  // some value always stays allowed
+        a[h] = static_cast<std::uint16_t>(ok[rng.below(ok.size())]);
+      }
+      ASSERT_TRUE(rules.valid(a)) << model;
+    }
+    EXPECT_GT(masked, 0) << model;  // the rules do mask something
+  }
+}
+
+TEST(ActionRules, RepairMakesAnyActionValid) {
+  const Case c = make_big_case("deepseek-v3", "h100x256");
+  const ActionRules rules(c.ctx, c.space);
+  const auto sizes = c.space.sizes();
+  Rng rng(7);
+  int repaired = 0;
+  for (int n = 0; n < 500; ++n) {
+    Action a{};
+    for (std::size_t h = 0; h < a.size(); ++h) a[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
+    const bool was = rules.valid(a);
+    const Action before = a;
+    if (rules.repair(a, sizes)) {
+      EXPECT_TRUE(rules.valid(a));
+      repaired += was ? 0 : 1;
+      if (was) {
+        EXPECT_EQ(a, before);  // a valid action is left alone
+      }
+    }
+  }
+  EXPECT_GT(repaired, 0);
+}
+
+TEST(Agent, ImprovedVariantIsDeterministicAndBudgeted) {
+  const Case c = make_big_case("deepseek-v3", "h100x256");
+  SearchOptions o;
+  o.budget = 600;
+  o.seed = 3;
+  const SearchResult a = search_rl(c.ctx, c.space, o, improved_settings());
+  o.threads = 2;
+  const SearchResult b = search_rl(c.ctx, c.space, o, improved_settings());
+  EXPECT_EQ(a.calls, 600);
+  EXPECT_EQ(b.calls, 600);
+  EXPECT_EQ(a.best, b.best);
+  EXPECT_EQ(a.best_value, b.best_value);
+  EXPECT_TRUE(a.found);
+  EXPECT_EQ(a.engine, "rl");
 }
 
 }  // namespace
