@@ -309,6 +309,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       }
       // the instance's GPUs shared out anew over tp, attention DP and pp (same count), with
       // the expert degree as it was (repaired if it breaks a rule) or at its largest valid value
+      const std::size_t split_start = moves.size();
       const auto ph = static_cast<std::size_t>(Head::kPp), eh = static_cast<std::size_t>(Head::kEp);
       const std::int64_t gpus = std::int64_t{space.tp[base[th]]} * space.attn_dp[base[dh]] * space.pp[base[ph]];
       for (std::size_t i = 0; i < space.tp.size(); ++i) {
@@ -331,17 +332,17 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
           }
         }
       }
-      for (Action a : moves) {
-        if (t.exhausted()) break;
-        a[bh] = 0;
-        if (!rules.repair(a, sizes)) continue;
+      // the batch re-fitted for a's degrees and sharding; returns the best value seen (0: none)
+      const auto refit = [&](Action a) {
+        double got = 0;
         const auto feasible_at = [&](int b) {
           a[bh] = static_cast<std::uint16_t>(b);
           const auto v = try_all({a});
+          if (!v.empty()) got = std::max(got, v[0]);
           return !v.empty() && v[0] > 0;
         };
         int lo = 0, hi = sizes[bh] - 1;
-        if (!feasible_at(lo)) continue;
+        if (!feasible_at(lo)) return got;
         int top = hi;
         if (!t.exhausted() && !feasible_at(hi)) {
           while (hi - lo > 1 && !t.exhausted()) {
@@ -350,20 +351,46 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
           }
           top = lo;
         }
-        // throughput need not peak at the largest batch (pipelines, chunked prefill): the few below it too
+        // throughput need not peak at the largest batch (pipelines, chunked prefill): the two below it too
         std::vector<Action> below;
         for (int b = std::max(0, top - 2); b < top; ++b) {
           if (b == lo && top != lo) continue;
           a[bh] = static_cast<std::uint16_t>(b);
           below.push_back(a);
         }
-        if (!t.exhausted()) try_all(below);
+        if (!t.exhausted()) {
+          for (const double v : try_all(below)) got = std::max(got, v);
+        }
+        return got;
+      };
+      for (std::size_t m = 0; m < moves.size() && !t.exhausted(); ++m) {
+        Action a = moves[m];
+        a[bh] = 0;
+        if (!rules.repair(a, sizes)) continue;
+        const double before = cur_v;
+        const double v = refit(a);
+        // a new split of the GPUs that lands close below: one slot changed on top of it, batch
+        // re-fitted (the ladder makes the best batch jump with the memory a slot frees, so two
+        // changes can pay together where each alone does not)
+        if (m >= split_start && v >= 0.8 * before && v <= before) {
+          for (int sl = 0; sl < kNumSlots && !t.exhausted(); ++sl) {
+            const auto h = static_cast<std::size_t>(kNumDegreeHeads + sl);
+            for (int c2 = 0; c2 < sizes[h]; ++c2) {
+              if (c2 == a[h]) continue;
+              Action b = a;
+              b[h] = static_cast<std::uint16_t>(c2);
+              b[bh] = 0;
+              if (rules.valid(b)) refit(b);
+            }
+          }
+        }
       }
       again = cur_v > start_v * (1 + 1e-12);
       if (std::find(polished.begin(), polished.end(), cur) != polished.end()) break;  // a known local optimum
     }
     polished.push_back(cur);
   };
+  bool probed = false;
   Action polish_from{};
   double polish_value = 0;
   while (!t.exhausted()) {
@@ -378,6 +405,32 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       for (int tries = 0; tries < kNumHeads && sizes[sweep_head % sizes.size()] < 2; ++tries) ++sweep_head;
       const std::size_t h = sweep_head++ % sizes.size();
       if (eval_batch(around_best(h)) && s.polish) {
+        polish_pending = true;
+        polish_from = elites.front().action;
+        polish_value = elites.front().value;
+      }
+      if (t.exhausted()) break;
+    }
+    // the `rl` variant's feasibility probe: nothing feasible after 256 calls (a model that barely
+    // fits the cluster) -> Megatron's sharding at the smallest batch for every tp x pp, the expert
+    // degree at its largest valid value, once; the first plan that fits seeds the elites
+    if (s.polish && elites.empty() && !probed && budget - t.remaining() >= 256) {
+      probed = true;
+      std::vector<Action> probe;
+      for (std::size_t i = 0; i < space.tp.size(); ++i) {
+        for (std::size_t k = 0; k < space.pp.size(); ++k) {
+          Action a{};
+          a[static_cast<std::size_t>(Head::kTp)] = static_cast<std::uint16_t>(i);
+          a[static_cast<std::size_t>(Head::kPp)] = static_cast<std::uint16_t>(k);
+          a[static_cast<std::size_t>(Head::kAttnDp)] = rules.free_values()[static_cast<std::size_t>(Head::kAttnDp)];
+          for (int v = sizes[static_cast<std::size_t>(Head::kEp)] - 1; v >= 0; --v) {
+            a[static_cast<std::size_t>(Head::kEp)] = static_cast<std::uint16_t>(v);
+            if (rules.valid(a)) break;
+          }
+          probe.push_back(a);
+        }
+      }
+      if (eval_batch(probe)) {
         polish_pending = true;
         polish_from = elites.front().action;
         polish_value = elites.front().value;
