@@ -253,11 +253,12 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     }
     return batch;
   };
-  // Local search from `cur`: every single-head change (one batch per head, the batch kept),
-  // then every change of one degree and every new split of the instance's GPUs over tp, attention DP and pp
-  // width with the expert degree and slots repaired where a rule breaks and the batch
-  // re-fitted (the largest that fits memory and the SLOs, by bisection over the ladder:
-  // feasibility falls as the batch grows); repeated while the plan improves.
+  // Local search from `cur`: every single-head change (one batch per head, the batch kept);
+  // then every change of one degree and every new split of the instance's GPUs over tp,
+  // attention DP and pp, with the expert degree and slots repaired where a rule breaks and
+  // the batch re-fitted (the largest that fits memory and the SLOs, by bisection over the
+  // ladder, as feasibility falls with the batch; and the two below it); one slot changed on
+  // top of near-miss re-splits; repeated while the plan improves.
   std::vector<Action> polished;  // local optima reached, not polished again
   const auto polish = [&](Action cur, double cur_v) {
     const auto bh = static_cast<std::size_t>(Head::kBatch);
