@@ -221,7 +221,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
               std::int64_t pb = p.batch;
               if (w.mode == Mode::kOffline) {
                 pre.micro_batches = 1;
-                pb = std::clamp<std::int64_t>(8192 / w.isl, 1, p.batch);
+                pb = std::clamp<std::int64_t>(kPrefillChunkTokens / w.isl, 1, p.batch);  // as the simulator chunks prefill
               }
               ph.pre_b = pb;
               evaluate_grouped(ctx, pre, Phase::kPrefill, pb, w.isl, w.isl, &t.pre[i]);

@@ -226,28 +226,35 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   const ActionRules rules(ctx, space);
   bool polish_pending = false;
   // evaluates a batch of actions (invalid ones dropped first when masking); true if the best improved
-  const auto eval_batch = [&](std::vector<Action> batch) {
+  // evaluates a batch (invalid actions dropped first when masking; `batch` keeps the ones
+  // evaluated), feeds the elites; one value per action of `batch` (0: infeasible or not reached)
+  const auto evaluate_admit = [&](std::vector<Action>& batch) {
     if (s.mask_invalid) std::erase_if(batch, [&](const Action& a) { return !rules.valid(a); });
-    if (batch.empty()) return false;
+    if (batch.empty()) return std::vector<double>{};
     const double ts = now_seconds();
-    const std::vector<double> vals = t.evaluate(batch);
+    std::vector<double> vals = t.evaluate(batch);
     st.simulator_s += now_seconds() - ts;
-    bool improved = false;
     for (std::size_t i = 0; i < vals.size(); ++i) {
       if (vals[i] <= 0) continue;
       if (ref <= 0) ref = vals[i];
-      improved = improved || vals[i] > best;
       best = std::max(best, vals[i]);
       admit(batch[i], vals[i]);
     }
-    return improved;
+    vals.resize(batch.size(), 0.0);
+    return vals;
   };
-  // every value of head h around the best elite
-  const auto around_best = [&](std::size_t h) {
+  // true if the batch improved the best
+  const auto eval_batch = [&](std::vector<Action> batch) {
+    const double before = best;
+    evaluate_admit(batch);
+    return best > before;
+  };
+  // every other value of head h around `centre`
+  const auto around = [&](const Action& centre, std::size_t h) {
     std::vector<Action> batch;
     for (int v = 0; v < sizes[h]; ++v) {
-      if (v == elites.front().action[h]) continue;
-      Action a = elites.front().action;
+      if (v == centre[h]) continue;
+      Action a = centre;
       a[h] = static_cast<std::uint16_t>(v);
       batch.push_back(a);
     }
@@ -263,23 +270,15 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   const auto polish = [&](Action cur, double cur_v) {
     const auto bh = static_cast<std::size_t>(Head::kBatch);
     const auto th = static_cast<std::size_t>(Head::kTp), dh = static_cast<std::size_t>(Head::kAttnDp);
+    // evaluates, and moves `cur` to the best plan of the batch if it beats it
     const auto try_all = [&](std::vector<Action> batch) {
-      if (s.mask_invalid) std::erase_if(batch, [&](const Action& a) { return !rules.valid(a); });
-      if (batch.empty()) return std::vector<double>{};
-      const double ts = now_seconds();
-      std::vector<double> vals = t.evaluate(batch);
-      st.simulator_s += now_seconds() - ts;
+      std::vector<double> vals = evaluate_admit(batch);
       for (std::size_t i = 0; i < vals.size(); ++i) {
-        if (vals[i] <= 0) continue;
-        if (ref <= 0) ref = vals[i];
-        best = std::max(best, vals[i]);
-        admit(batch[i], vals[i]);
         if (vals[i] > cur_v * (1 + 1e-12)) {
           cur = batch[i];
           cur_v = vals[i];
         }
       }
-      vals.resize(batch.size(), 0.0);
       return vals;
     };
     for (bool again = true; again && !t.exhausted();) {
@@ -288,25 +287,12 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       for (const int hi : ActionRules::kOrder) {
         const auto h = static_cast<std::size_t>(hi);
         if (sizes[h] < 2 || t.exhausted()) continue;
-        std::vector<Action> batch;
-        for (int v = 0; v < sizes[h]; ++v) {
-          if (v == cur[h]) continue;
-          Action a = cur;
-          a[h] = static_cast<std::uint16_t>(v);
-          batch.push_back(a);
-        }
-        try_all(batch);
+        try_all(around(cur, h));
       }
       std::vector<Action> moves;
       const Action base = cur;
       for (const Head hh : {Head::kTp, Head::kPp, Head::kAttnDp, Head::kEp}) {
-        const auto h = static_cast<std::size_t>(hh);
-        for (int v = 0; v < sizes[h]; ++v) {
-          if (v == base[h]) continue;
-          Action a = base;
-          a[h] = static_cast<std::uint16_t>(v);
-          moves.push_back(a);
-        }
+        for (const Action& a : around(base, static_cast<std::size_t>(hh))) moves.push_back(a);
       }
       // the instance's GPUs shared out anew over tp, attention DP and pp (same count), with
       // the expert degree as it was (repaired if it breaks a rule) or at its largest valid value
@@ -405,7 +391,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     if (s.sweep_every > 0 && !elites.empty() && steps > 0 && steps % s.sweep_every == 0) {
       for (int tries = 0; tries < kNumHeads && sizes[sweep_head % sizes.size()] < 2; ++tries) ++sweep_head;
       const std::size_t h = sweep_head++ % sizes.size();
-      if (eval_batch(around_best(h)) && s.polish) {
+      if (eval_batch(around(elites.front().action, h)) && s.polish) {
         polish_pending = true;
         polish_from = elites.front().action;
         polish_value = elites.front().value;
