@@ -2,7 +2,7 @@
 // the Megatron baseline, and rw / sa / ga at budget 4000 over 10 seeds,
 // normalised to the random-walk mean (the paper's Table 1 protocol: mean of 10)
 // and to Megatron (its Figure 3 protocol: best of 10), with wall times.
-//   usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all]
+//   usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all] [ENGINE...] [--cases paper|ours|all] [--only TEXT]
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -27,6 +27,7 @@ struct Case {
 
 struct EngineStats {
   double mean = 0, best = 0, wall = 0, calls_to_best = 0;
+  double policy_share = 0;  // the RL engines: the share of calls proposed by policy steps
 };
 
 EngineStats run_seeds(const char* name, const SimContext& ctx, const SearchSpace& space, std::int64_t budget, int seeds, int threads) {
@@ -41,6 +42,7 @@ EngineStats run_seeds(const char* name, const SimContext& ctx, const SearchSpace
     s.best = std::max(s.best, r.best_value);
     s.wall += r.wall_s / seeds;
     s.calls_to_best += static_cast<double>(r.best_call) / seeds;
+    s.policy_share += static_cast<double>(r.policy_calls) / static_cast<double>(std::max<std::int64_t>(1, r.calls)) / seeds;
   }
   return s;
 }
@@ -49,17 +51,20 @@ std::string ratio(double a, double b) { return b > 0 ? fmt::format("{:.3f}", a /
 }  // namespace
 
 int main(int argc, char** argv) {
-  // usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all] [ENGINE...=rw sa ga] [--cases paper|ours|all]
+  // usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all] [ENGINE...=rw sa ga] [--cases paper|ours|all] [--only TEXT]
   std::int64_t budget = 4000;
   int seeds = 10;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> engines;
   std::string which = "all";
+  std::string only;  // keep the cases whose "model cluster workload" label contains this
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cases" && i + 1 < argc) {
       which = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else if (std::isdigit(static_cast<unsigned char>(a[0])) && positional < 3) {
       if (positional == 0) budget = std::atoll(a.c_str());
       if (positional == 1) seeds = std::atoi(a.c_str());
@@ -85,6 +90,7 @@ int main(int argc, char** argv) {
       {"llama-3.1-405b", "h100x1024", "decode-16k"}, {"llama-3.1-405b", "h100x1024", "offline-2k-128"}};
   if (which != "ours") cases.insert(cases.end(), std::begin(paper), std::end(paper));
   if (which != "paper") cases.insert(cases.end(), std::begin(ours), std::end(ours));
+  std::erase_if(cases, [&](const Case& c) { return fmt::format("{} {} {}", c.model, c.cluster, c.workload).find(only) == std::string::npos; });
   fmt::print("budget {} per run, {} seeds, {} threads; values are output tokens/s per GPU (bf16)\n", budget, seeds, threads);
   fmt::print("per engine: mean/rw = mean of {} seeds over the random-walk mean (Table 1); best/meg = best of {} over Megatron\n"
              "(Figure 3); mean/exact = mean over the exact optimum; calls = mean calls until the run's final best\n\n",
@@ -110,8 +116,10 @@ int main(int argc, char** argv) {
     for (const std::string& e : engines) {
       const EngineStats st = run_seeds(e.c_str(), ctx, space, budget, seeds, threads);
       if (e == "rw") rw_mean = st.mean;
-      fmt::print("  {:<9}mean {:>8.1f}  mean/rw {:>6}  best/meg {:>6}  mean/exact {:>6}  calls {:>6.0f}  {:.3f} s/run\n", e, st.mean,
+      fmt::print("  {:<9}mean {:>8.1f}  mean/rw {:>6}  best/meg {:>6}  mean/exact {:>6}  calls {:>6.0f}  {:.3f} s/run", e, st.mean,
                  ratio(st.mean, rw_mean), ratio(st.best, meg.best_value), ratio(st.mean, ex.best_value), st.calls_to_best, st.wall);
+      if (e == "rl" || e == "rl-paper") fmt::print("  policy calls {:.0f}%", 100 * st.policy_share);
+      fmt::print("\n");
       std::fflush(stdout);
     }
     below += ex.best_value < meg.best_value * (1 - 1e-12);

@@ -243,9 +243,6 @@ int run_plan(const PlanArgs& a) {
     if (!text) return fail(text.error());
     auto p = rl::Policy::load(*text, a.load_policy);
     if (!p) return fail(p.error());
-    if (p->dims().action_heads != rl::dims_for(space, p->dims().records).action_heads) {
-      std::fprintf(stderr, "shardwise: %s was trained on a space with other action heads: starting cold\n", a.load_policy.c_str());
-    }
     warm = std::move(p).value();
   }
   PlanOutcome o;
@@ -253,7 +250,15 @@ int run_plan(const PlanArgs& a) {
   if (rl_engine) {
     const rl::AgentSettings settings = a.engine == "rl" ? rl::improved_settings() : rl::AgentSettings{};
     std::unique_ptr<rl::Policy> trained;
-    o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained);
+    rl::AgentStats st;
+    o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained, &st);
+    if (warm && st.warm_values == 0) {
+      std::fprintf(stderr, "shardwise: %s has no value labels or other network widths: it cannot be carried to this space; started cold\n",
+                   a.load_policy.c_str());
+    } else if (warm && st.warm_matched < st.warm_values) {
+      std::fprintf(stderr, "shardwise: %s was trained on another space: it knew %d of this space's %d action values, carried over by label\n",
+                   a.load_policy.c_str(), st.warm_matched, st.warm_values);
+    }
     if (!a.save_policy.empty() && trained) {
       std::ofstream f(a.save_policy);
       f << trained->save();

@@ -23,7 +23,10 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
                         o.space_size, s.calls, s.wall_s, s.stopped_by_time ? " (time limit: not proven optimal)" : "")
           : fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
                         o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
-  if (s.policy_s > 0) out += fmt::format("time split   policy network {:.2f} s, simulator {:.2f} s\n", s.policy_s, s.simulator_s);
+  if (s.policy_s > 0) {
+    out += fmt::format("time split   policy network {:.2f} s, simulator {:.2f} s; {} of {} calls from policy steps\n", s.policy_s,
+                       s.simulator_s, s.policy_calls, s.calls);
+  }
   if (!s.found || !o.metrics) {
     out += "result       no feasible plan was found";
     if (o.baseline.found) out += " (the Megatron baseline found one: see below)";
@@ -67,6 +70,7 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
   j["wall_s"] = o.search.wall_s;
   j["policy_s"] = o.search.policy_s;
   j["simulator_s"] = o.search.simulator_s;
+  j["policy_calls"] = o.search.policy_calls;
   j["stopped_by_time_limit"] = o.search.stopped_by_time;
   j["metrics"] = o.metrics ? json::parse(simulate_json(ctx, file.plan, *o.metrics, o.breakdown)) : json(nullptr);
   json base;

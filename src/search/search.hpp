@@ -57,6 +57,7 @@ struct SearchResult {
   double wall_s = 0;
   bool stopped_by_time = false;
   double policy_s = 0, simulator_s = 0;  // the RL engines' split of wall time (0 for the others)
+  std::int64_t policy_calls = 0;         // the RL engines: calls proposed by a policy step (the rest: sweeps, polishing)
   std::vector<EvalPoint> points;         // with SearchOptions::record_points
 };
 

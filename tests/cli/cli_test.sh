@@ -95,6 +95,9 @@ expect 2 '--port: expected a TCP port' -- launch --plan "$tmp/ds.json" --engine 
 # RL: policy saved and loaded again
 expect 0 'time split +policy network' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --save-policy "$tmp/pol.txt"
 expect 0 'search +rl ' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --load-policy "$tmp/pol.txt"
+# a policy trained on GPT-MoE-1.2T carried to 1.6T (the pp head differs: 4 of its values are new)
+expect 0 'search +rl-paper' -- plan --model gpt-moe-1.2t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --save-policy "$tmp/p12.txt"
+expect 0 "it knew 79 of this space's 83 action values" -- plan --model gpt-moe-1.6t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --load-policy "$tmp/p12.txt"
 expect 2 'expected --search rl or rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --save-policy "$tmp/x"
 expect 2 'expected a policy saved by shardwise' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --load-policy "$data/bad/EXPECTED.tsv"
 

@@ -175,6 +175,17 @@ PolicyDims dims_for(const SearchSpace& space, int elites) {
     a += k;
   }
   d.input = a + 2;
+  // what each value means, so that a saved policy can be carried to another space
+  const auto numbers = [](const auto& values) {
+    std::vector<std::string> out;
+    for (const auto v : values) out.push_back(std::to_string(v));
+    return out;
+  };
+  d.labels = {numbers(space.tp), numbers(space.pp), numbers(space.ep), numbers(space.attn_dp), numbers(space.batch)};
+  for (int sl = 0; sl < kNumSlots; ++sl) {
+    const SlotInfo& info = slot_info(sl);
+    d.labels.emplace_back(info.choices.begin(), info.choices.begin() + info.num_choices);
+  }
   return d;
 }
 
@@ -184,7 +195,24 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   AgentStats& st = stats ? *stats : local_stats;
   Tracker t(ctx, space, opt, s.exploit > 0 ? "rl" : "rl-paper");
   const PolicyDims dims = dims_for(space, s.elites);
-  if (warm && warm->dims().action_heads != dims.action_heads) warm = nullptr;  // another space: start cold
+  // a policy from a space with other values is carried over by label (PolicyT::transfer);
+  // one that cannot be (no labels, other widths) is dropped and the search starts cold
+  std::optional<Policy> carried;
+  st.warm_values = st.warm_matched = 0;
+  if (warm && (warm->dims().action_heads != dims.action_heads || warm->dims().labels != dims.labels)) {
+    Rng init(opt.seed ^ 0x7472616e73666572ULL);
+    int matched = 0;
+    auto moved = warm->transfer(dims, init, &matched);
+    warm = nullptr;
+    if (moved.ok()) {
+      carried = std::move(moved).value();
+      warm = &*carried;
+      st.warm_matched = matched;
+    }
+  } else if (warm) {
+    st.warm_matched = dims.logits();
+  }
+  if (warm) st.warm_values = dims.logits();
   const auto sizes = space.sizes();
   Rng rng(opt.seed);
   std::vector<Elite> elites;
@@ -195,6 +223,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   std::unique_ptr<Adam> adam;
   std::int64_t chunk_end = 0;
   int chunk_index = 0;
+  int updates = 0;  // PPO updates of the current network
   std::vector<Sample> rollout;
   Cache<float> c;
   std::unique_ptr<Params<float>> grad;
@@ -208,6 +237,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     ++chunk_index;
     ++st.reinits;
     rollout.clear();
+    updates = 0;
   };
   reinit();
   std::int64_t steps = 0;
@@ -289,15 +319,52 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
         if (sizes[h] < 2 || t.exhausted()) continue;
         try_all(around(cur, h));
       }
+      // two neighbouring slots changed together, the batch kept: the ops on either side of a
+      // tensor agree on its layout, so one change alone can cost a collective that the pair
+      // avoids (ffn1 and ffn2, qkv and attention, the two norms of sequence parallelism)
+      if (!t.exhausted()) {
+        std::vector<Action> pairs;
+        const auto pair_moves = [&](int s1, int s2) {
+          const auto h1 = static_cast<std::size_t>(kNumDegreeHeads + s1), h2 = static_cast<std::size_t>(kNumDegreeHeads + s2);
+          for (int v1 = 0; v1 < sizes[h1]; ++v1) {
+            for (int v2 = 0; v2 < sizes[h2]; ++v2) {
+              if (v1 == cur[h1] || v2 == cur[h2]) continue;
+              Action a = cur;
+              a[h1] = static_cast<std::uint16_t>(v1);
+              a[h2] = static_cast<std::uint16_t>(v2);
+              pairs.push_back(a);
+            }
+          }
+        };
+        for (int sl = 0; sl + 1 < kNumSlots; ++sl) pair_moves(sl, sl + 1);
+        pair_moves(static_cast<int>(Slot::kAttnNorm), static_cast<int>(Slot::kFfnNorm));
+        try_all(std::move(pairs));
+      }
       std::vector<Action> moves;
       const Action base = cur;
+      const auto eh = static_cast<std::size_t>(Head::kEp);
       for (const Head hh : {Head::kTp, Head::kPp, Head::kAttnDp, Head::kEp}) {
-        for (const Action& a : around(base, static_cast<std::size_t>(hh))) moves.push_back(a);
+        for (const Action& a : around(base, static_cast<std::size_t>(hh))) {
+          moves.push_back(a);
+          // a wider or narrower stage with the expert degree scaled alike: the experts per GPU
+          // and the expert TP stay as they were (two changes that pay together, as a larger
+          // instance with as many experts per GPU)
+          if (hh != Head::kTp && hh != Head::kAttnDp) continue;
+          const std::int64_t w0 = std::int64_t{space.tp[base[th]]} * space.attn_dp[base[dh]];
+          const std::int64_t w1 = std::int64_t{space.tp[a[th]]} * space.attn_dp[a[dh]];
+          const std::int64_t e1 = std::int64_t{space.ep[base[eh]]} * w1 / w0;
+          if (e1 * w0 != std::int64_t{space.ep[base[eh]]} * w1) continue;
+          const auto it = std::find(space.ep.begin(), space.ep.end(), e1);
+          if (it == space.ep.end() || it - space.ep.begin() == base[eh]) continue;
+          Action b = a;
+          b[eh] = static_cast<std::uint16_t>(it - space.ep.begin());
+          if (rules.valid(b)) moves.push_back(b);
+        }
       }
       // the instance's GPUs shared out anew over tp, attention DP and pp (same count), with
       // the expert degree as it was (repaired if it breaks a rule) or at its largest valid value
       const std::size_t split_start = moves.size();
-      const auto ph = static_cast<std::size_t>(Head::kPp), eh = static_cast<std::size_t>(Head::kEp);
+      const auto ph = static_cast<std::size_t>(Head::kPp);
       const std::int64_t gpus = std::int64_t{space.tp[base[th]]} * space.attn_dp[base[dh]] * space.pp[base[ph]];
       for (std::size_t i = 0; i < space.tp.size(); ++i) {
         for (std::size_t j = 0; j < space.attn_dp.size(); ++j) {
@@ -320,12 +387,16 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
         }
       }
       // the batch re-fitted for a's degrees and sharding; returns the best value seen (0: none)
-      const auto refit = [&](Action a) {
+      // (`best_at`, optional, receives the action of the best value)
+      const auto refit = [&](Action a, Action* best_at = nullptr) {
         double got = 0;
         const auto feasible_at = [&](int b) {
           a[bh] = static_cast<std::uint16_t>(b);
           const auto v = try_all({a});
-          if (!v.empty()) got = std::max(got, v[0]);
+          if (!v.empty() && v[0] > got) {
+            got = v[0];
+            if (best_at) *best_at = a;
+          }
           return !v.empty() && v[0] > 0;
         };
         int lo = 0, hi = sizes[bh] - 1;
@@ -346,7 +417,13 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
           below.push_back(a);
         }
         if (!t.exhausted()) {
-          for (const double v : try_all(below)) got = std::max(got, v);
+          const std::vector<double> vals = try_all(below);
+          for (std::size_t i = 0; i < vals.size(); ++i) {
+            if (vals[i] > got) {
+              got = vals[i];
+              if (best_at) *best_at = below[i];
+            }
+          }
         }
         return got;
       };
@@ -374,6 +451,77 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       }
       again = cur_v > start_v * (1 + 1e-12);
       if (std::find(polished.begin(), polished.end(), cur) != polished.end()) break;  // a known local optimum
+      // a new local optimum: try instances of other sizes, from half to twice its GPUs, every
+      // split over tp, attention DP and pp (nearest sizes first; expert degree repaired, batch
+      // re-fitted), once. Basins of the best plan can differ in two degrees at once (GPT-MoE-1.6T
+      // decode-16k: tp 32 x attn_dp 8 against tp 12 x attn_dp 32), no single move joins them
+      if (!again && !t.exhausted()) {
+        const std::int64_t n = std::int64_t{space.tp[cur[th]]} * space.attn_dp[cur[dh]] * space.pp[cur[ph]];
+        std::vector<std::pair<double, Action>> sized;
+        for (std::size_t i = 0; i < space.tp.size(); ++i) {
+          for (std::size_t j = 0; j < space.attn_dp.size(); ++j) {
+            for (std::size_t k = 0; k < space.pp.size(); ++k) {
+              const std::int64_t n2 = std::int64_t{space.tp[i]} * space.attn_dp[j] * space.pp[k];
+              if (n2 == n || 2 * n2 < n || n2 > 2 * n) continue;  // from half to twice its GPUs
+              Action a = cur;
+              a[th] = static_cast<std::uint16_t>(i);
+              a[dh] = static_cast<std::uint16_t>(j);
+              a[ph] = static_cast<std::uint16_t>(k);
+              a[bh] = 0;
+              const double dist = std::abs(std::log(static_cast<double>(n2) / static_cast<double>(n)));
+              Action lean = a;  // and with replicated weights sharded again (Megatron's choice)
+              for (const Slot w : {Slot::kEmbedding, Slot::kQkv, Slot::kAttention, Slot::kOProj, Slot::kFfn1, Slot::kFfn2,
+                                   Slot::kExpertFfn1, Slot::kExpertFfn2, Slot::kLmHead}) {
+                const auto h = static_cast<std::size_t>(kNumDegreeHeads + static_cast<int>(w));
+                const std::string choice = slot_info(w).choices[lean[h]];
+                if (choice == "none" || choice == "tokens") lean[h] = 0;
+              }
+              if (rules.repair(a, sizes)) sized.emplace_back(dist, a);
+              if (lean != a && rules.repair(lean, sizes)) sized.emplace_back(dist, lean);
+            }
+          }
+        }
+        std::stable_sort(sized.begin(), sized.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        const double before = cur_v;
+        std::vector<std::pair<double, Action>> landed;  // each size's best plan
+        for (const auto& [dist, a] : sized) {
+          if (t.exhausted()) break;
+          Action at = a;
+          const double v = refit(a, &at);
+          if (v > 0) landed.emplace_back(v, at);
+        }
+        // none better: the three best that land within 40% below get two rounds of single-head
+        // changes of their own (a slot that frees memory lets the batch climb a ladder step)
+        if (cur_v <= before * (1 + 1e-12)) {
+          std::stable_sort(landed.begin(), landed.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+          for (std::size_t k = 0; k < std::min<std::size_t>(3, landed.size()) && !t.exhausted(); ++k) {
+            auto [v, a] = landed[k];
+            if (v < 0.6 * cur_v) break;
+            for (int round = 0; round < 2 && !t.exhausted(); ++round) {
+              bool moved = false;
+              for (const int hi : ActionRules::kOrder) {
+                const auto h = static_cast<std::size_t>(hi);
+                if (sizes[h] < 2 || t.exhausted()) continue;
+                std::vector<Action> batch = around(a, h);
+                const std::vector<double> vals = evaluate_admit(batch);
+                for (std::size_t i = 0; i < vals.size(); ++i) {
+                  if (vals[i] > v * (1 + 1e-12)) {
+                    a = batch[i];
+                    v = vals[i];
+                    moved = true;
+                  }
+                }
+              }
+              if (!moved) break;
+            }
+            if (v > cur_v * (1 + 1e-12)) {
+              cur = a;
+              cur_v = v;
+            }
+          }
+        }
+        again = cur_v > before * (1 + 1e-12);
+      }
     }
     polished.push_back(cur);
   };
@@ -430,8 +578,9 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     const double t0 = now_seconds();
     const Mat obs = observation(elites, space, s.elites, dims.input, best);
     pol->forward(obs, c);
-    // early exit: every head confident
-    bool confident = true;
+    // early exit: every head confident (a fresh network never is; a warm-started one may
+    // start so, and must be updated once first, or it would be re-initialised at every step)
+    bool confident = updates > 0;
     for (std::size_t h = 0; h < sizes.size() && confident; ++h) {
       confident = static_cast<double>(pol->head_probs(c.logits, static_cast<int>(h)).maxCoeff()) >= s.tau;
     }
@@ -477,6 +626,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     const double raw = t.evaluate_one(a);
     st.simulator_s += now_seconds() - t1;
     if (raw < 0) break;  // budget or time spent
+    ++st.policy_calls;
     const double t2 = now_seconds();
     double reward = s.invalid_reward;
     if (raw > 0) {
@@ -503,6 +653,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       const double progress = static_cast<double>(budget - t.remaining()) / static_cast<double>(budget);
       const double lr = s.lr * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
       for (int e = 0; e < s.epochs; ++e) ppo_step(*pol, *adam, *grad, rollout, adv, s, lr);
+      ++updates;
       rollout.clear();
     }
     st.policy_s += now_seconds() - t2;
@@ -511,6 +662,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   SearchResult r = t.finish();
   r.policy_s = st.policy_s;
   r.simulator_s = st.simulator_s;
+  r.policy_calls = st.policy_calls;
   return r;
 }
 

@@ -34,6 +34,9 @@ struct AgentSettings {
 struct AgentStats {
   double policy_s = 0, simulator_s = 0;
   int early_exits = 0, reinits = 0;
+  std::int64_t policy_calls = 0;  // calls proposed by a policy step (sampled or an elite mutation); the rest: sweeps, polishing, probe
+  int warm_values = 0;   // with a warm start: the action values of this space
+  int warm_matched = 0;  // of them, the ones the saved policy knew (all of them for the same space)
 };
 
 // The `rl` engine's settings: the paper's plus action masking, exploitation, coordinate
@@ -41,7 +44,9 @@ struct AgentStats {
 AgentSettings improved_settings();
 
 // Runs the agent; `warm` (optional) starts every chunk from a saved policy instead
-// of a random one (the dims must match the space). `trained` receives the last network.
+// of a random one; a policy from another space is carried over by value label
+// (PolicyT::transfer), or dropped for a cold start when it cannot be (stats say which).
+// `trained` receives the last network.
 SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, const AgentSettings& s,
                        const Policy* warm = nullptr, std::unique_ptr<Policy>* trained = nullptr, AgentStats* stats = nullptr);
 

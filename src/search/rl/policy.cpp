@@ -1,5 +1,6 @@
 #include "search/rl/policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -201,10 +202,13 @@ template <class S>
 std::string PolicyT<S>::save() const {
   std::ostringstream out;
   out.precision(17);
-  out << "shardwise-policy/1\n" << dims_.input << ' ' << dims_.records << ' ' << dims_.model << ' ' << dims_.heads << ' ' << dims_.ffn
+  out << "shardwise-policy/2\n" << dims_.input << ' ' << dims_.records << ' ' << dims_.model << ' ' << dims_.heads << ' ' << dims_.ffn
       << ' ' << dims_.hidden << ' ' << dims_.action_heads.size();
   for (int h : dims_.action_heads) out << ' ' << h;
-  out << '\n';
+  out << '\n' << (dims_.labels.empty() ? 0 : 1) << '\n';
+  for (const auto& head : dims_.labels) {
+    for (std::size_t i = 0; i < head.size(); ++i) out << head[i] << (i + 1 == head.size() ? '\n' : ' ');
+  }
   Params<S> copy = p_;
   copy.each([&](S* x, Eigen::Index n) {
     for (Eigen::Index i = 0; i < n; ++i) out << x[i] << (i + 1 == n ? '\n' : ' ');
@@ -217,7 +221,10 @@ Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string
   std::istringstream in(text);
   std::string magic;
   in >> magic;
-  if (magic != "shardwise-policy/1") return Error{file, "", "a policy saved by shardwise (shardwise-policy/1)", "'" + magic.substr(0, 40) + "'"};
+  // version 1 had no labels; it still loads
+  if (magic != "shardwise-policy/1" && magic != "shardwise-policy/2") {
+    return Error{file, "", "a policy saved by shardwise (shardwise-policy/2)", "'" + magic.substr(0, 40) + "'"};
+  }
   PolicyDims d;
   std::size_t nheads = 0;
   in >> d.input >> d.records >> d.model >> d.heads >> d.ffn >> d.hidden >> nheads;
@@ -229,6 +236,19 @@ Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string
     in >> h;
     if (!in || h < 1 || h > 100000) return Error{file, "dimensions", "a positive size per action head", "a damaged header"};
     d.action_heads.push_back(h);
+  }
+  if (magic == "shardwise-policy/2") {
+    int has_labels = -1;
+    in >> has_labels;
+    if (!in || (has_labels != 0 && has_labels != 1)) return Error{file, "labels", "0 or 1 (whether value labels follow)", "a damaged header"};
+    if (has_labels == 1) {
+      for (std::size_t h = 0; h < nheads; ++h) {
+        std::vector<std::string> head(static_cast<std::size_t>(d.action_heads[h]));
+        for (auto& l : head) in >> l;
+        if (!in) return Error{file, "labels", fmt::format("{} value labels for action head {}", d.action_heads[h], h), "fewer"};
+        d.labels.push_back(std::move(head));
+      }
+    }
   }
   Rng rng(0);
   PolicyT p(d, rng);
@@ -242,6 +262,50 @@ Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string
   });
   if (!ok) return Error{file, "parameters", fmt::format("{} finite numbers", p.p_.count()), "fewer, or a non-number"};
   return p;
+}
+
+template <class S>
+Expected<PolicyT<S>> PolicyT<S>::transfer(const PolicyDims& to, Rng& rng, int* matched) const {
+  const PolicyDims& from = dims_;
+  if (from.records != to.records || from.model != to.model || from.heads != to.heads || from.ffn != to.ffn || from.hidden != to.hidden) {
+    return Error{"policy", "dimensions",
+                 fmt::format("records {}, width {}, {} attention heads, ffn {}, hidden {}", to.records, to.model, to.heads, to.ffn, to.hidden),
+                 fmt::format("records {}, width {}, {} attention heads, ffn {}, hidden {}", from.records, from.model, from.heads, from.ffn,
+                             from.hidden)};
+  }
+  if (from.labels.size() != from.action_heads.size() || to.labels.size() != to.action_heads.size()) {
+    return Error{"policy", "labels", "value labels on every action head (saved by shardwise-policy/2)", "none"};
+  }
+  if (from.action_heads.size() != to.action_heads.size()) {
+    return Error{"policy", "action heads", fmt::format("{} heads", to.action_heads.size()), fmt::format("{}", from.action_heads.size())};
+  }
+  if (from.input != from.logits() + 2 || to.input != to.logits() + 2) {
+    return Error{"policy", "input", "the agent's record layout (one-hot of every head, then value and presence)", "another width"};
+  }
+  PolicyT out(to, rng);
+  Params<S>& q = out.p_;
+  // the trunk: every parameter but the embedding rows and the output columns
+  q.Wq = p_.Wq, q.Wk = p_.Wk, q.Wv = p_.Wv, q.Wo = p_.Wo, q.W1 = p_.W1, q.W2 = p_.W2, q.Wh = p_.Wh, q.Wvalue = p_.Wvalue;
+  q.be = p_.be, q.bq = p_.bq, q.bk = p_.bk, q.bv = p_.bv, q.bo = p_.bo, q.b1 = p_.b1, q.b2 = p_.b2;
+  q.g1 = p_.g1, q.beta1 = p_.beta1, q.g2 = p_.g2, q.beta2 = p_.beta2, q.bh = p_.bh, q.bvalue = p_.bvalue;
+  int n = 0;
+  for (std::size_t h = 0; h < to.labels.size(); ++h) {
+    for (std::size_t v = 0; v < to.labels[h].size(); ++v) {
+      const auto& old = from.labels[h];
+      const auto it = std::find(old.begin(), old.end(), to.labels[h][v]);
+      if (it == old.end()) continue;
+      const auto src = offsets_[h] + static_cast<int>(it - old.begin());
+      const auto dst = out.offsets_[h] + static_cast<int>(v);
+      q.We.row(dst) = p_.We.row(src);
+      q.Wl.col(dst) = p_.Wl.col(src);
+      q.bl(dst) = p_.bl(src);
+      ++n;
+    }
+  }
+  // the two record features after the one-hots: value over the best, presence
+  for (int k = 0; k < 2; ++k) q.We.row(to.input - 2 + k) = p_.We.row(from.input - 2 + k);
+  if (matched) *matched = n;
+  return out;
 }
 
 template <class S>

@@ -34,6 +34,10 @@ struct PolicyDims {
   int ffn = 256;      // encoder feed-forward width
   int hidden = 256;   // MLP width before the heads
   std::vector<int> action_heads;  // categories of each sub-action head
+  // Optional: what each head's values mean ("4" for a degree, "heads" for a slot), one
+  // list per head. With them a policy can be carried to a space whose heads hold other
+  // values (PolicyT::transfer); without them (empty) only to the same dimensions.
+  std::vector<std::vector<std::string>> labels;
   [[nodiscard]] int logits() const;
 };
 
@@ -89,8 +93,15 @@ class PolicyT {
   // Softmax probabilities of head h from a logits row.
   [[nodiscard]] Vec head_probs(const RowVec& logits, int head) const;
   [[nodiscard]] int head_offset(int head) const { return offsets_[static_cast<std::size_t>(head)]; }
-  std::string save() const;                                   // text: dims then every parameter
+  std::string save() const;                                   // text: dims, labels, then every parameter
   static Expected<PolicyT> load(const std::string& text, const std::string& file);
+  // This network carried to a space with other action values, matched by label: the
+  // trunk (encoder, MLP, value head) is copied; each value of `to` whose (head, label)
+  // this network knows gets its embedding row and its output column; values it does not
+  // know keep a fresh initialisation from `rng`. Requires the agent's record layout
+  // (input = one-hot of every head + 2) and labels on both sides, and the same widths.
+  // `matched` (optional) receives how many of `to`'s values were carried over.
+  [[nodiscard]] Expected<PolicyT> transfer(const PolicyDims& to, Rng& rng, int* matched = nullptr) const;
 
  private:
   PolicyDims dims_;

@@ -154,6 +154,84 @@ TEST(Policy, SaveLoadRoundTrip) {
   EXPECT_FALSE(PolicyD::load(cut, "p.txt").ok());
 }
 
+TEST(Policy, SaveLoadKeepsLabelsAndReadsVersionOne) {
+  PolicyDims d = small_dims();
+  d.labels = {{"1", "2", "4"}, {"a", "b", "c", "d"}, {"x", "y"}};
+  Rng rng(6);
+  PolicyD p(d, rng);
+  auto q = PolicyD::load(p.save(), "p.txt");
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  EXPECT_EQ(q->dims().labels, d.labels);
+  // a version-1 file (no labels line) still loads, without labels
+  std::string v1 = PolicyD(small_dims(), rng).save();
+  v1.replace(0, v1.find('\n'), "shardwise-policy/1");
+  const auto header_end = v1.find('\n', v1.find('\n') + 1);
+  v1.erase(header_end + 1, 2);  // the "0\n" labels flag
+  auto old = PolicyD::load(v1, "old.txt");
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_TRUE(old->dims().labels.empty());
+  // a missing label is caught
+  std::string cut = p.save();
+  cut.replace(cut.find("a b c d"), 7, "a b c");
+  EXPECT_FALSE(PolicyD::load(cut.substr(0, cut.find('\n', cut.find("a b c")) + 1), "p.txt").ok());
+}
+
+// The agent's layout: one-hot per head, then value and presence (input = sum of heads + 2).
+PolicyDims agent_dims(std::vector<std::vector<std::string>> labels) {
+  PolicyDims d = small_dims();
+  d.labels = std::move(labels);
+  d.action_heads.clear();
+  int a = 0;
+  for (const auto& h : d.labels) {
+    d.action_heads.push_back(static_cast<int>(h.size()));
+    a += static_cast<int>(h.size());
+  }
+  d.input = a + 2;
+  return d;
+}
+
+TEST(Policy, TransferCarriesKnownValuesByLabel) {
+  // source space: tp {1,2,4}, a slot {a,b}; target: tp {1,4,8} (2 dropped, 8 new, 4 moved), slot {b,a} (reordered)
+  const PolicyDims from = agent_dims({{"1", "2", "4"}, {"a", "b"}});
+  const PolicyDims to = agent_dims({{"1", "4", "8"}, {"b", "a"}});
+  Rng rng(7);
+  PolicyD p(from, rng);
+  // give the output layer some shape so that a wrong column would show
+  for (Eigen::Index i = 0; i < p.params().Wl.size(); ++i) p.params().Wl.data()[i] = 0.1 * static_cast<double>(i % 7) - 0.3;
+  for (Eigen::Index i = 0; i < p.params().bl.size(); ++i) p.params().bl(i) = 0.05 * static_cast<double>(i);
+  Rng init(8);
+  int matched = -1;
+  auto q = p.transfer(to, init, &matched);
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  EXPECT_EQ(matched, 4);  // tp 1, tp 4, slot a, slot b
+  // the same records in both encodings: (tp 4, slot a, value .8, present), (tp 1, slot b, value 1, present)
+  MatD X1 = MatD::Zero(3, from.input), X2 = MatD::Zero(3, to.input);
+  X1(0, 2) = 1, X1(0, 3) = 1, X1(0, 5) = 0.8, X1(0, 6) = 1;  // from: tp at 0..2, slot at 3..4, then value, presence
+  X2(0, 1) = 1, X2(0, 4) = 1, X2(0, 5) = 0.8, X2(0, 6) = 1;  // to: tp 4 is value 1, slot a is value 1 of the slot head
+  X1(1, 0) = 1, X1(1, 4) = 1, X1(1, 5) = 1.0, X1(1, 6) = 1;
+  X2(1, 0) = 1, X2(1, 3) = 1, X2(1, 5) = 1.0, X2(1, 6) = 1;
+  Cache<double> a, b;
+  p.forward(X1, a);
+  q->forward(X2, b);
+  EXPECT_NEAR(a.value, b.value, 1e-12);
+  // logits: from (tp1 tp2 tp4 | a b) -> to (tp1 tp4 [tp8 new] | b a)
+  EXPECT_NEAR(a.logits(0), b.logits(0), 1e-12);
+  EXPECT_NEAR(a.logits(2), b.logits(1), 1e-12);
+  EXPECT_NEAR(a.logits(4), b.logits(3), 1e-12);
+  EXPECT_NEAR(a.logits(3), b.logits(4), 1e-12);
+  // the new value keeps a fresh, small column: not a copy of any old one
+  for (int k = 0; k < 3; ++k) EXPECT_GT(std::abs(b.logits(2) - a.logits(k)), 1e-6);
+  // refused: no labels, other widths
+  PolicyDims unlabeled = to;
+  unlabeled.labels.clear();
+  EXPECT_FALSE(p.transfer(unlabeled, init).ok());
+  PolicyDims wider = to;
+  wider.hidden = 7;
+  auto refused = p.transfer(wider, init);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("hidden"), std::string::npos);
+}
+
 TEST(Adam, MinimisesAQuadratic) {
   Rng rng(5);
   PolicyD p(small_dims(), rng);
