@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "model/loader.hpp"
+#include "search/rl/agent.hpp"
 #include "search/search.hpp"
 
 namespace {
@@ -30,14 +31,23 @@ struct EngineStats {
   double policy_share = 0;  // the RL engines: the share of calls proposed by policy steps
 };
 
-EngineStats run_seeds(const char* name, const SimContext& ctx, const SearchSpace& space, std::int64_t budget, int seeds, int threads) {
+// `rl-nonet`: the rl variant with every policy step sampled uniformly among the allowed
+// values instead of from the network (an ablation: what the network adds to polishing)
+SearchResult run_engine(const std::string& name, const SimContext& ctx, const SearchSpace& space, const SearchOptions& o) {
+  if (name != "rl-nonet") return find_engine(name)(ctx, space, o);
+  rl::AgentSettings s = rl::improved_settings();
+  s.network_proposals = false;
+  return rl::search_rl(ctx, space, o, s);
+}
+
+EngineStats run_seeds(const std::string& name, const SimContext& ctx, const SearchSpace& space, std::int64_t budget, int seeds, int threads) {
   EngineStats s;
   for (int seed = 1; seed <= seeds; ++seed) {
     SearchOptions o;
     o.budget = budget;
     o.seed = static_cast<std::uint64_t>(seed);
     o.threads = threads;
-    const SearchResult r = find_engine(name)(ctx, space, o);
+    const SearchResult r = run_engine(name, ctx, space, o);
     s.mean += r.best_value / seeds;
     s.best = std::max(s.best, r.best_value);
     s.wall += r.wall_s / seeds;
@@ -70,7 +80,7 @@ int main(int argc, char** argv) {
       if (positional == 1) seeds = std::atoi(a.c_str());
       if (positional == 2) threads = std::atoi(a.c_str());
       ++positional;
-    } else if (find_engine(a) && a != "exact" && a != "megatron") {
+    } else if ((find_engine(a) && a != "exact" && a != "megatron") || a == "rl-nonet") {
       engines.push_back(a);
     } else {
       std::fprintf(stderr, "search_quality: unknown argument '%s'\n", a.c_str());
@@ -114,11 +124,11 @@ int main(int argc, char** argv) {
     fmt::print("  megatron {:>9.1f} tok/s/GPU  {:>8} evals {:>6.2f} s\n", meg.best_value, meg.calls, meg.wall_s);
     double rw_mean = 0;
     for (const std::string& e : engines) {
-      const EngineStats st = run_seeds(e.c_str(), ctx, space, budget, seeds, threads);
+      const EngineStats st = run_seeds(e, ctx, space, budget, seeds, threads);
       if (e == "rw") rw_mean = st.mean;
       fmt::print("  {:<9}mean {:>8.1f}  mean/rw {:>6}  best/meg {:>6}  mean/exact {:>6}  calls {:>6.0f}  {:.3f} s/run", e, st.mean,
                  ratio(st.mean, rw_mean), ratio(st.best, meg.best_value), ratio(st.mean, ex.best_value), st.calls_to_best, st.wall);
-      if (e == "rl" || e == "rl-paper") fmt::print("  policy calls {:.0f}%", 100 * st.policy_share);
+      if (e.starts_with("rl")) fmt::print("  policy calls {:.0f}%", 100 * st.policy_share);
       fmt::print("\n");
       std::fflush(stdout);
     }

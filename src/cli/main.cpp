@@ -190,7 +190,7 @@ int run_simulate(SimulateArgs a) {
 }
 
 struct PlanArgs {
-  std::string model, cluster, workload, engine = "exact", out, save_policy, load_policy, report;
+  std::string model, cluster, workload, engine = "rl", out, save_policy, load_policy, report;
   std::vector<std::string> compare;
   WorkloadOverrides overrides;
   std::int64_t budget = 4000;
@@ -415,8 +415,8 @@ int main(int argc, char** argv) {
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);
-  plan->add_option("--search", pa.engine, "Search engine: exact (the provable optimum; default), megatron, rw (random walk), sa (simulated annealing), ga (genetic), "
-                 "rl-paper (Learning to Shard as published), rl (with exploitation of the best elite)");
+  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard with masking and polishing; default), rl-paper (as published), exact (the provable "
+                 "optimum over the batch ladder), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
   plan->add_option("--time-limit", pa.time_limit, "Stop the search after this many seconds (default: none)");
   plan->add_option("--seed", pa.seed, "Random seed (default 1); the same seed gives the same plan whatever --threads");

@@ -64,7 +64,7 @@ expect 2 "simulate: expected --model" -- simulate --cluster h100x8
 expect 0 'baseline +Megatron heuristic' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500
 expect 0 '"baseline_megatron":' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500 --json
 expect 0 '"evaluations": 500' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --budget 500 --json
-expect 0 '"engine": "exact"' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --json
+expect 0 '"engine": "rl"' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 300 --json
 "$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --context 4096 --kv-dtype fp8 --search ga --budget 800 \
   --threads 2 --out "$tmp/best.json" --json > "$tmp/plan.out" 2>&1
 planned=$(sed -n '/"metrics"/,$p' "$tmp/plan.out" | grep -m1 '"throughput_tok_s_per_gpu"' | tr -d ' ')
@@ -84,7 +84,7 @@ expect 2 '--compare: expected engine names from exact, megatron' -- plan --model
 expect 2 '--report: expected a writable file path' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --report /no/such/dir/r.html
 
 # launch: commands for a saved plan
-expect 0 'search' -- plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --out "$tmp/ds.json"
+expect 0 'search' -- plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --search exact --out "$tmp/ds.json"
 expect 0 '--data-parallel-start-rank 8' -- launch --plan "$tmp/ds.json" --engine vllm
 expect 0 '--node-rank 7' -- launch --plan "$tmp/ds.json" --engine sglang --head-address node0.cluster.local
 expect 0 'trtllm-llmapi-launch trtllm-serve /models/ds' -- launch --plan "$tmp/ds.json" --engine trtllm --model-path /models/ds

@@ -72,7 +72,7 @@ check_report() {  # check_report NAME REPORT
 }
 
 # 1. multi-node MoE decode with an SLO, four engines compared
-"$bin" plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --budget 2000 \
+"$bin" plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --search exact --budget 2000 \
   --compare rw,sa,rl --report "$out/deepseek.html" >"$out/deepseek.txt" || failed "plan deepseek-v3 exited non-zero"
 check_report deepseek "$out/deepseek.html"
 # 2. single-node dense offline workload (TPOT and TTFT), Megatron as the chosen engine, with annealing beside it

@@ -199,7 +199,10 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   // one that cannot be (no labels, other widths) is dropped and the search starts cold
   std::optional<Policy> carried;
   st.warm_values = st.warm_matched = 0;
-  if (warm && (warm->dims().action_heads != dims.action_heads || warm->dims().labels != dims.labels)) {
+  // (a policy without labels, from shardwise-policy/1, is taken as it is when the sizes match)
+  const bool same_space = warm && warm->dims().action_heads == dims.action_heads && warm->dims().input == dims.input &&
+                          (warm->dims().labels.empty() || warm->dims().labels == dims.labels);
+  if (warm && !same_space) {
     Rng init(opt.seed ^ 0x7472616e73666572ULL);
     int matched = 0;
     auto moved = warm->transfer(dims, init, &matched);
@@ -609,7 +612,12 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       for (std::size_t i = 0; i < sizes.size(); ++i) {
         const std::size_t h = s.mask_invalid ? static_cast<std::size_t>(ActionRules::kOrder[i]) : i;
         if (s.mask_invalid) rules.allowed(a, i, sizes, mask, pol->head_offset(static_cast<int>(h)));
-        const Vec pr = masked_probs(*pol, c.logits, static_cast<int>(h), mask);
+        Vec pr = masked_probs(*pol, c.logits, static_cast<int>(h), mask);
+        if (!s.network_proposals) {  // the ablation: uniform over the allowed values
+          const int off = pol->head_offset(static_cast<int>(h));
+          for (Eigen::Index k = 0; k < pr.size(); ++k) pr(k) = mask.empty() || mask[static_cast<std::size_t>(off + k)] ? 1.0f : 0.0f;
+          pr /= pr.sum();
+        }
         double u = rng.uniform(), acc = 0;
         int k = 0;
         int last_allowed = 0;

@@ -29,6 +29,9 @@ struct AgentSettings {
   int sweep_every = 0;         // every this many policy steps, try every value of one head on the best elite (0: never)
   bool mask_invalid = false;   // sample only actions that pass the plan's divisibility rules (masked softmax, heads in order)
   bool polish = false;         // on every new best: coordinate sweeps over all heads until none improves it
+  // ablation only (bench/search_quality's `rl-nonet`): false samples every policy step
+  // uniformly among the allowed values instead of from the network
+  bool network_proposals = true;
 };
 
 struct AgentStats {

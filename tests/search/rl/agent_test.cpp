@@ -52,9 +52,24 @@ TEST(Agent, WarmStartFromASavedPolicy) {
   ASSERT_TRUE(trained);
   auto loaded = Policy::load(trained->save(), "p.txt");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message();
-  const SearchResult warm = search_rl(c.ctx, c.space, o, AgentSettings{}, &*loaded);
+  AgentStats st;
+  const SearchResult warm = search_rl(c.ctx, c.space, o, AgentSettings{}, &*loaded, nullptr, &st);
   EXPECT_EQ(warm.calls, 200);
   EXPECT_TRUE(warm.found);
+  EXPECT_EQ(st.warm_matched, st.warm_values);
+  EXPECT_GT(st.warm_values, 0);
+  // a version-1 file (no labels) of the same space is taken as it is
+  Policy unlabeled = *loaded;
+  PolicyDims d = unlabeled.dims();
+  d.labels.clear();
+  Rng rng(1);
+  Policy fresh(d, rng);
+  fresh.params() = unlabeled.params();
+  AgentStats st1;
+  const SearchResult v1 = search_rl(c.ctx, c.space, o, AgentSettings{}, &fresh, nullptr, &st1);
+  EXPECT_EQ(st1.warm_values, st.warm_values);
+  EXPECT_EQ(st1.warm_matched, st.warm_values);
+  EXPECT_EQ(v1.best, warm.best);
 }
 
 }  // namespace
