@@ -253,8 +253,7 @@ int run_plan(const PlanArgs& a) {
     rl::AgentStats st;
     o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained, &st);
     if (warm && st.warm_values == 0) {
-      std::fprintf(stderr, "shardwise: %s has no value labels or other network widths: it cannot be carried to this space; started cold\n",
-                   a.load_policy.c_str());
+      std::fprintf(stderr, "shardwise: %s cannot be carried to this space (%s); started cold\n", a.load_policy.c_str(), st.warm_error.c_str());
     } else if (warm && st.warm_matched < st.warm_values) {
       std::fprintf(stderr, "shardwise: %s was trained on another space: it knew %d of this space's %d action values, carried over by label\n",
                    a.load_policy.c_str(), st.warm_matched, st.warm_values);

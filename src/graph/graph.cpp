@@ -172,4 +172,17 @@ std::vector<OpInfo> describe_chain(const ModelGraph& g, int cls, Phase phase, st
   return out;
 }
 
+std::array<bool, kNumSlots> slots_used(const ModelGraph& g) {
+  std::array<bool, kNumSlots> used{};
+  used.fill(true);
+  bool mlp = false, moe = false;
+  for (const LayerShape& c : g.classes) {
+    mlp = mlp || c.ffn > 0;
+    moe = moe || c.moe;
+  }
+  used[static_cast<std::size_t>(Slot::kFfn1)] = used[static_cast<std::size_t>(Slot::kFfn2)] = mlp;
+  for (const Slot s : {Slot::kRouter, Slot::kExpertFfn1, Slot::kExpertFfn2}) used[static_cast<std::size_t>(s)] = moe;
+  return used;
+}
+
 }  // namespace shardwise

@@ -78,6 +78,9 @@ struct ModelGraph {
   double final_norm_params = 0;                      // on the last stage, beside the LM head
 };
 ModelGraph build_graph(const ModelSpec& m);
+// Whether each slot has an op in this model: a dense model has no router or experts, an
+// all-MoE model without shared experts no dense MLP. Unused slots change nothing.
+std::array<bool, kNumSlots> slots_used(const ModelGraph& g);
 
 // One fused op of the documented chain, unsharded, for a micro-batch of
 // `tokens` new tokens each attending to `context` tokens.

@@ -124,4 +124,13 @@ Expected<Sharding> load_sharding(const std::string& name_or_path) {
   return parse_sharding(*text, name_or_path);
 }
 
+Sharding canonical_sharding(const Sharding& s, const ModelGraph& g) {
+  Sharding out = s;
+  const auto used = slots_used(g);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!used[i]) out[i] = 0;
+  }
+  return out;
+}
+
 }  // namespace shardwise

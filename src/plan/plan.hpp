@@ -47,6 +47,10 @@ struct Plan {
 // memory and SLOs, which the simulator checks); nullopt when it is legal.
 std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, const ClusterSpec& c);
 
+// The sharding with every slot that has no op in the model at Megatron's choice (the same
+// plan to the simulator; what the search reports, so that plans carry no meaningless fields).
+Sharding canonical_sharding(const Sharding& s, const ModelGraph& g);
+
 // "qkv_proj=heads attention=context ..." (only slots that differ from Megatron; "megatron" if none).
 std::string sharding_to_string(const Sharding& s);
 // A sharding file: a YAML or JSON mapping from slot name to choice name; slots

@@ -84,6 +84,8 @@ double Tracker::evaluate_one(const Action& a) {
 
 SearchResult Tracker::finish() {
   result_.wall_s = now_seconds() - start_;
+  // slots without an op in this model reported at Megatron's choice (the same plan to the simulator)
+  if (result_.found) result_.best.sharding = canonical_sharding(result_.best.sharding, ctx_.graph);
   if (opt_.time_limit_s > 0 && result_.wall_s >= opt_.time_limit_s && result_.calls < opt_.budget) result_.stopped_by_time = true;
   if (opt_.progress) opt_.progress(result_.calls, result_.best_value, result_.wall_s);
   return result_;

@@ -98,6 +98,12 @@ expect 0 'search +rl ' -- plan --model llama-3.1-8b --cluster h100x8 --workload 
 # a policy trained on GPT-MoE-1.2T carried to 1.6T (the pp head differs: 4 of its values are new)
 expect 0 'search +rl-paper' -- plan --model gpt-moe-1.2t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --save-policy "$tmp/p12.txt"
 expect 0 "it knew 79 of this space's 83 action values" -- plan --model gpt-moe-1.6t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --load-policy "$tmp/p12.txt"
+# as a version-1 file (no labels) it cannot be carried over: said, and the search starts cold
+sed -e '1s|shardwise-policy/2|shardwise-policy/1|' -e '3,20d' "$tmp/p12.txt" > "$tmp/p12v1.txt"
+expect 0 'cannot be carried to this space \(.*labels.*\); started cold' -- plan --model gpt-moe-1.6t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --load-policy "$tmp/p12v1.txt"
+# a label line cut short is named
+sed '5s/ [^ ]*$//' "$tmp/p12.txt" > "$tmp/p12cut.txt"
+expect 2 'p12cut.txt.*labels of action head 1' -- plan --model gpt-moe-1.6t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --load-policy "$tmp/p12cut.txt"
 expect 2 'expected --search rl or rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --save-policy "$tmp/x"
 expect 2 'expected a policy saved by shardwise' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --load-policy "$data/bad/EXPECTED.tsv"
 

@@ -23,6 +23,59 @@ Case make_case(const std::string& model, const std::string& cluster, const std::
   return {make_context(*m, *c, *w, cost_params_for(c->gpu.name)), make_space(*m, *c, *w)};
 }
 
+TEST(Search, SlotsWithoutAnOpChangeNothingAndAreReportedAtMegatrons) {
+  // property: for random plans of a dense, an all-MoE, an MoE-with-dense-layers and an MLA
+  // model, the canonical sharding (unused slots at choice 0) gives the same objective or the
+  // same infeasibility; and which slots are unused is what the model's layers say
+  struct Want {
+    const char* model;
+    bool ffn, experts;
+  };
+  for (const Want w : {Want{"llama-3.1-8b", true, false}, Want{"gpt-moe-1.2t", false, true}, Want{"deepseek-v3", true, true},
+                       Want{"qwen3-235b-a22b", false, true}}) {
+    const Case c = make_case(w.model, "h100x64", "decode-16k");
+    const auto used = slots_used(c.ctx.graph);
+    EXPECT_EQ(used[static_cast<std::size_t>(Slot::kFfn1)], w.ffn) << w.model;
+    EXPECT_EQ(used[static_cast<std::size_t>(Slot::kFfn2)], w.ffn) << w.model;
+    EXPECT_EQ(used[static_cast<std::size_t>(Slot::kRouter)], w.experts) << w.model;
+    EXPECT_EQ(used[static_cast<std::size_t>(Slot::kExpertFfn1)], w.experts) << w.model;
+    EXPECT_TRUE(used[static_cast<std::size_t>(Slot::kAttention)]);
+    Rng rng(11);
+    const auto sizes = c.space.sizes();
+    int changed = 0;
+    for (int i = 0; i < 300; ++i) {
+      Action a{};
+      for (std::size_t h = 0; h < a.size(); ++h) a[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
+      a[static_cast<std::size_t>(Head::kBatch)] = 0;
+      const Plan p = c.space.decode(a);
+      Plan q = p;
+      q.sharding = canonical_sharding(p.sharding, c.ctx.graph);
+      changed += q.sharding != p.sharding;
+      const Metrics mp = evaluate(c.ctx, p), mq = evaluate(c.ctx, q);
+      ASSERT_EQ(mp.feasible(), mq.feasible()) << w.model << " " << sharding_to_string(p.sharding);
+      if (mp.feasible()) {
+        EXPECT_EQ(mp.objective, mq.objective) << w.model << " " << sharding_to_string(p.sharding);
+      }
+    }
+    if (!w.ffn || !w.experts) {
+      EXPECT_GT(changed, 0) << w.model;  // the property was exercised
+    } else {
+      EXPECT_EQ(changed, 0) << w.model;  // every slot has an op: nothing to canonicalise
+    }
+  }
+  // what an engine reports: a dense model's plan carries no router or expert choices
+  const Case dense = make_case("llama-3.1-8b", "h100x8", "chat-1k-1k");
+  SearchOptions o;
+  o.budget = 400;
+  for (const char* engine : {"rw", "sa", "rl"}) {
+    const SearchResult r = find_engine(engine)(dense.ctx, dense.space, o);
+    ASSERT_TRUE(r.found) << engine;
+    EXPECT_EQ(r.best.sharding[static_cast<std::size_t>(Slot::kRouter)], 0) << engine;
+    EXPECT_EQ(r.best.sharding[static_cast<std::size_t>(Slot::kExpertFfn1)], 0) << engine;
+    EXPECT_EQ(r.best.sharding[static_cast<std::size_t>(Slot::kExpertFfn2)], 0) << engine;
+  }
+}
+
 TEST(ThreadPool, EveryIndexExactlyOnce) {
   for (int threads : {1, 2, 4}) {
     ThreadPool pool(threads);

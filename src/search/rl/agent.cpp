@@ -202,6 +202,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   // (a policy without labels, from shardwise-policy/1, is taken as it is when the sizes match)
   const bool same_space = warm && warm->dims().action_heads == dims.action_heads && warm->dims().input == dims.input &&
                           (warm->dims().labels.empty() || warm->dims().labels == dims.labels);
+  st.warm_error.clear();
   if (warm && !same_space) {
     Rng init(opt.seed ^ 0x7472616e73666572ULL);
     int matched = 0;
@@ -211,12 +212,26 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       carried = std::move(moved).value();
       warm = &*carried;
       st.warm_matched = matched;
+    } else {
+      st.warm_error = moved.error().message();
     }
   } else if (warm) {
     st.warm_matched = dims.logits();
+    if (warm->dims().labels.empty()) {  // a version-1 policy: named after this space, so a re-save carries labels
+      carried = *warm;
+      carried->set_labels(dims.labels);
+      warm = &*carried;
+    }
   }
   if (warm) st.warm_values = dims.logits();
   const auto sizes = space.sizes();
+  // the heads worth moving: a slot with no op in this model (the router of a dense model, the
+  // dense MLP of an all-MoE one) changes nothing, so sweeps, mutations and polishing leave it
+  auto msizes = sizes;
+  const auto has_op = slots_used(ctx.graph);
+  for (int sl = 0; sl < kNumSlots; ++sl) {
+    if (!has_op[static_cast<std::size_t>(sl)]) msizes[static_cast<std::size_t>(kNumDegreeHeads + sl)] = 1;
+  }
   Rng rng(opt.seed);
   std::vector<Elite> elites;
   double best = 0, ref = 0;
@@ -285,7 +300,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   // every other value of head h around `centre`
   const auto around = [&](const Action& centre, std::size_t h) {
     std::vector<Action> batch;
-    for (int v = 0; v < sizes[h]; ++v) {
+    for (int v = 0; v < msizes[h]; ++v) {
       if (v == centre[h]) continue;
       Action a = centre;
       a[h] = static_cast<std::uint16_t>(v);
@@ -319,7 +334,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       const double start_v = cur_v;
       for (const int hi : ActionRules::kOrder) {
         const auto h = static_cast<std::size_t>(hi);
-        if (sizes[h] < 2 || t.exhausted()) continue;
+        if (msizes[h] < 2 || t.exhausted()) continue;
         try_all(around(cur, h));
       }
       // two neighbouring slots changed together, the batch kept: the ops on either side of a
@@ -329,8 +344,8 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
         std::vector<Action> pairs;
         const auto pair_moves = [&](int s1, int s2) {
           const auto h1 = static_cast<std::size_t>(kNumDegreeHeads + s1), h2 = static_cast<std::size_t>(kNumDegreeHeads + s2);
-          for (int v1 = 0; v1 < sizes[h1]; ++v1) {
-            for (int v2 = 0; v2 < sizes[h2]; ++v2) {
+          for (int v1 = 0; v1 < msizes[h1]; ++v1) {
+            for (int v2 = 0; v2 < msizes[h2]; ++v2) {
               if (v1 == cur[h1] || v2 == cur[h2]) continue;
               Action a = cur;
               a[h1] = static_cast<std::uint16_t>(v1);
@@ -442,7 +457,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
         if (m >= split_start && v >= 0.8 * before && v <= before) {
           for (int sl = 0; sl < kNumSlots && !t.exhausted(); ++sl) {
             const auto h = static_cast<std::size_t>(kNumDegreeHeads + sl);
-            for (int c2 = 0; c2 < sizes[h]; ++c2) {
+            for (int c2 = 0; c2 < msizes[h]; ++c2) {
               if (c2 == a[h]) continue;
               Action b = a;
               b[h] = static_cast<std::uint16_t>(c2);
@@ -479,8 +494,9 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
                 const std::string choice = slot_info(w).choices[lean[h]];
                 if (choice == "none" || choice == "tokens") lean[h] = 0;
               }
+              const bool lean_differs = lean != a;  // decided before the repair, which may change the expert degree of both
               if (rules.repair(a, sizes)) sized.emplace_back(dist, a);
-              if (lean != a && rules.repair(lean, sizes)) sized.emplace_back(dist, lean);
+              if (lean_differs && rules.repair(lean, sizes) && lean != a) sized.emplace_back(dist, lean);
             }
           }
         }
@@ -504,7 +520,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
               bool moved = false;
               for (const int hi : ActionRules::kOrder) {
                 const auto h = static_cast<std::size_t>(hi);
-                if (sizes[h] < 2 || t.exhausted()) continue;
+                if (msizes[h] < 2 || t.exhausted()) continue;
                 std::vector<Action> batch = around(a, h);
                 const std::vector<double> vals = evaluate_admit(batch);
                 for (std::size_t i = 0; i < vals.size(); ++i) {
@@ -540,7 +556,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     }
     // the `rl` variant's coordinate sweep: every value of one head around the best elite, in one batch
     if (s.sweep_every > 0 && !elites.empty() && steps > 0 && steps % s.sweep_every == 0) {
-      for (int tries = 0; tries < kNumHeads && sizes[sweep_head % sizes.size()] < 2; ++tries) ++sweep_head;
+      for (int tries = 0; tries < kNumHeads && msizes[sweep_head % msizes.size()] < 2; ++tries) ++sweep_head;
       const std::size_t h = sweep_head++ % sizes.size();
       if (eval_batch(around(elites.front().action, h)) && s.polish) {
         polish_pending = true;
@@ -600,9 +616,9 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       for (int tries = 0; tries < 32; ++tries) {
         a = elites.front().action;
         std::size_t h = rng.below(sizes.size());
-        for (int k = 0; k < 32 && sizes[h] < 2; ++k) h = rng.below(sizes.size());
-        if (sizes[h] > 1) {
-          const auto v = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h] - 1)));
+        for (int k = 0; k < 32 && msizes[h] < 2; ++k) h = rng.below(msizes.size());
+        if (msizes[h] > 1) {
+          const auto v = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(msizes[h] - 1)));
           a[h] = v >= a[h] ? static_cast<std::uint16_t>(v + 1) : v;
         }
         if (!s.mask_invalid || rules.valid(a)) break;

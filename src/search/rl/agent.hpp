@@ -40,6 +40,7 @@ struct AgentStats {
   std::int64_t policy_calls = 0;  // calls proposed by a policy step (sampled or an elite mutation); the rest: sweeps, polishing, probe
   int warm_values = 0;   // with a warm start: the action values of this space
   int warm_matched = 0;  // of them, the ones the saved policy knew (all of them for the same space)
+  std::string warm_error;  // why a warm policy could not be carried to this space (then the search started cold)
 };
 
 // The `rl` engine's settings: the paper's plus action masking, exploitation, coordinate

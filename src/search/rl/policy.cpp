@@ -228,24 +228,40 @@ Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string
   PolicyDims d;
   std::size_t nheads = 0;
   in >> d.input >> d.records >> d.model >> d.heads >> d.ffn >> d.hidden >> nheads;
-  if (!in || d.input < 1 || d.model < 1 || d.heads < 1 || d.model % d.heads != 0 || d.ffn < 1 || d.hidden < 1 || nheads < 1 || nheads > 64) {
-    return Error{file, "dimensions", "valid network dimensions", "a damaged header"};
+  // bounded before anything is allocated: a damaged header must not ask for gigabytes
+  constexpr int kMaxWidth = 4096, kMaxInput = 100000;
+  if (!in || d.input < 1 || d.input > kMaxInput || d.records < 1 || d.records > 64 || d.model < 1 || d.model > kMaxWidth || d.heads < 1 ||
+      d.model % d.heads != 0 || d.ffn < 1 || d.ffn > kMaxWidth || d.hidden < 1 || d.hidden > kMaxWidth || nheads < 1 || nheads > 64) {
+    return Error{file, "dimensions",
+                 fmt::format("input 1..{}, records 1..64, widths 1..{} (the width a multiple of the attention heads), 1..64 action heads",
+                             kMaxInput, kMaxWidth),
+                 "a damaged header"};
   }
+  std::int64_t logits = 0;
   for (std::size_t i = 0; i < nheads; ++i) {
     int h = 0;
     in >> h;
     if (!in || h < 1 || h > 100000) return Error{file, "dimensions", "a positive size per action head", "a damaged header"};
     d.action_heads.push_back(h);
+    logits += h;
   }
+  if (logits > kMaxInput) return Error{file, "dimensions", fmt::format("at most {} action values in all", kMaxInput), std::to_string(logits)};
   if (magic == "shardwise-policy/2") {
     int has_labels = -1;
     in >> has_labels;
     if (!in || (has_labels != 0 && has_labels != 1)) return Error{file, "labels", "0 or 1 (whether value labels follow)", "a damaged header"};
     if (has_labels == 1) {
+      std::string line;
+      std::getline(in, line);  // the rest of the flag's line
       for (std::size_t h = 0; h < nheads; ++h) {
-        std::vector<std::string> head(static_cast<std::size_t>(d.action_heads[h]));
-        for (auto& l : head) in >> l;
-        if (!in) return Error{file, "labels", fmt::format("{} value labels for action head {}", d.action_heads[h], h), "fewer"};
+        std::getline(in, line);
+        std::istringstream words(line);
+        std::vector<std::string> head;
+        for (std::string w; words >> w;) head.push_back(w);
+        if (!in || head.size() != static_cast<std::size_t>(d.action_heads[h])) {
+          return Error{file, fmt::format("labels of action head {}", h), fmt::format("{} value labels on one line", d.action_heads[h]),
+                       fmt::format("{}", head.size())};
+        }
         d.labels.push_back(std::move(head));
       }
     }
@@ -273,8 +289,15 @@ Expected<PolicyT<S>> PolicyT<S>::transfer(const PolicyDims& to, Rng& rng, int* m
                  fmt::format("records {}, width {}, {} attention heads, ffn {}, hidden {}", from.records, from.model, from.heads, from.ffn,
                              from.hidden)};
   }
-  if (from.labels.size() != from.action_heads.size() || to.labels.size() != to.action_heads.size()) {
-    return Error{"policy", "labels", "value labels on every action head (saved by shardwise-policy/2)", "none"};
+  const auto labelled = [](const PolicyDims& d) {
+    if (d.labels.size() != d.action_heads.size()) return false;
+    for (std::size_t h = 0; h < d.labels.size(); ++h) {
+      if (d.labels[h].size() != static_cast<std::size_t>(d.action_heads[h])) return false;
+    }
+    return true;
+  };
+  if (!labelled(from) || !labelled(to)) {
+    return Error{"policy", "labels", "one value label per action value on every head (saved by shardwise-policy/2)", "none, or too few"};
   }
   if (from.action_heads.size() != to.action_heads.size()) {
     return Error{"policy", "action heads", fmt::format("{} heads", to.action_heads.size()), fmt::format("{}", from.action_heads.size())};
@@ -306,6 +329,15 @@ Expected<PolicyT<S>> PolicyT<S>::transfer(const PolicyDims& to, Rng& rng, int* m
   for (int k = 0; k < 2; ++k) q.We.row(to.input - 2 + k) = p_.We.row(from.input - 2 + k);
   if (matched) *matched = n;
   return out;
+}
+
+template <class S>
+void PolicyT<S>::set_labels(std::vector<std::vector<std::string>> labels) {
+  SW_CHECK(labels.size() == dims_.action_heads.size(), "one label list per action head");
+  for (std::size_t h = 0; h < labels.size(); ++h) {
+    SW_CHECK(labels[h].size() == static_cast<std::size_t>(dims_.action_heads[h]), "one label per action value");
+  }
+  dims_.labels = std::move(labels);
 }
 
 template <class S>

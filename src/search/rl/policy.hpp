@@ -102,6 +102,9 @@ class PolicyT {
   // (input = one-hot of every head + 2) and labels on both sides, and the same widths.
   // `matched` (optional) receives how many of `to`'s values were carried over.
   [[nodiscard]] Expected<PolicyT> transfer(const PolicyDims& to, Rng& rng, int* matched = nullptr) const;
+  // Names the values of an unlabelled network (a shardwise-policy/1 file used on a space
+  // of the same sizes), so that saving it again writes them. One label per value.
+  void set_labels(std::vector<std::vector<std::string>> labels);
 
  private:
   PolicyDims dims_;

@@ -181,6 +181,26 @@ TEST(Agent, ImprovedVariantIsDeterministicAndBudgeted) {
   EXPECT_EQ(a.engine, "rl");
 }
 
+TEST(Agent, TheAblationSamplesWithoutTheNetwork) {
+  // network_proposals = false (bench/search_quality's rl-nonet) must change what the policy
+  // steps propose: the sequence of evaluated values differs from the network's somewhere
+  const Case c = make_big_case("qwen3-235b-a22b", "h100x8");
+  SearchOptions o;
+  o.budget = 1500;
+  o.seed = 2;
+  AgentSettings s = improved_settings();
+  AgentStats with_net, without;
+  const SearchResult a = search_rl(c.ctx, c.space, o, s, nullptr, nullptr, &with_net);
+  s.network_proposals = false;
+  const SearchResult b = search_rl(c.ctx, c.space, o, s, nullptr, nullptr, &without);
+  ASSERT_EQ(a.history.size(), b.history.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.history.size(); ++i) differ += a.history[i].value != b.history[i].value;
+  EXPECT_GT(differ, 0u);
+  EXPECT_GT(with_net.policy_calls, 0);
+  EXPECT_GT(without.policy_calls, 0);
+}
+
 TEST(Agent, PolishingMakesTheCoupledMovesThatReachTheOptimum) {
   // DeepSeek-V3 decode-16k on 256 H100: the optimum is tp 4 x attn_dp 64 (ep 256) with
   // attention=context ffn1=none ffn2=none. Before the coupled moves, seed 7 stalled at

@@ -170,10 +170,19 @@ TEST(Policy, SaveLoadKeepsLabelsAndReadsVersionOne) {
   auto old = PolicyD::load(v1, "old.txt");
   ASSERT_TRUE(old.ok()) << old.error().message();
   EXPECT_TRUE(old->dims().labels.empty());
-  // a missing label is caught
+  // a missing label is caught, and named
   std::string cut = p.save();
   cut.replace(cut.find("a b c d"), 7, "a b c");
-  EXPECT_FALSE(PolicyD::load(cut.substr(0, cut.find('\n', cut.find("a b c")) + 1), "p.txt").ok());
+  auto short_line = PolicyD::load(cut, "p.txt");
+  ASSERT_FALSE(short_line.ok());
+  EXPECT_NE(short_line.error().message().find("labels of action head 1"), std::string::npos) << short_line.error().message();
+  // a damaged header asking for a huge network is refused before anything is allocated
+  std::string huge = p.save();
+  const auto line2 = huge.find('\n') + 1;
+  huge.replace(line2, huge.find('\n', line2) - line2, "7 3 1000000000 2 6 5 3 3 4 2");
+  auto refused = PolicyD::load(huge, "p.txt");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("dimensions"), std::string::npos) << refused.error().message();
 }
 
 // The agent's layout: one-hot per head, then value and presence (input = sum of heads + 2).
