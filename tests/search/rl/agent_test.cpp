@@ -179,6 +179,20 @@ TEST(Agent, ImprovedVariantIsDeterministicAndBudgeted) {
   EXPECT_EQ(a.best_value, b.best_value);
   EXPECT_TRUE(a.found);
   EXPECT_EQ(a.engine, "rl");
+  // a full budget on GPT-MoE-1.6T exercises every polishing step (slot pairs, scaled expert
+  // degrees, instances of other sizes and their ascent): the same seed, 1 or 2 threads,
+  // the same calls in the same order
+  const Case g = make_big_case("gpt-moe-1.6t", "h100x24576");
+  SearchOptions go;
+  go.budget = 4000;
+  go.seed = 4;
+  go.threads = 1;
+  const SearchResult one = search_rl(g.ctx, g.space, go, improved_settings());
+  go.threads = 2;
+  const SearchResult two = search_rl(g.ctx, g.space, go, improved_settings());
+  EXPECT_EQ(one.best, two.best);
+  ASSERT_EQ(one.history.size(), two.history.size());
+  for (std::size_t i = 0; i < one.history.size(); ++i) ASSERT_EQ(one.history[i].value, two.history[i].value) << "call " << i + 1;
 }
 
 TEST(Agent, TheAblationSamplesWithoutTheNetwork) {
