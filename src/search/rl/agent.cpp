@@ -319,16 +319,19 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     const auto bh = static_cast<std::size_t>(Head::kBatch);
     const auto th = static_cast<std::size_t>(Head::kTp), dh = static_cast<std::size_t>(Head::kAttnDp);
     // evaluates, and moves `cur` to the best plan of the batch if it beats it
-    const auto try_all = [&](std::vector<Action> batch) {
+    // evaluates `batch` (left holding the actions evaluated, one value each) and moves
+    // `at` to its best plan if that beats `at_v`
+    const auto climb = [&](Action& at, double& at_v, std::vector<Action>& batch) {
       std::vector<double> vals = evaluate_admit(batch);
       for (std::size_t i = 0; i < vals.size(); ++i) {
-        if (vals[i] > cur_v * (1 + 1e-12)) {
-          cur = batch[i];
-          cur_v = vals[i];
+        if (vals[i] > at_v * (1 + 1e-12)) {
+          at = batch[i];
+          at_v = vals[i];
         }
       }
       return vals;
     };
+    const auto try_all = [&](std::vector<Action> batch) { return climb(cur, cur_v, batch); };
     for (bool again = true; again && !t.exhausted();) {
       again = false;
       const double start_v = cur_v;
@@ -435,7 +438,7 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
           below.push_back(a);
         }
         if (!t.exhausted()) {
-          const std::vector<double> vals = try_all(below);
+          const std::vector<double> vals = climb(cur, cur_v, below);  // `below` aligned with the values
           for (std::size_t i = 0; i < vals.size(); ++i) {
             if (vals[i] > got) {
               got = vals[i];
@@ -517,21 +520,14 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
             auto [v, a] = landed[k];
             if (v < 0.6 * cur_v) break;
             for (int round = 0; round < 2 && !t.exhausted(); ++round) {
-              bool moved = false;
+              const double round_start = v;
               for (const int hi : ActionRules::kOrder) {
                 const auto h = static_cast<std::size_t>(hi);
                 if (msizes[h] < 2 || t.exhausted()) continue;
                 std::vector<Action> batch = around(a, h);
-                const std::vector<double> vals = evaluate_admit(batch);
-                for (std::size_t i = 0; i < vals.size(); ++i) {
-                  if (vals[i] > v * (1 + 1e-12)) {
-                    a = batch[i];
-                    v = vals[i];
-                    moved = true;
-                  }
-                }
+                climb(a, v, batch);
               }
-              if (!moved) break;
+              if (v <= round_start) break;
             }
             if (v > cur_v * (1 + 1e-12)) {
               cur = a;
