@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "model/loader.hpp"
+#include "support/search_case.hpp"
 #include "report/svg.hpp"
 
 namespace shardwise {
@@ -77,12 +78,9 @@ struct Made {
 };
 
 Made make_report_case(const std::string& model, const std::string& cluster, const std::string& workload) {
-  auto m = load_model(model);
-  auto c = cluster_from_preset(cluster);
-  auto w = load_workload(workload);
-  EXPECT_TRUE(m.ok() && c.ok() && w.ok());
-  Made r{make_context(*m, *c, *w, cost_params_for(c->gpu.name)), {}, {}};
-  const SearchSpace space = make_space(*m, *c, *w);
+  test_support::SearchCase sc = test_support::make_search_case(model, cluster, workload);
+  Made r{std::move(sc.ctx), {}, {}};
+  const SearchSpace& space = sc.space;
   SearchOptions opt;
   opt.budget = 500;
   opt.record_points = true;

@@ -6,21 +6,14 @@
 
 #include "core/rng.hpp"
 #include "model/loader.hpp"
+#include "support/search_case.hpp"
 
 namespace shardwise {
 namespace {
 
-struct Case {
-  SimContext ctx;
-  SearchSpace space;
-};
-
+using Case = test_support::SearchCase;
 Case make_case(const std::string& model, const std::string& cluster, const std::string& workload) {
-  auto m = load_model(model);
-  auto c = cluster_from_preset(cluster);
-  auto w = load_workload(workload);
-  EXPECT_TRUE(m.ok() && c.ok() && w.ok());
-  return {make_context(*m, *c, *w, cost_params_for(c->gpu.name)), make_space(*m, *c, *w)};
+  return test_support::make_search_case(model, cluster, workload);
 }
 
 TEST(Search, SlotsWithoutAnOpChangeNothingAndAreReportedAtMegatrons) {

@@ -5,20 +5,13 @@
 #include "core/rng.hpp"
 
 #include "model/loader.hpp"
+#include "support/search_case.hpp"
 
 namespace shardwise::rl {
 namespace {
 
-struct Case {
-  SimContext ctx;
-  SearchSpace space;
-};
-Case make_case() {
-  auto m = load_model("llama-3.1-8b");
-  auto c = cluster_from_preset("h100x8");
-  auto w = load_workload("chat-1k-1k");
-  return {make_context(*m, *c, *w, cost_params_for("h100")), make_space(*m, *c, *w)};
-}
+using Case = test_support::SearchCase;
+Case make_case() { return test_support::make_search_case("llama-3.1-8b", "h100x8", "chat-1k-1k"); }
 
 TEST(Agent, DeterministicBudgetedAndFindsPlans) {
   const Case c = make_case();
@@ -78,12 +71,7 @@ TEST(Agent, WarmStartFromASavedPolicy) {
 namespace shardwise::rl {
 namespace {
 
-Case make_big_case(const char* model, const char* cluster) {
-  auto m = load_model(model);
-  auto c = cluster_from_preset(cluster);
-  auto w = load_workload("decode-16k");
-  return {make_context(*m, *c, *w, cost_params_for("h100")), make_space(*m, *c, *w)};
-}
+Case make_big_case(const char* model, const char* cluster) { return test_support::make_search_case(model, cluster, "decode-16k"); }
 
 TEST(Agent, WarmStartCarriesAPolicyToAnotherSpace) {
   // trained on GPT-MoE-1.2T (pp over 60 layers), used on 1.6T (80 layers): the pp head differs
