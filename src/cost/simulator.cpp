@@ -43,6 +43,7 @@ struct Env {
   CollKind pend_kind = CollKind::kNone;
   double pend_s = 0, pend_bytes = 0;
   const char* pend_group = "";
+  std::vector<CollRecord> pend_colls;  // every collective of the op being costed (breakdown only)
 };
 
 // --- collectives -----------------------------------------------------------
@@ -59,6 +60,7 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname) {
     }
     e.pend_s += c.time.value();
     e.pend_bytes += c.bytes.value();
+    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value()});
   }
   return c.time.value();
 }
@@ -133,6 +135,8 @@ void record(Env& e, const char* op, int slot, double compute_s, double comm_s) {
   c.collective = e.pend_kind;
   c.comm_bytes = e.pend_bytes;
   c.comm_group = e.pend_group;
+  c.colls = std::move(e.pend_colls);
+  e.pend_colls.clear();
   c.layers = e.cls_layers;
   c.flops = compute_s > 0 ? e.op_flops : 0.0;
   c.hbm_bytes = compute_s > 0 ? e.op_bytes : 0.0;
@@ -746,6 +750,14 @@ bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std:
   out->micro_batches = m;
   out->seqs_per_group = bg;
   return out->stage_types > 0;
+}
+
+Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq,
+                         std::int32_t* micro_batches) {
+  Breakdown bd;
+  const StepResult s = step(ctx, plan, phase, b, seq, seq, &bd);
+  if (micro_batches) *micro_batches = s.m;
+  return bd;
 }
 
 const char* to_string(Infeasible k) {

@@ -47,6 +47,15 @@ struct Metrics {
   double objective = 0;
 };
 
+// One collective call of an op in the breakdown (the executor checks each against what it moves).
+struct CollRecord {
+  CollKind kind = CollKind::kNone;
+  std::string group;          // "tp", "mlp", "attn_dp", "etp", "pp" (the same names as OpCost::comm_group)
+  std::int64_t group_size = 0;
+  double full_bytes = 0;      // B: the logical size of the whole tensor the collective works on
+  double bytes_per_gpu = 0;   // what each GPU sends (CollCost::bytes of collective_cost)
+};
+
 // One fused op of one layer class in the breakdown (per layer, per micro-batch step).
 struct OpCost {
   int layer_class = -1;  // -1: embedding / lm head / pipeline
@@ -57,6 +66,9 @@ struct OpCost {
   CollKind collective = CollKind::kNone;  // inserted before this op (its input conversion)
   double comm_bytes = 0;                  // per GPU
   std::string comm_group;                 // "tp", "mlp", "attn_dp", "etp", "pp"
+  // every collective of this op that moves something, in call order (collective,
+  // comm_bytes and comm_group above summarise them: one kind, the summed bytes)
+  std::vector<CollRecord> colls;
   std::int64_t layers = 0;                // layers of this class on the slowest stage
   double flops = 0;                       // per GPU, this op once
   double hbm_bytes = 0;                   // per GPU: weights + activations (+ KV read) this op once
@@ -97,6 +109,12 @@ constexpr std::int64_t kPrefillChunkTokens = 8192;
 // `explain` = false skips formatting the reason of an infeasible plan (the kind is
 // still set): search loops use it so that no evaluation allocates.
 Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullptr, bool explain = true);
+
+// The breakdown of one step (decode of b sequences at context `seq`, or prefill of b
+// prompts of `seq` tokens) of a valid plan, with the automatic or planned
+// micro-batching; no memory or SLO checks. `micro_batches` receives the m used.
+Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq,
+                         std::int32_t* micro_batches = nullptr);
 
 // Static batching (all sequences start and end together): output tokens/s per GPU
 // for batch B with isl/osl, = B*osl / (TTFT(B, isl) + osl * TPOT(B, isl + osl/2)).
