@@ -309,17 +309,20 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   }
   // ffn_norm (the residual add is fused here and shares its layout)
   const Lay ffn_need = norm_lay(p, Slot::kFfnNorm);
-  // the conversion depends on o_proj (attention group), the norm's compute on the hub alone
+  // the conversion of o_proj's output depends on o_proj (attention group); the residual
+  // stream x, which arrives in attn_norm's layout, is added in ffn_norm's: converting it
+  // (tokens -> none: all-gather; none -> tokens: free) and the norm's compute depend on the hubs alone
   comm = convert(e, o.out, ffn_need, e.g_tp, tg * h * e.ab, "tp");
   {
+    const double res = convert(e, attn_need, ffn_need, e.g_tp, tg * h * e.ab, "tp");
     const double rows = ffn_need == Lay::kSt ? tg / tp : tg;
     const double norm_s = stream_time(e, 3.0 * rows * h * e.ab);
     if (e.group_time) {
       e.group_time[kGroupAttention] += comm;
-      e.group_time[kGroupConst] += norm_s;
+      e.group_time[kGroupConst] += norm_s + res;
     }
-    record(e, "ffn_norm", static_cast<int>(Slot::kFfnNorm), norm_s, comm);
-    total += norm_s + comm;
+    record(e, "ffn_norm", static_cast<int>(Slot::kFfnNorm), norm_s, comm + res);
+    total += norm_s + comm + res;
     comm = comp = 0;
   }
 
@@ -346,7 +349,10 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       act(kGroupMlp, rows * (in_f + out_f) * e.ab);
       flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1), kGroupMlp);
     }
-    comm = convert(e, f1.out, f2.in, mlp_local ? e.g_tp : e.g_w, rows * f * e.ab, mlp_local ? "tp" : "mlp");
+    // row-parallel ffn1 (P) is reduced before the activation: a gated MLP reduces gate and up
+    // (up x f features); from Sf or R the activation is applied locally first (f features)
+    comm = convert(e, f1.out, f2.in, mlp_local ? e.g_tp : e.g_w, rows * (f1.out == Lay::kP ? up * f : f) * e.ab,
+                   mlp_local ? "tp" : "mlp");
     {
       const double params = s.ffn2_params / f2.split;
       const double in_f = f2.in == Lay::kSf ? f / g : f;
@@ -414,7 +420,18 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   } else {
     comm = to_attn(e, mlp_out, attn_need, T * h * e.ab);
   }
-  if (comm > 0 || e.bd) flush("layer_out", -1, kGroupMlp);
+  // the residual h (x + attention output, in ffn_norm's layout) is added to the MLP output in
+  // the next attn_norm, so it returns to attn_norm's layout too (hubs alone: constant group)
+  const double res = convert(e, ffn_need, attn_need, e.g_tp, tg * h * e.ab, "tp");
+  if (comm + res > 0 || e.bd) {
+    record(e, "layer_out", -1, 0, comm + res);
+    total += comm + res;
+    if (e.group_time) {
+      e.group_time[kGroupMlp] += comm;
+      e.group_time[kGroupConst] += res;
+    }
+  }
+  comm = 0;
   return total;
 }
 

@@ -128,9 +128,9 @@ const char* to_string(Infeasible k);
 // belongs to exactly one of them); docs/search.md derives it and the exact
 // search is checked against brute force.
 enum SlotGroup : int {
-  kGroupConst = 0,    // norms' compute, dispatch, pipeline send/recv, final norm
-  kGroupAttention,    // qkv_proj, attention, o_proj (and the conversion into ffn_norm)
-  kGroupMlp,          // ffn1, ffn2 (dense MLP / shared experts) and the conversion into the next attn_norm
+  kGroupConst = 0,    // norms' compute, the residual's conversions between the two norms' layouts, dispatch, pipeline send/recv, final norm
+  kGroupAttention,    // qkv_proj, attention, o_proj (and the conversion of o_proj's output into ffn_norm)
+  kGroupMlp,          // ffn1, ffn2 (dense MLP / shared experts) and the conversion of the MLP output into the next attn_norm
   kGroupRouter,       // router
   kGroupExperts,      // expert_ffn1, expert_ffn2, combine
   kGroupEmbedding,    // embedding and its conversion into attn_norm

@@ -61,7 +61,9 @@ ModelGraph build_graph(const ModelSpec& m) {
       s.mla_latent = a.kv_lora_rank;
       s.mla_rope = a.qk_rope_head_dim;
       s.kv_elems_per_token = a.kv_lora_rank + a.qk_rope_head_dim;
-      s.qkv_out = m.num_heads * (s.d_qk + s.d_v);
+      // the head-split output of the q and kv up-projections: per head q (nope + rope),
+      // k_nope and v; the latent and k_rope come from the replicated down-projections
+      s.qkv_out = m.num_heads * (s.d_qk + a.qk_nope_head_dim + s.d_v);
       // Down-projections (and their norms) are shared by all heads: replicated under a head split.
       s.qkv_replicated_params = (a.q_lora_rank > 0 ? h * static_cast<double>(a.q_lora_rank) + static_cast<double>(a.q_lora_rank) : 0.0) +
                                 h * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim) + static_cast<double>(a.kv_lora_rank);
@@ -122,7 +124,7 @@ std::vector<OpInfo> describe_chain(const ModelGraph& g, int cls, Phase phase, st
   };
   norm("attn_norm", static_cast<int>(Slot::kAttnNorm));
   gemm("qkv_proj", static_cast<int>(Slot::kQkv), s.qkv_params + s.qkv_replicated_params, h, static_cast<double>(s.qkv_out),
-       s.mla ? fmt::format("[hidden={}, latents -> heads={} x {}]", s.hidden, s.heads, s.d_qk + s.d_v)
+       s.mla ? fmt::format("[hidden={}, latents -> heads={} x {}]", s.hidden, s.heads, s.qkv_out / s.heads)  // per head q, k_nope, v
              : fmt::format("[hidden={}, (heads={} + 2 x kv={}) x {}]", s.hidden, s.heads, s.kv_heads, s.d_qk),
        "[tokens, heads x head_dim]");
   {

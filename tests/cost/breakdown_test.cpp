@@ -1,5 +1,7 @@
 // The breakdown's per-collective records (what an executor checks, collective by
-// collective). Arithmetic in the comments.
+// collective) and the layout fixes they expose: MLA's head-split q/kv tensor, the
+// gated MLP reduced before its activation, and the residual stream converted between
+// the two norms' layouts. Arithmetic in the comments.
 #include <gtest/gtest.h>
 
 #include "core/rng.hpp"
@@ -162,6 +164,116 @@ TEST(Breakdown, LmHeadWithSequenceParallelNormGathersTwice) {
   expect_coll(head.colls[0], CollKind::kAllGather, "tp", 2, 32'768, 16'384);
   expect_coll(head.colls[1], CollKind::kAllGather, "tp", 2, 2'052'096, 1'026'048);
   EXPECT_DOUBLE_EQ(head.comm_bytes, 16'384 + 1'026'048);
+}
+
+TEST(Breakdown, MlaHeadSplitTensorIsQKnopeAndV) {
+  // DeepSeek-V3: 128 heads, q 128 nope + 64 rope, k_nope 128, v 128 per head:
+  // qkv_out = 128 x (192 + 128 + 128) = 57,344 (the latent and k_rope stay out: replicated)
+  const SimContext ctx = ctx_for("deepseek-v3", "h100x64");
+  EXPECT_EQ(ctx.graph.classes[0].qkv_out, 57'344);
+  // qkv_proj on heads, attention none: the head-split output is gathered over tp 8:
+  // [8 tokens, 57,344] bf16 = 917,504 bytes, (8-1)/8 of it = 802,816 per GPU
+  Plan p = plan(8, 8);
+  p.deg.ep = 8;
+  set(p, Slot::kAttention, "none");
+  ASSERT_FALSE(validate_plan(p, ctx.model, ctx.cluster).has_value());
+  const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 8, 1000);
+  const OpCost& a = op(bd, 0, "attention");
+  ASSERT_EQ(a.colls.size(), 1u);
+  expect_coll(a.colls[0], CollKind::kAllGather, "tp", 8, 917'504, 802'816);
+}
+
+TEST(Breakdown, GatedFfn1OnHiddenReducesGateAndUp) {
+  // Llama-3.1-8B (gated, ffn 14,336), tp 2, 4 sequences decoding, ffn1 = hidden (row: partial sums);
+  // a sharded MLP runs over the W = 2 ranks of the "mlp" group.
+  // The reduction comes before the SiLU(gate) x up, so both are reduced: [4, 2 x 14,336] bf16 = 229,376 bytes.
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8");
+  Plan p = plan(2, 4);
+  set(p, Slot::kFfn1, "hidden");
+  // ffn2 = ffn (row) needs Sf: reduce-scatter, (2-1)/2 x 229,376 = 114,688 per GPU
+  Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 4, 1000);
+  ASSERT_EQ(op(bd, 0, "ffn2").colls.size(), 1u);
+  expect_coll(op(bd, 0, "ffn2").colls[0], CollKind::kReduceScatter, "mlp", 2, 229'376, 114'688);
+  // ffn2 = none needs R: all-reduce, 2 x (2-1)/2 x 229,376 = 229,376 per GPU
+  set(p, Slot::kFfn2, "none");
+  bd = breakdown_step(ctx, p, Phase::kDecode, 4, 1000);
+  ASSERT_EQ(op(bd, 0, "ffn2").colls.size(), 1u);
+  expect_coll(op(bd, 0, "ffn2").colls[0], CollKind::kAllReduce, "mlp", 2, 229'376, 229'376);
+  // ffn1 = ffn (column, Sf) applies the activation locally: the gather before ffn2 = hidden moves
+  // [4, 14,336] bf16 = 114,688 bytes, 57,344 per GPU (tests/cost/simulator_test.cpp's paper case)
+  set(p, Slot::kFfn1, "ffn");
+  set(p, Slot::kFfn2, "hidden");
+  bd = breakdown_step(ctx, p, Phase::kDecode, 4, 1000);
+  expect_coll(op(bd, 0, "ffn2").colls[0], CollKind::kAllGather, "mlp", 2, 114'688, 57'344);
+}
+
+TEST(Breakdown, ResidualFollowsTheNormLayouts) {
+  // Llama-3.1-8B, tp 2, 4 sequences decoding: a layer's stream is [4, 4096] bf16 = 32,768 bytes.
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8");
+  Plan p = plan(2, 4);
+  {
+    // attn_norm = tokens, ffn_norm = none. Into ffn_norm: o_proj's partial sums all-reduced
+    // (2 x 1/2 x 32,768 = 32,768 per GPU), then the residual x, split on tokens, all-gathered
+    // (1/2 x 32,768 = 16,384). Out of the layer: ffn2's partial sums reduce-scattered onto tokens
+    // (16,384); the residual h goes from R to tokens by a local slice (nothing).
+    set(p, Slot::kAttnNorm, "tokens");
+    const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 4, 1000);
+    const OpCost& fn = op(bd, 0, "ffn_norm");
+    ASSERT_EQ(fn.colls.size(), 2u);
+    expect_coll(fn.colls[0], CollKind::kAllReduce, "tp", 2, 32'768, 32'768);
+    expect_coll(fn.colls[1], CollKind::kAllGather, "tp", 2, 32'768, 16'384);
+    EXPECT_DOUBLE_EQ(fn.comm_bytes, 49'152);
+    const OpCost& out = op(bd, 0, "layer_out");
+    ASSERT_EQ(out.colls.size(), 1u);
+    expect_coll(out.colls[0], CollKind::kReduceScatter, "tp", 2, 32'768, 16'384);
+  }
+  {
+    // attn_norm = none, ffn_norm = tokens: the mirror image. Into ffn_norm: reduce-scatter (16,384),
+    // the residual sliced (nothing); out of the layer: all-reduce (32,768) and the residual h,
+    // split on tokens, all-gathered back to R (16,384).
+    set(p, Slot::kAttnNorm, "none");
+    set(p, Slot::kFfnNorm, "tokens");
+    const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 4, 1000);
+    const OpCost& fn = op(bd, 0, "ffn_norm");
+    ASSERT_EQ(fn.colls.size(), 1u);
+    expect_coll(fn.colls[0], CollKind::kReduceScatter, "tp", 2, 32'768, 16'384);
+    const OpCost& out = op(bd, 0, "layer_out");
+    ASSERT_EQ(out.colls.size(), 2u);
+    expect_coll(out.colls[0], CollKind::kAllReduce, "tp", 2, 32'768, 32'768);
+    expect_coll(out.colls[1], CollKind::kAllGather, "tp", 2, 32'768, 16'384);
+  }
+  {
+    // both on tokens (sequence parallelism) and both none (Megatron): the residual never moves
+    for (const char* c : {"tokens", "none"}) {
+      set(p, Slot::kAttnNorm, c);
+      set(p, Slot::kFfnNorm, c);
+      const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 4, 1000);
+      EXPECT_EQ(op(bd, 0, "ffn_norm").colls.size(), 1u) << c;
+      EXPECT_EQ(op(bd, 0, "layer_out").colls.size(), 1u) << c;
+    }
+  }
+}
+
+TEST(Breakdown, ResidualConversionIsInTheConstantGroup) {
+  // the residual's conversions depend on the hubs alone: with attn_norm = tokens and ffn_norm = none,
+  // the constant group holds the residual all-gather, which no other slot changes (the
+  // decomposition test covers the rest); here: the groups still add up to the step
+  Workload w = decode(1000);
+  auto m = load_model("llama-3.1-8b");
+  auto c = cluster_from_preset("h100x8");
+  const SimContext ctx = make_context(*m, *c, w, cost_params_for(c->gpu.name));
+  Plan p = plan(2, 4);
+  set(p, Slot::kAttnNorm, "tokens");
+  GroupTables t;
+  ASSERT_TRUE(evaluate_grouped(ctx, p, Phase::kDecode, 4, 1000, 1001, &t));
+  double sum = t.overhead_s;
+  for (int g = 0; g < kNumSlotGroups; ++g) sum += t.time[0][g];
+  EXPECT_NEAR(sum, evaluate(ctx, p).step_s, 1e-12 * sum);
+  // and the constant group grew by the residual's all-gather over the Megatron hubs
+  Plan q = plan(2, 4);
+  GroupTables base;
+  ASSERT_TRUE(evaluate_grouped(ctx, q, Phase::kDecode, 4, 1000, 1001, &base));
+  EXPECT_GT(t.time[0][kGroupConst], base.time[0][kGroupConst]);
 }
 
 }  // namespace
