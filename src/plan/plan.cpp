@@ -56,6 +56,12 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
     }
   }
   if (mla && is(p, Slot::kQkv, "hidden")) return "qkv_proj=hidden is not available for MLA attention (use heads or none)";
+  if (!mla && is(p, Slot::kQkv, "hidden") && is(p, Slot::kAttention, "heads") && tp > m.num_kv_heads) {
+    return fmt::format(
+        "qkv_proj=hidden with attention=heads needs tp {} <= the {} kv heads (a reduce-scatter of partial sums cannot give "
+        "several ranks the same replicated kv head; use qkv_proj=heads or none)",
+        tp, m.num_kv_heads);
+  }
   if ((is(p, Slot::kQkv, "hidden") || is(p, Slot::kOProj, "hidden")) && m.hidden % tp != 0) {
     return fmt::format("tp {} does not divide the hidden size {}", tp, m.hidden);
   }

@@ -71,5 +71,29 @@ TEST(Plan, ValidationNamesTheRule) {
   EXPECT_NE(validate_plan(p, m, c)->find("needs 256 GPUs"), std::string::npos);
 }
 
+TEST(Plan, RowParallelQkvCannotFeedReplicatedKvHeads) {
+  // qwen3-235b-a22b: 4 kv heads. qkv_proj=hidden leaves partial sums that a reduce-scatter
+  // splits over the tp ranks; with attention=heads and tp 8 > 4 kv heads, two ranks need the
+  // same kv head, which a reduce-scatter cannot give.
+  const ModelSpec m = *load_model("qwen3-235b-a22b");
+  const ClusterSpec c = *cluster_from_preset("h100x64");
+  Plan p;
+  p.batch = 8;
+  p.deg.tp = 8;
+  p.deg.ep = 4;
+  p.sharding[static_cast<std::size_t>(Slot::kQkv)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kQkv), "hidden"));
+  const auto why = validate_plan(p, m, c);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("qkv_proj=hidden with attention=heads needs tp 8 <= the 4 kv heads"), std::string::npos) << *why;
+  EXPECT_NE(why->find("reduce-scatter"), std::string::npos) << *why;
+  p.deg.tp = 4;  // one kv head per rank: fine
+  EXPECT_FALSE(validate_plan(p, m, c).has_value());
+  p.deg.tp = 8;  // attention on none or context takes the replicated (all-reduced) projection: fine
+  p.sharding[static_cast<std::size_t>(Slot::kAttention)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kAttention), "none"));
+  EXPECT_FALSE(validate_plan(p, m, c).has_value());
+  p.sharding[static_cast<std::size_t>(Slot::kAttention)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kAttention), "context"));
+  EXPECT_FALSE(validate_plan(p, m, c).has_value());
+}
+
 }  // namespace
 }  // namespace shardwise
