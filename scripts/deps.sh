@@ -22,3 +22,5 @@ SHARDWISE_BUILD_DEPS=(g++ cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev l
 SHARDWISE_TEST_DEPS=(libgtest-dev libgmock-dev)
 # The browser test of the HTML report (tests/report): Debian's Chromium and a font for its text.
 SHARDWISE_BROWSER_DEPS=(chromium fonts-dejavu-core)
+# The executor that verifies plans on MPI (shardwise verify, the exec.* tests): Open MPI.
+SHARDWISE_EXEC_DEPS=(openmpi-bin libopenmpi-dev)

@@ -12,6 +12,7 @@
 
 #include "core/fields.hpp"
 #include "cost/simulator.hpp"
+#include "exec/verify.hpp"
 #include "hardware/cluster.hpp"
 #include "model/loader.hpp"
 #include "report/describe.hpp"
@@ -363,6 +364,61 @@ int run_workloads() {
 }
 }  // namespace
 
+struct VerifyArgs {
+  std::string model, plan_file, drop, json, mpirun;
+  std::optional<std::string> sharding;  // default: the plan file's, else megatron
+  std::optional<std::int32_t> tp, pp, ep, attn_dp, micro_batches;
+  std::uint64_t seed = 1;
+  std::int32_t decode_steps = 2;
+  bool quiet = false;
+};
+
+int run_verify(VerifyArgs a) {
+  exec::VerifyOptions o;
+  if (!a.plan_file.empty()) {
+    auto f = load_plan_file(a.plan_file);
+    if (!f) return fail(f.error());
+    o.plan = f->plan;
+    if (a.model.empty()) a.model = f->model;
+  }
+  if (a.model.empty()) return fail(Error{"verify", "", "--model (or a --plan file naming one)", "none"});
+  auto m = load_model(a.model);
+  if (!m) return fail(m.error());
+  if (a.sharding) {
+    auto sh = exec::resolve_sharding(*a.sharding, m.value());
+    if (!sh) return fail(sh.error());
+    o.plan.sharding = *sh;
+  }
+  if (a.tp) o.plan.deg.tp = *a.tp;
+  if (a.pp) o.plan.deg.pp = *a.pp;
+  if (a.ep) o.plan.deg.ep = *a.ep;
+  if (a.attn_dp) o.plan.deg.attn_dp = *a.attn_dp;
+  if (a.micro_batches) o.plan.micro_batches = *a.micro_batches;
+  o.plan.deg.replicas = 1;  // one instance is what runs; replicas are copies of it
+  if (!a.drop.empty()) {
+    const auto colon = a.drop.rfind(':');
+    char* end = nullptr;
+    const long layer = colon == std::string::npos ? 0 : std::strtol(a.drop.c_str() + colon + 1, &end, 10);
+    if (colon == std::string::npos || colon == 0 || end == a.drop.c_str() + colon + 1 || *end != '\0') {
+      return fail(Error{"--drop", "", "OP:LAYER, e.g. ffn_norm:0 (LAYER -1 for the embedding, the LM head and pipeline transfers)", a.drop});
+    }
+    o.fault.op = a.drop.substr(0, colon);
+    o.fault.layer = layer;
+  }
+  o.model = a.model;
+  o.seed = a.seed;
+  o.decode_steps = a.decode_steps;
+  o.json = a.json;
+  o.mpirun = a.mpirun;
+  o.quiet = a.quiet;
+  std::printf("verify: %s on %lld ranks: tp %d, attn_dp %d, pp %d, ep %d, sharding %s\n", a.model.c_str(),
+              static_cast<long long>(o.plan.deg.instance_gpus()), o.plan.deg.tp, o.plan.deg.attn_dp, o.plan.deg.pp, o.plan.deg.ep,
+              sharding_to_string(o.plan.sharding).c_str());
+  auto r = exec::verify(o);
+  if (!r) return fail(r.error());
+  return *r;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "shardwise: plans how to shard a large language model over a GPU cluster for inference.\n"
@@ -431,6 +487,26 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
+  VerifyArgs va;
+  auto* verify = app.add_subcommand("verify",
+                                    "Run a plan on a scaled-down model with real MPI collectives and check it: logits equal to one "
+                                    "rank's within 1e-9, bytes of every collective equal to the simulator's (docs/exec.md)");
+  verify->add_option("--model", va.model, "A model preset or the path of a config.json (default: the --plan file's)");
+  verify->add_option("--plan", va.plan_file, "A plan.json; degree and sharding flags given beside it override it");
+  verify->add_option("--tp", va.tp, "Tensor-parallel degree of attention (default 1)");
+  verify->add_option("--pp", va.pp, "Pipeline stages (default 1)");
+  verify->add_option("--ep", va.ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
+  verify->add_option("--attn-dp", va.attn_dp, "Attention data-parallel groups per stage (default 1)");
+  verify->add_option("--micro-batches", va.micro_batches, "Pipeline micro-batches (default: automatic)");
+  verify->add_option("--sharding", va.sharding,
+                     "megatron (default), allgather, random:SEED (a random choice per op slot) or a YAML/JSON file of slot choices");
+  verify->add_option("--seed", va.seed, "Seed of the weights and token ids (default 1)");
+  verify->add_option("--decode-steps", va.decode_steps, "Decode steps after the prefill (default 2, at most 16)");
+  verify->add_option("--drop", va.drop, "Skip the collectives of OP in LAYER (OP:LAYER): shows that the checks catch a missing one");
+  verify->add_option("--json", va.json, "Also write the result (pass, max_relative_error, every collective's bytes) to this file");
+  verify->add_option("--mpirun", va.mpirun, "The MPI launcher (default: mpirun on PATH)");
+  verify->add_flag("--quiet", va.quiet, "Print the verdict and the mismatches only");
+
   LaunchArgs la;
   auto* launch = app.add_subcommand("launch", "Print the commands that start a plan on vLLM, SGLang or TensorRT-LLM (docs/launch.md)");
   launch->add_option("--plan", la.plan_file, "A plan.json written by 'shardwise plan --out'")->required();
@@ -462,5 +538,6 @@ int main(int argc, char** argv) {
   if (simulate->parsed()) return run_simulate(sa);
   if (plan->parsed()) return run_plan(pa);
   if (launch->parsed()) return run_launch(la);
+  if (verify->parsed()) return run_verify(va);
   return 0;
 }

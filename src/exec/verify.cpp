@@ -1,0 +1,112 @@
+#include "exec/verify.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/rng.hpp"
+#include "graph/graph.hpp"
+#include "model/loader.hpp"
+
+extern char** environ;
+
+namespace shardwise::exec {
+namespace {
+
+std::string find_in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return "";
+  std::string p = path;
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    const std::size_t end = std::min(p.find(':', start), p.size());
+    const std::string cand = p.substr(start, end - start) + "/" + name;
+    if (access(cand.c_str(), X_OK) == 0) return cand;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+}  // namespace
+
+Expected<Sharding> resolve_sharding(const std::string& spec, const ModelSpec& m) {
+  if (spec.rfind("random:", 0) == 0) {
+    const std::string s = spec.substr(7);
+    char* end = nullptr;
+    const unsigned long long seed = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0') return Error{"--sharding", "", "random:SEED with an integer seed", spec};
+    Rng rng(seed);
+    Sharding sh{};
+    for (int i = 0; i < kNumSlots; ++i) sh[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(i).num_choices)));
+    return canonical_sharding(sh, build_graph(m));
+  }
+  return load_sharding(spec);
+}
+
+Expected<int> verify(const VerifyOptions& o) {
+  auto m = load_model(o.model);
+  if (!m) return m.error();
+  auto c = scale_case(m.value(), o.plan, o.seed, o.decode_steps);
+  if (!c) return c.error();
+  const std::string mpirun = find_in_path(o.mpirun.empty() ? "mpirun" : o.mpirun);
+  if (mpirun.empty()) {
+    return Error{"shardwise verify", "--mpirun", "an MPI launcher (Debian: apt-get install openmpi-bin libopenmpi-dev)",
+                 o.mpirun.empty() ? "no mpirun on PATH" : o.mpirun};
+  }
+  const std::string worker = o.worker.empty() ? self_dir() + "/shardwise-exec" : o.worker;
+  if (access(worker.c_str(), X_OK) != 0) {
+    return Error{"shardwise verify", "", "the MPI worker shardwise-exec beside shardwise (built when libopenmpi-dev is installed)",
+                 worker + " is missing"};
+  }
+  const std::int64_t n = c->ranks();
+  std::string choices;
+  for (int i = 0; i < kNumSlots; ++i) choices += static_cast<char>('0' + o.plan.sharding[static_cast<std::size_t>(i)]);
+  std::vector<std::string> args{mpirun, "-q", "-n", std::to_string(n), "--oversubscribe", "--bind-to", "none"};
+  if (geteuid() == 0) args.emplace_back("--allow-run-as-root");
+  const Degrees& d = o.plan.deg;
+  for (const auto& s : std::vector<std::string>{worker, "--model", o.model, "--tp", std::to_string(d.tp), "--pp", std::to_string(d.pp), "--ep",
+                                                std::to_string(d.ep), "--attn-dp", std::to_string(d.attn_dp), "--micro-batches",
+                                                std::to_string(o.plan.micro_batches), "--choices", choices, "--seed", std::to_string(o.seed),
+                                                "--decode-steps", std::to_string(o.decode_steps)}) {
+    args.push_back(s);
+  }
+  if (o.fault.active()) {
+    args.emplace_back("--drop");
+    args.push_back(fmt::format("{}:{}", o.fault.op, o.fault.layer));
+  }
+  if (!o.json.empty()) {
+    args.emplace_back("--json");
+    args.push_back(o.json);
+  }
+  if (o.quiet) args.emplace_back("--quiet");
+  // Open MPI in containers: no cross-memory attach (ptrace is often denied)
+  setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, mpirun.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    return Error{"shardwise verify", "--mpirun", "a launcher that can be started", mpirun};
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return Error{"shardwise verify", "", "the MPI run to finish", "waitpid failed"};
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) return WEXITSTATUS(status);
+  return Error{"shardwise verify", "", "the MPI run to finish with PASS or FAIL",
+               WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status)) : std::string("a signal")};
+}
+
+}  // namespace shardwise::exec

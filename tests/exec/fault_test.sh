@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A deliberately dropped collective must fail both checks of `shardwise verify`:
+# the logits (max relative error over 1e-9) and the bytes (the ledger misses it).
+# Usage: fault_test.sh path/to/shardwise
+set -uo pipefail
+SW="$1"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+check() {  # check NAME EXPECTED_RC ARGS...
+  local name="$1" want="$2"; shift 2
+  "$SW" verify "$@" --quiet --json "$TMP/r.json" >"$TMP/out" 2>&1
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL $name: exit $rc, expected $want"; cat "$TMP/out"; fails=$((fails + 1)); return
+  fi
+  if [ "$want" = 1 ]; then
+    # both checks must have failed: a large or missing (NaN/inf) error, and bytes that differ
+    local err bytes dropped
+    err=$(sed -n 's/.*"max_relative_error": *\([^,]*\),*$/\1/p' "$TMP/r.json")
+    bytes=$(sed -n 's/.*"bytes_match": *\([a-z]*\).*/\1/p' "$TMP/r.json")
+    dropped=$(sed -n 's/.*"dropped_calls": *\([0-9]*\).*/\1/p' "$TMP/r.json")
+    if ! { [ "$err" = null ] || awk -v e="$err" 'BEGIN { exit !(e > 1e-9) }'; } || [ "$bytes" != false ] || [ "${dropped:-0}" -eq 0 ]
+    then echo "FAIL $name: a check missed the fault"; cat "$TMP/out"; fails=$((fails + 1)); return; fi
+  fi
+  echo "ok   $name"
+}
+# the same plans pass untouched ...
+check "megatron tp 2 passes"              0 --model llama-3.1-8b --tp 2
+check "moe ep 2 passes"                   0 --model qwen3-30b-a3b --tp 2 --ep 2
+check "pp 2 passes"                       0 --model llama-3.1-8b --tp 2 --pp 2
+# ... and fail both checks with one collective dropped
+check "dropped all-reduce (ffn_norm)"     1 --model llama-3.1-8b --tp 2 --drop ffn_norm:0
+check "dropped all-gather (allgather ffn2)" 1 --model llama-3.1-8b --tp 2 --sharding allgather --drop layer_out:0
+check "dropped all-to-all (dispatch)"     1 --model qwen3-30b-a3b --tp 2 --ep 2 --drop dispatch:0
+check "dropped send/recv (pipeline)"      1 --model llama-3.1-8b --tp 2 --pp 2 --drop pp_send_recv:-1
+check "dropped context-attention gather"  1 --model deepseek-v3 --tp 2 --sharding random:3 --drop attention:1
+# bad input: exit 2 with the rule named
+"$SW" verify --model llama-3.1-8b --tp 32 >"$TMP/out" 2>&1; rc=$?
+if [ "$rc" = 2 ] && grep -q "at most 16 ranks" "$TMP/out"; then echo "ok   too many ranks refused"; else echo "FAIL too many ranks: exit $rc"; cat "$TMP/out"; fails=$((fails + 1)); fi
+"$SW" verify --model llama-3.1-8b --tp 2 --mpirun /nonexistent/mpirun >"$TMP/out" 2>&1; rc=$?
+if [ "$rc" = 2 ] && grep -q "openmpi-bin" "$TMP/out"; then echo "ok   missing mpirun explained"; else echo "FAIL missing mpirun: exit $rc"; cat "$TMP/out"; fails=$((fails + 1)); fi
+exit $fails
