@@ -380,6 +380,9 @@ int run_verify(VerifyArgs a) {
     if (!f) return fail(f.error());
     o.plan = f->plan;
     if (a.model.empty()) a.model = f->model;
+    if (!f->model.empty() && a.model != f->model) {
+      std::printf("verify: note: %s was made for %s; running it on --model %s\n", a.plan_file.c_str(), f->model.c_str(), a.model.c_str());
+    }
   }
   if (a.model.empty()) return fail(Error{"verify", "", "--model (or a --plan file naming one)", "none"});
   auto m = load_model(a.model);
@@ -396,14 +399,9 @@ int run_verify(VerifyArgs a) {
   if (a.micro_batches) o.plan.micro_batches = *a.micro_batches;
   o.plan.deg.replicas = 1;  // one instance is what runs; replicas are copies of it
   if (!a.drop.empty()) {
-    const auto colon = a.drop.rfind(':');
-    char* end = nullptr;
-    const long layer = colon == std::string::npos ? 0 : std::strtol(a.drop.c_str() + colon + 1, &end, 10);
-    if (colon == std::string::npos || colon == 0 || end == a.drop.c_str() + colon + 1 || *end != '\0') {
-      return fail(Error{"--drop", "", "OP:LAYER, e.g. ffn_norm:0 (LAYER -1 for the embedding, the LM head and pipeline transfers)", a.drop});
-    }
-    o.fault.op = a.drop.substr(0, colon);
-    o.fault.layer = layer;
+    std::string why;
+    o.fault = exec::parse_fault(a.drop, &why);
+    if (!o.fault.active()) return fail(Error{"--drop", "", why, a.drop});
   }
   o.model = a.model;
   o.seed = a.seed;
@@ -502,7 +500,9 @@ int main(int argc, char** argv) {
                      "megatron (default), allgather, random:SEED (a random choice per op slot) or a YAML/JSON file of slot choices");
   verify->add_option("--seed", va.seed, "Seed of the weights and token ids (default 1)");
   verify->add_option("--decode-steps", va.decode_steps, "Decode steps after the prefill (default 2, at most 16)");
-  verify->add_option("--drop", va.drop, "Skip the collectives of OP in LAYER (OP:LAYER): shows that the checks catch a missing one");
+  verify->add_option("--drop", va.drop,
+                     "OP:LAYER[:INDEX[:prefill|decode|both]]: skip the collectives of one op in one layer (or only the INDEX-th of "
+                     "each execution of it), to show that both checks catch a missing collective; exit 2 if it matches none");
   verify->add_option("--json", va.json, "Also write the result (pass, max_relative_error, every collective's bytes) to this file");
   verify->add_option("--mpirun", va.mpirun, "The MPI launcher (default: mpirun on PATH)");
   verify->add_flag("--quiet", va.quiet, "Print the verdict and the mismatches only");

@@ -11,8 +11,9 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -22,7 +23,16 @@ namespace {
 enum class Lay : std::uint8_t { kR, kSt, kSf, kP };
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-[[noreturn]] void fail(const std::string& why) { throw std::runtime_error(why); }
+// A broken executor rule: stop every rank at once (unwinding could block in a collective
+// another rank never enters); exit code 3 tells `shardwise verify` the run itself failed.
+[[noreturn]] void fail(const std::string& why) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "shardwise-exec: rank %d: %s\n", rank, why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
+}
 void require(bool ok, const char* what) {
   if (!ok) fail(what);
 }
@@ -110,8 +120,18 @@ class Executor {
   std::int64_t row_pos(std::int64_t r) const { return prefill() ? r % c_.isl : c_.isl + step_ - 1; }
 
   // --- the ledger and the fault -------------------------------------------------
+  // Called at every collective that moves data, in order: the fault's index counts
+  // the collectives of one execution of an op.
   bool dropped(const char* op) {
-    const bool hit = fault_.active() && fault_.op == op && fault_.layer == layer_;
+    if (op != last_op_ || layer_ != last_layer_) {
+      last_op_ = op;
+      last_layer_ = layer_;
+      nth_ = 0;
+    } else {
+      ++nth_;
+    }
+    const bool hit = fault_.active() && fault_.op == op && fault_.layer == layer_ && (fault_.index < 0 || fault_.index == nth_) &&
+                     (fault_.phase < 0 || fault_.phase == static_cast<int>(phase_));
     dropped_ += hit ? 1 : 0;
     return hit;
   }
@@ -123,7 +143,13 @@ class Executor {
   // Converts x to `to` over g with the collective the simulator charges (docs/cost-model.md).
   void convert(DT& x, Lay to, const Comm& g, const char* op, const char* gname) {
     if (x.lay == to) return;
-    if (g.n == 1 || x.lay == Lay::kR) {  // one rank holds everything; R -> split keeps what it has
+    if (g.n == 1) {  // one rank holds everything
+      x.lay = to;
+      return;
+    }
+    if (x.lay == Lay::kR) {  // a free slice: the rank keeps its block and drops the rest
+      require(to != Lay::kP, "no conversion produces partial sums");
+      mask(x, to, g);
       x.lay = to;
       return;
     }
@@ -188,6 +214,22 @@ class Executor {
     x.lay = to;
   }
 
+  // NaN outside the rank's block of tokens (St) or features (Sf).
+  static void mask(DT& x, Lay to, const Comm& g) {
+    const Eigen::Index rows = x.m.rows(), cols = x.m.cols();
+    if (to == Lay::kSt) {
+      if (rows % g.n != 0) fail(fmt::format("{} tokens do not split over {} ranks", rows, g.n));
+      const Eigen::Index rb = rows / g.n;
+      x.m.topRows(g.me * rb).setConstant(kNaN);
+      x.m.bottomRows(rows - (g.me + 1) * rb).setConstant(kNaN);
+    } else {
+      if (cols % g.n != 0) fail(fmt::format("{} features do not split over {} ranks", cols, g.n));
+      const Eigen::Index cb = cols / g.n;
+      x.m.leftCols(g.me * cb).setConstant(kNaN);
+      x.m.rightCols(cols - (g.me + 1) * cb).setConstant(kNaN);
+    }
+  }
+
   // Attention scope (the group's tg tokens over tp) -> MLP scope (the stage's T tokens over W).
   DT to_mlp(const DT& x, Lay need, const char* op) {
     if (a_n_ == 1) {
@@ -225,6 +267,7 @@ class Executor {
       const Eigen::Index rb = x.m.rows() / n;
       Mat part = x.m.middleRows(me * rb, rb);
       rms_norm_rows(part, gain);
+      x.m.setConstant(kNaN);
       x.m.middleRows(me * rb, rb) = part;
     } else {
       rms_norm_rows(x.m, gain);
@@ -242,6 +285,8 @@ class Executor {
     QkvMap q;
     const std::int64_t nh = m_.num_heads, nkv = m_.num_kv_heads, d = m_.head_dim;
     q.n = (nh % tp_n_ == 0 && nkv * d % tp_n_ == 0) ? tp_n_ : 1;
+    // only qkv_proj=heads splits these features, and validate_plan makes them divisible then
+    if (q.n == 1 && choice(Slot::kQkv) == 0 && tp_n_ > 1) fail("q/k/v features do not split over tp");
     q.qh = nh / q.n;
     q.kf = nkv * d / q.n;
     q.cs = q.qh * d + 2 * q.kf;
@@ -414,7 +459,19 @@ class Executor {
     const int ac = choice(Slot::kAttention);  // heads | context | none
     const bool ctx = ac == 1;
     const Lay attn_in = ac == 0 ? Lay::kSf : ctx ? (prefill() ? Lay::kSt : Lay::kR) : Lay::kR;
-    convert(q, attn_in, tp_, "attention", "tp");
+    if (q.lay == Lay::kR && attn_in == Lay::kSf && !mla_ && tp_n_ > m_.num_kv_heads) {
+      // sliced from a replicated tensor, a rank keeps its q block and its whole (shared) kv head
+      const QkvMap mp = qkv_map();
+      const std::int64_t d = m_.head_dim, g = t_ / (tp_n_ / m_.num_kv_heads);
+      const Mat keep = q.m;
+      convert(q, attn_in, tp_, "attention", "tp");
+      for (std::int64_t j = 0; j < d; ++j) {
+        q.m.col(mp.k(g * d + j)) = keep.col(mp.k(g * d + j));
+        q.m.col(mp.v(g * d + j)) = keep.col(mp.v(g * d + j));
+      }
+    } else {
+      convert(q, attn_in, tp_, "attention", "tp");
+    }
     const std::int64_t rows = tg(), nh = m_.num_heads;
     const std::int64_t dv = mla_ ? m_.mla.v_head_dim : m_.head_dim;
     // rows this rank queries, and heads
@@ -504,6 +561,7 @@ class Executor {
     const int n = g.n, me = g.me;
     const bool gated = m_.mlp_gated;
     const std::int64_t up = gated ? 2 : 1, fb = f / n, h = m_.hidden, hb = h / n;
+    if (f % n != 0 || h % n != 0) fail(fmt::format("{}: the MLP width {} or hidden {} does not split over {} ranks", op1, f, h, n));
     // canonical ffn1 weight
     Mat w1c(h, up * f);
     for (int cb = 0; cb < n; ++cb) {
@@ -539,7 +597,6 @@ class Executor {
       y.m.middleCols(me * hb, hb) = act.m * w2.middleCols(me * hb, hb);
       return y;
     }
-    (void)op1;
     return DT{act.m * w2, Lay::kR, 2.0};
   }
 
@@ -836,6 +893,9 @@ class Executor {
   Logits logits_;
   Ledger ledger_;
   std::int64_t dropped_ = 0;
+  std::string last_op_;
+  std::int64_t last_layer_ = -3;
+  int nth_ = 0;
 };
 
 }  // namespace

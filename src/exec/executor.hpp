@@ -11,11 +11,18 @@
 
 namespace shardwise::exec {
 
+// A deliberately wrong run: skip the collectives of one op in one layer (all of them,
+// or only the index-th of each execution of the op), in both phases or one.
 struct Fault {
-  std::string op;           // drop the collectives of this op ("" = none) ...
-  std::int64_t layer = -2;  // ... in this layer (-1: embedding, LM head, pipeline)
+  std::string op;           // "" = no fault
+  std::int64_t layer = -2;  // -1: embedding, LM head, pipeline transfers
+  int index = -1;           // -1: every collective of the op
+  int phase = -1;           // -1: both; else static_cast<int>(Phase)
   [[nodiscard]] bool active() const { return !op.empty(); }
 };
+// "OP:LAYER[:INDEX[:prefill|decode|both]]"; on error an inactive Fault and `why` set.
+// (Defined in verify.cpp: the CLI parses it too.)
+Fault parse_fault(const std::string& spec, std::string* why);
 
 struct RankResult {
   Logits logits;  // what this rank produced (the last stage's tp-rank 0 of each group)
@@ -24,7 +31,7 @@ struct RankResult {
 };
 
 // Runs on every rank of `world` (an MPI_Comm passed as void* to keep MPI out of
-// this header). Throws std::runtime_error when the case breaks an executor rule.
+// this header). A broken executor rule aborts every rank (MPI_Abort, exit code 3).
 RankResult execute(const Case& c, const Weights& w, const Inputs& in, const Fault& fault, void* world);
 
 }  // namespace shardwise::exec

@@ -165,7 +165,7 @@ double max_relative_error(const Logits& got, const Logits& want) {
     if (it == got.end() || it->second.size() != y.size()) return std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < y.size(); ++i) {
       const double d = std::abs(it->second[i] - y[i]);
-      if (!std::isfinite(it->second[i])) return std::numeric_limits<double>::infinity();
+      if (!std::isfinite(it->second[i]) || !std::isfinite(y[i])) return std::numeric_limits<double>::infinity();
       num = std::max(num, d);
       den = std::max(den, std::abs(y[i]));
     }

@@ -69,6 +69,15 @@ Expected<Case> scale_case(const ModelSpec& o, const Plan& plan, std::uint64_t se
   if (o.is_moe() && w % ep != 0) return scale_error("ep", fmt::format("a divisor of tp x attn_dp = {}", w), std::to_string(ep));
   if (!o.is_moe() && ep != 1) return scale_error("ep", "1 on a dense model", std::to_string(ep));
   const std::int64_t etp = w / ep;
+  // the plan must be legal on the model it was made for (the scaling below would make any divisibility hold)
+  {
+    Plan probe = plan;
+    probe.deg.replicas = 1;
+    probe.batch = std::max<std::int64_t>({plan.batch, a, plan.micro_batches});
+    if (auto why = validate_plan(probe, o, exec_cluster(n))) {
+      return scale_error("plan", fmt::format("a plan valid on {}", o.name), *why);
+    }
+  }
 
   Case c;
   c.seed = seed;

@@ -42,6 +42,36 @@ std::string self_dir() {
 
 }  // namespace
 
+Fault parse_fault(const std::string& spec, std::string* why) {
+  Fault f;
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  const auto integer = [](const std::string& t, long long* out) {
+    char* end = nullptr;
+    *out = std::strtoll(t.c_str(), &end, 10);
+    return !t.empty() && *end == '\0';
+  };
+  long long layer = 0, index = -1;
+  if (parts.size() < 2 || parts.size() > 4 || parts[0].empty() || !integer(parts[1], &layer) || layer < -1 ||
+      (parts.size() >= 3 && (!integer(parts[2], &index) || index < -1)) ||
+      (parts.size() == 4 && parts[3] != "prefill" && parts[3] != "decode" && parts[3] != "both")) {
+    *why = "OP:LAYER[:INDEX[:prefill|decode|both]], e.g. ffn_norm:0 or o_proj:1:0:decode (LAYER -1: embedding, LM head and "
+           "pipeline; INDEX -1: every collective of the op)";
+    return Fault{};
+  }
+  f.op = parts[0];
+  f.layer = layer;
+  f.index = static_cast<int>(index);
+  if (parts.size() == 4 && parts[3] != "both") f.phase = static_cast<int>(parts[3] == "prefill" ? Phase::kPrefill : Phase::kDecode);
+  return f;
+}
+
 Expected<Sharding> resolve_sharding(const std::string& spec, const ModelSpec& m) {
   if (spec.rfind("random:", 0) == 0) {
     const std::string s = spec.substr(7);
@@ -85,26 +115,44 @@ Expected<int> verify(const VerifyOptions& o) {
   }
   if (o.fault.active()) {
     args.emplace_back("--drop");
-    args.push_back(fmt::format("{}:{}", o.fault.op, o.fault.layer));
+    const char* phase = o.fault.phase < 0 ? "both" : to_string(static_cast<Phase>(o.fault.phase));
+    args.push_back(fmt::format("{}:{}:{}:{}", o.fault.op, o.fault.layer, o.fault.index, phase));
   }
   if (!o.json.empty()) {
     args.emplace_back("--json");
     args.push_back(o.json);
   }
   if (o.quiet) args.emplace_back("--quiet");
-  // Open MPI in containers: no cross-memory attach (ptrace is often denied)
-  setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+  // the environment, plus Open MPI without cross-memory attach (ptrace is often denied in containers)
+  std::vector<std::string> env;
+  bool have_cma = false;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env.emplace_back(*e);
+    have_cma = have_cma || env.back().rfind("OMPI_MCA_btl_vader_single_copy_mechanism=", 0) == 0;
+  }
+  if (!have_cma) env.emplace_back("OMPI_MCA_btl_vader_single_copy_mechanism=none");
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   std::vector<char*> argv;
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   std::fflush(stdout);
   pid_t pid = 0;
-  if (posix_spawn(&pid, mpirun.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+  if (posix_spawn(&pid, mpirun.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) {
     return Error{"shardwise verify", "--mpirun", "a launcher that can be started", mpirun};
   }
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) return Error{"shardwise verify", "", "the MPI run to finish", "waitpid failed"};
   if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) return WEXITSTATUS(status);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+    return Error{"shardwise verify", "", "input the MPI worker accepts", "it refused it (its message is above)"};
+  }
+  // 3: a rank stopped on an executor rule (it printed which): the plan did not run as the simulator says
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    std::printf("FAIL: the run stopped before the checks (see the rank's message above)\n");
+    return 1;
+  }
   return Error{"shardwise verify", "", "the MPI run to finish with PASS or FAIL",
                WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status)) : std::string("a signal")};
 }
