@@ -164,12 +164,25 @@ GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
 
 Lay norm_lay(const Plan& p, Slot s) { return ch(p, s) == 0 ? Lay::kR : Lay::kSt; }
 
+// Head-split projection parameters a rank holds. hidden splits every column's rows over
+// tp; heads splits q over tp, but a rank holds a whole kv head when tp exceeds the kv heads
+// (GQA), and MLA attention over all heads (context or none) needs every head's kv_b to read
+// the cached latent, so kv_b stays whole there.
+double qkv_params_per_rank(const Plan& p, const LayerShape& s, double tp) {
+  const int c = ch(p, Slot::kQkv);
+  if (c == 2) return s.qkv_params;
+  if (c == 1) return s.qkv_params / tp;
+  const double q = (s.qkv_params - s.qkv_kv_params) / tp;
+  if (s.mla) return q + (ch(p, Slot::kAttention) == 0 ? s.qkv_kv_params / tp : s.qkv_kv_params);
+  return q + s.qkv_kv_params / std::min(tp, static_cast<double>(s.kv_heads));
+}
+
 // Bytes per rank for a layer of class s (weights only).
 double layer_weight_bytes(const Env& e, const LayerShape& s) {
   const Plan& p = *e.plan;
   const double tp = static_cast<double>(e.tp), w = static_cast<double>(e.w);
   double params = s.norm_params;
-  params += s.qkv_replicated_params + s.qkv_params / (ch(p, Slot::kQkv) == 2 ? 1.0 : tp);
+  params += s.qkv_replicated_params + qkv_params_per_rank(p, s, tp);
   params += s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp);
   if (s.ffn > 0) {
     params += s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w);
@@ -190,7 +203,7 @@ void layer_weight_bytes_grouped(const Env& e, const LayerShape& s, double* out) 
   const Plan& p = *e.plan;
   const double tp = static_cast<double>(e.tp), w = static_cast<double>(e.w);
   out[kGroupConst] += s.norm_params * e.wb;
-  out[kGroupAttention] += (s.qkv_replicated_params + s.qkv_params / (ch(p, Slot::kQkv) == 2 ? 1.0 : tp) +
+  out[kGroupAttention] += (s.qkv_replicated_params + qkv_params_per_rank(p, s, tp) +
                            s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp)) * e.wb;
   if (s.ffn > 0) {
     out[kGroupMlp] += (s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w) + s.ffn2_params / (ch(p, Slot::kFfn2) == 2 ? 1.0 : w)) * e.wb;
@@ -435,6 +448,20 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   return total;
 }
 
+// Embedding weights on the first stage, LM head (+ final norm) on the last. A tied LM head
+// needs its own copy of the embedding when the two are on different stages.
+double embedding_weight_bytes(const Env& e) {
+  return e.ctx->graph.embedding_params / (ch(*e.plan, Slot::kEmbedding) == 0 ? static_cast<double>(e.tp) : 1.0) * e.wb;
+}
+double lm_head_params(const Env& e) {
+  const ModelGraph& g = e.ctx->graph;
+  return g.lm_head_params > 0 ? g.lm_head_params : (e.pp > 1 ? g.embedding_params : 0.0);
+}
+double lm_head_weight_bytes(const Env& e) {
+  const double split = ch(*e.plan, Slot::kLmHead) == 0 ? static_cast<double>(e.tp) : 1.0;
+  return (lm_head_params(e) / split + e.ctx->graph.final_norm_params) * e.wb;
+}
+
 // --- a pipeline stage ---------------------------------------------------------
 struct StageResult {
   double time = 0;        // the slowest stage, one micro-batch
@@ -503,9 +530,9 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
     if (attn_need == Lay::kR) t_p2p += coll(e, CollKind::kAllGather, e.g_tp, tg * h * e.ab, "tp");
     record(e, "pp_send_recv", -1, 0, t_p2p);
   }
-  const double emb_w = g.embedding_params / (emb_vocab ? tp : 1.0) * e.wb;
-  const double head_params = g.lm_head_params > 0 ? g.lm_head_params : (e.pp > 1 ? g.embedding_params : 0.0);
-  const double head_w = (head_params / (head_vocab ? tp : 1.0) + g.final_norm_params) * e.wb;
+  const double emb_w = embedding_weight_bytes(e);
+  const double head_params = lm_head_params(e);
+  const double head_w = lm_head_weight_bytes(e);
   StageResult r;
   for (std::int64_t st = 0; st < e.pp; ++st) {
     double t = 0, wgt = 0, kv = 0;
@@ -775,6 +802,20 @@ Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, s
   const StepResult s = step(ctx, plan, phase, b, seq, seq, &bd);
   if (micro_batches) *micro_batches = s.m;
   return bd;
+}
+
+std::vector<double> stage_weight_bytes(const SimContext& ctx, const Plan& plan) {
+  const Env e = make_env(ctx, plan, Phase::kDecode, nullptr);
+  const ModelGraph& g = ctx.graph;
+  const std::int64_t per = static_cast<std::int64_t>(g.layer_class.size()) / e.pp;
+  std::vector<double> out(static_cast<std::size_t>(e.pp), 0.0);
+  for (std::int64_t st = 0; st < e.pp; ++st) {
+    double& w = out[static_cast<std::size_t>(st)];
+    for (std::int64_t i = st * per; i < (st + 1) * per; ++i) w += layer_weight_bytes(e, g.classes[g.layer_class[static_cast<std::size_t>(i)]]);
+    if (st == 0) w += embedding_weight_bytes(e);
+    if (st == e.pp - 1) w += lm_head_weight_bytes(e);
+  }
+  return out;
 }
 
 const char* to_string(Infeasible k) {

@@ -116,6 +116,10 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullpt
 Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq,
                          std::int32_t* micro_batches = nullptr);
 
+// The weight bytes each GPU of every pipeline stage holds, stage by stage (the memory
+// breakdown reports the fullest stage's).
+std::vector<double> stage_weight_bytes(const SimContext& ctx, const Plan& plan);
+
 // Static batching (all sequences start and end together): output tokens/s per GPU
 // for batch B with isl/osl, = B*osl / (TTFT(B, isl) + osl * TPOT(B, isl + osl/2)).
 Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -256,6 +257,120 @@ Weights make_weights(const Case& c) {
     }
   }
   return w;
+}
+
+Weights held_weights(const Case& c, const Weights& full, std::int64_t rank, double* bytes) {
+  const ModelSpec& m = c.model;
+  const Degrees& d = c.plan.deg;
+  const auto ch = [&](Slot s) { return static_cast<int>(c.plan.sharding[static_cast<std::size_t>(s)]); };
+  const std::int64_t tp = d.tp, w = d.stage_width(), etp = d.expert_tp();
+  const std::int64_t t = rank % tp, wr = rank % w, st = rank / w, per_stage = m.num_layers / d.pp;
+  const std::int64_t eg = wr / etp, em = wr % etp;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Weights out;
+  // keep [r0, r0 + nr) x [c0, c0 + nc) blocks of a matrix, NaN elsewhere
+  struct Block {
+    std::int64_t r0, nr, c0, nc;
+  };
+  const auto keep = [&](const std::string& name, std::vector<Block> blocks) {
+    const Mat& src = full.m(name);
+    Mat x = Mat::Constant(src.rows(), src.cols(), nan);
+    for (const Block& b : blocks) x.block(b.r0, b.c0, b.nr, b.nc) = src.block(b.r0, b.c0, b.nr, b.nc);
+    out.mats[name] = std::move(x);
+  };
+  const auto whole = [&](const std::string& name) { out.mats[name] = full.m(name); };
+  const auto cols = [&](const std::string& name, std::int64_t c0, std::int64_t nc) { keep(name, {{0, full.m(name).rows(), c0, nc}}); };
+  const auto rows = [&](const std::string& name, std::int64_t r0, std::int64_t nr) { keep(name, {{r0, nr, 0, full.m(name).cols()}}); };
+  const std::int64_t h = m.hidden, up = m.mlp_gated ? 2 : 1;
+  for (std::int64_t l = st * per_stage; l < (st + 1) * per_stage; ++l) {
+    const LayerFacts f = layer_facts(m, l);
+    out.vecs[lname(l, "attn_norm")] = full.v(lname(l, "attn_norm"));
+    out.vecs[lname(l, "ffn_norm")] = full.v(lname(l, "ffn_norm"));
+    const int qc = ch(Slot::kQkv), oc = ch(Slot::kOProj);
+    if (m.attention == AttentionKind::kMla) {
+      const auto& a = m.mla;
+      const std::int64_t dqk = a.qk_nope_head_dim + a.qk_rope_head_dim, kvp = a.qk_nope_head_dim + a.v_head_dim;
+      const std::int64_t hb = m.num_heads / tp;
+      const std::string q = a.q_lora_rank > 0 ? lname(l, "wq_b") : lname(l, "wq");
+      if (a.q_lora_rank > 0) {
+        whole(lname(l, "wq_a"));
+        out.vecs[lname(l, "q_norm")] = full.v(lname(l, "q_norm"));
+      }
+      whole(lname(l, "wkv_a"));
+      out.vecs[lname(l, "kv_norm")] = full.v(lname(l, "kv_norm"));
+      // heads: q by heads; kv_b by heads only when attention is split by heads too (otherwise every
+      // head reads the cached latent on every rank); none: everything (hidden is invalid for MLA)
+      qc == 0 ? cols(q, t * hb * dqk, hb * dqk) : whole(q);
+      qc == 0 && ch(Slot::kAttention) == 0 ? cols(lname(l, "wkv_b"), t * hb * kvp, hb * kvp) : whole(lname(l, "wkv_b"));
+      const std::int64_t ob = hb * a.v_head_dim;
+      oc == 0 ? rows(lname(l, "wo"), t * ob, ob) : oc == 1 ? cols(lname(l, "wo"), t * h / tp, h / tp) : whole(lname(l, "wo"));
+    } else {
+      const std::int64_t dh = m.head_dim, nkv = m.num_kv_heads;
+      for (const char* name : {"wq", "wk", "wv"}) {
+        const std::string n = lname(l, name);
+        if (qc == 2) {
+          whole(n);
+        } else if (qc == 1) {
+          rows(n, t * h / tp, h / tp);
+        } else if (std::string(name) == "wq") {
+          cols(n, t * m.num_heads / tp * dh, m.num_heads / tp * dh);
+        } else if (nkv >= tp) {
+          cols(n, t * nkv / tp * dh, nkv / tp * dh);
+        } else {
+          cols(n, t / (tp / nkv) * dh, dh);  // the kv head this rank's q heads share
+        }
+      }
+      const std::int64_t ob = m.num_heads / tp * dh;
+      oc == 0 ? rows(lname(l, "wo"), t * ob, ob) : oc == 1 ? cols(lname(l, "wo"), t * h / tp, h / tp) : whole(lname(l, "wo"));
+    }
+    if (f.mlp > 0) {
+      const int c1 = ch(Slot::kFfn1), c2 = ch(Slot::kFfn2);
+      const bool local = c1 == 2 && c2 == 2;
+      const std::int64_t fb = f.mlp / w, hw = h / w;
+      const std::string n1 = lname(l, "w1"), n2 = lname(l, "w2");
+      if (local || c1 == 2) {
+        whole(n1);
+      } else if (c1 == 0) {
+        std::vector<Block> b{{0, h, wr * fb, fb}};
+        if (up == 2) b.push_back({0, h, f.mlp + wr * fb, fb});
+        keep(n1, b);
+      } else {
+        rows(n1, wr * hw, hw);
+      }
+      if (local || c2 == 2) {
+        whole(n2);
+      } else if (c2 == 0) {
+        rows(n2, wr * fb, fb);
+      } else {
+        cols(n2, wr * hw, hw);
+      }
+    }
+    if (f.moe) {
+      whole(lname(l, "router"));
+      const std::int64_t per_group = m.moe.num_experts / d.ep, fe = m.moe.expert_ffn, fb = fe / etp;
+      for (std::int64_t e = eg * per_group; e < (eg + 1) * per_group; ++e) {
+        const std::string n1 = fmt::format("L{}.e{}.w1", l, e), n2 = fmt::format("L{}.e{}.w2", l, e);
+        if (ch(Slot::kExpertFfn1) == 0) {
+          std::vector<Block> b{{0, h, em * fb, fb}};
+          if (up == 2) b.push_back({0, h, fe + em * fb, fb});
+          keep(n1, b);
+        } else {
+          whole(n1);
+        }
+        ch(Slot::kExpertFfn2) == 0 ? rows(n2, em * fb, fb) : whole(n2);
+      }
+    }
+  }
+  if (st == 0) ch(Slot::kEmbedding) == 0 ? rows("embed", t * m.vocab / tp, m.vocab / tp) : whole("embed");
+  if (st == d.pp - 1) {
+    ch(Slot::kLmHead) == 0 ? cols("lm_head", t * m.vocab / tp, m.vocab / tp) : whole("lm_head");
+    out.vecs["final_norm"] = full.v("final_norm");
+  }
+  double n = 0;
+  for (const auto& [name, x] : out.mats) n += static_cast<double>(x.size() - x.array().isNaN().count());
+  for (const auto& [name, x] : out.vecs) n += static_cast<double>(x.size());
+  *bytes = 2.0 * n;
+  return out;
 }
 
 Inputs make_inputs(const Case& c) {

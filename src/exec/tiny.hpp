@@ -60,6 +60,11 @@ struct Weights {
 };
 Weights make_weights(const Case& c);
 
+// The part of `full` that rank `rank` of the case's instance holds under its plan, NaN
+// elsewhere (tensors of other stages' layers are left out), as the simulator counts weights
+// (docs/exec.md); `bytes` receives what it holds at 2 bytes per element.
+Weights held_weights(const Case& c, const Weights& full, std::int64_t rank, double* bytes);
+
 // Names: "L<i>.<tensor>" per layer; "embed", "final_norm", "lm_head".
 std::string lname(std::int64_t layer, const char* tensor);
 

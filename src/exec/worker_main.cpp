@@ -23,6 +23,8 @@
 #include "exec/executor.hpp"
 #include "exec/reference.hpp"
 #include "model/loader.hpp"
+#include "cost/params.hpp"
+#include "cost/simulator.hpp"
 #include "plan/space.hpp"
 
 namespace sw = shardwise;
@@ -103,7 +105,9 @@ struct Outcome {
   std::vector<ex::LedgerRow> rows;
   std::int64_t dropped = 0;  // collectives skipped by the fault, all ranks
   bool bytes_ok = true;
-  [[nodiscard]] bool pass() const { return max_error <= kTolerance && bytes_ok; }
+  std::vector<double> weights, weights_expected;  // per rank: bytes of weights held, and the simulator's for its stage
+  bool weights_ok = true;
+  [[nodiscard]] bool pass() const { return max_error <= kTolerance && bytes_ok && weights_ok; }
 };
 
 std::vector<char> gather_text(const std::string& mine, MPI_Comm comm, int rank, int size) {
@@ -127,9 +131,12 @@ Outcome run_case(const ex::Case& c, const ex::Fault& fault, MPI_Comm verify, int
   const ex::Inputs in = ex::make_inputs(c);
   MPI_Comm exec_comm = MPI_COMM_NULL;
   MPI_Comm_dup(verify, &exec_comm);
+  // each rank computes from the weights the plan gives it (NaN elsewhere)
+  double held_bytes = 0;
+  const ex::Weights held = ex::held_weights(c, w, rank, &held_bytes);
   ex::RankResult res;
   try {
-    res = ex::execute(c, w, in, fault, &exec_comm);
+    res = ex::execute(c, held, in, fault, &exec_comm);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shardwise-exec: rank %d: %s\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -146,9 +153,21 @@ Outcome run_case(const ex::Case& c, const ex::Fault& fault, MPI_Comm verify, int
   }
   const auto all_logits = gather_text(lg, verify, rank, size);
   const auto all_ledgers = gather_text(ex::serialize(res.ledger), verify, rank, size);
+  std::vector<double> weights(static_cast<std::size_t>(size));
+  MPI_Gather(&held_bytes, 1, MPI_DOUBLE, weights.data(), 1, MPI_DOUBLE, 0, verify);
   Outcome out;
   if (rank != 0) return out;
   out.dropped = dropped;
+  {
+    const auto stages = sw::stage_weight_bytes(
+        sw::make_context(c.model, ex::exec_cluster(size), ex::exec_workload(c, sw::Mode::kDecode), sw::cost_params_for("gb200")), c.plan);
+    out.weights = weights;
+    for (int r = 0; r < size; ++r) {
+      const double want = stages[static_cast<std::size_t>(r / c.plan.deg.stage_width())];
+      out.weights_expected.push_back(want);
+      out.weights_ok = out.weights_ok && std::abs(weights[static_cast<std::size_t>(r)] - want) <= 1e-9 * want;
+    }
+  }
   ex::Logits got;
   {
     std::string text(all_logits.begin(), all_logits.end());
@@ -191,8 +210,14 @@ std::string plan_label(const sw::Plan& p) {
 }
 
 void print_outcome(const ex::Case& c, const Outcome& o, bool verbose) {
-  std::printf("%s: max relative logit error %.3g (limit %.0e), bytes %s\n", o.pass() ? "PASS" : "FAIL", o.max_error, kTolerance,
-              o.bytes_ok ? "match the simulator exactly" : "DIFFER from the simulator");
+  std::printf("%s: max relative logit error %.3g (limit %.0e), bytes %s, weights held %s\n", o.pass() ? "PASS" : "FAIL", o.max_error,
+              kTolerance, o.bytes_ok ? "match the simulator exactly" : "DIFFER from the simulator",
+              o.weights_ok ? "match the simulator" : "DIFFER from the simulator");
+  for (std::size_t r = 0; r < o.weights.size(); ++r) {
+    if (!o.weights_ok && std::abs(o.weights[r] - o.weights_expected[r]) > 1e-9 * o.weights_expected[r]) {
+      std::printf("  rank %zu holds %.0f bytes of weights, the simulator counts %.0f   <-- differs\n", r, o.weights[r], o.weights_expected[r]);
+    }
+  }
   double total = 0;
   for (const auto& r : o.rows) total += r.expected;
   std::printf("  %zu collectives (phase, layer, op, kind, group), %.0f bytes in all\n", o.rows.size(), total);
@@ -213,6 +238,9 @@ void write_json(const std::string& path, const ex::Case& c, const Outcome& o) {
   j["tolerance"] = kTolerance;
   j["bytes_match"] = o.bytes_ok;
   j["dropped_calls"] = o.dropped;
+  j["weights_match"] = o.weights_ok;
+  j["weight_bytes_per_rank"] = o.weights;
+  j["simulator_weight_bytes_per_rank"] = o.weights_expected;
   j["ranks"] = c.ranks();
   j["scaled"] = ex::describe_case(c);
   auto& rows = j["collectives"] = nlohmann::json::array();
@@ -287,8 +315,8 @@ int property(const Args& a, MPI_Comm verify, int rank, int size) {
     if (rank == 0) {
       if (!o.pass()) ++failures;
       if (!o.pass() || !a.quiet) {
-        std::printf("%s %-14s %-9s %s: error %.2g%s\n", o.pass() ? "PASS" : "FAIL", models[it.model].c_str(), it.kind,
-                    plan_label(c.value().plan).c_str(), o.max_error, o.bytes_ok ? "" : ", bytes differ");
+        std::printf("%s %-14s %-9s %s: error %.2g%s%s\n", o.pass() ? "PASS" : "FAIL", models[it.model].c_str(), it.kind,
+                    plan_label(c.value().plan).c_str(), o.max_error, o.bytes_ok ? "" : ", bytes differ", o.weights_ok ? "" : ", weights differ");
         if (!o.pass()) print_outcome(c.value(), o, false);
       }
       std::fflush(stdout);

@@ -69,6 +69,7 @@ ModelGraph build_graph(const ModelSpec& m) {
                                 h * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim) + static_cast<double>(a.kv_lora_rank);
       s.o_params = static_cast<double>(m.num_heads * a.v_head_dim) * h;
       s.qkv_params = attn_total - s.o_params - s.qkv_replicated_params;
+      s.qkv_kv_params = static_cast<double>(a.kv_lora_rank * m.num_heads * (a.qk_nope_head_dim + a.v_head_dim));
     } else {
       s.kv_heads = m.num_kv_heads;
       s.d_qk = s.d_v = m.head_dim;
@@ -76,6 +77,7 @@ ModelGraph build_graph(const ModelSpec& m) {
       s.qkv_out = (m.num_heads + 2 * m.num_kv_heads) * m.head_dim;
       s.o_params = static_cast<double>(m.num_heads * m.head_dim) * h + (m.o_bias ? h : 0.0);
       s.qkv_params = attn_total - s.o_params;
+      s.qkv_kv_params = static_cast<double>(2 * m.num_kv_heads * m.head_dim) * (h + (m.qkv_bias ? 1.0 : 0.0));
     }
     s.mlp_mats = m.mlp_gated ? 3 : 2;
     const double up = m.mlp_gated ? 2.0 : 1.0;

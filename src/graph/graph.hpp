@@ -55,6 +55,7 @@ struct LayerShape {
   std::int64_t heads = 0, kv_heads = 0, d_qk = 0, d_v = 0;
   std::int64_t qkv_out = 0;          // output features of the q/k/v projection op
   double qkv_params = 0;             // head-split part of the projection weights
+  double qkv_kv_params = 0;          // of which k and v (GQA) or the kv up-projection kv_b (MLA)
   double qkv_replicated_params = 0;  // MLA down-projections: not split by heads
   std::int64_t kv_elems_per_token = 0;  // KV cache elements per token (MLA: latent + rope key, shared by heads)
   std::int64_t mla_latent = 0, mla_rope = 0;

@@ -363,4 +363,42 @@ TEST(Decomposition, GroupsAreIndependentAndAddUp) {
 }
 
 }  // namespace
+
+TEST(StageWeights, AKvHeadSharedByTwoRanksIsHeldWholeByBoth) {
+  // llama-3.1-8b (hidden 4096, 32 heads, 8 kv heads of 128, MLP 14336, vocab 128256) at tp 16:
+  // q 4096 x 4096 / 16 = 1,048,576; k and v 2 x 4096 x 1024 = 8,388,608 over min(16, 8) = 8 ranks'
+  // worth = 1,048,576 (one whole kv head, not 8,388,608 / 16); o 1,048,576; ffn1 117,440,512 / 16
+  // = 7,340,032; ffn2 3,670,016; norms 8,192 -> 14,163,968 per layer, x 32 layers x 2 B = 906,493,952.
+  // Embedding 525,336,576 / 16 x 2 = 65,667,072; LM head 65,667,072 + final norm 8,192 -> 1,037,836,288.
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x16", decode(1024));
+  const auto w = stage_weight_bytes(ctx, plan(16, 1));
+  ASSERT_EQ(w.size(), 1U);
+  EXPECT_DOUBLE_EQ(w[0], 1'037'836'288.0);
+  EXPECT_DOUBLE_EQ(evaluate(ctx, plan(16, 1)).memory.weights.value(), w[0]);
+}
+
+TEST(StageWeights, MlaAttentionOverAllHeadsHoldsTheWholeKvUpProjection) {
+  // DeepSeek-V3: kv_b = kv_lora 512 x 128 heads x (nope 128 + v 128) = 16,777,216 per layer. With
+  // qkv_proj=heads at tp 8, attention=heads holds 1/8 of it; attention=none (every head on every rank,
+  // reading the cached latent) holds all of it: 14,680,064 more per layer, x 61 layers x 2 B.
+  const SimContext ctx = ctx_for("deepseek-v3", "h100x8", decode(1024));
+  Sharding none = megatron_sharding();
+  none[static_cast<std::size_t>(Slot::kAttention)] = 2;
+  const double heads = stage_weight_bytes(ctx, plan(8, 1))[0];
+  const double all = stage_weight_bytes(ctx, plan(8, 1, none))[0];
+  EXPECT_DOUBLE_EQ(all - heads, 61.0 * 14'680'064.0 * 2.0);
+}
+
+TEST(StageWeights, PipelineStagesAddUpToTheModel) {
+  // with every op unsharded, the stages of a pp 4 plan hold the model's weights exactly once
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8", decode(1024));
+  Sharding rep{};
+  for (int i = 0; i < kNumSlots; ++i) rep[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(slot_info(i).num_choices - 1);
+  Plan p = plan(1, 4, rep);
+  p.deg.pp = 4;
+  const auto w = stage_weight_bytes(ctx, p);
+  ASSERT_EQ(w.size(), 4U);
+  // 8,030,261,248 parameters x 2 B (models_test: llama-3.1-8b total)
+  EXPECT_DOUBLE_EQ(w[0] + w[1] + w[2] + w[3], 8'030'261'248.0 * 2.0);
+}
 }  // namespace shardwise
