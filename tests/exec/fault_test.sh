@@ -29,7 +29,13 @@ printf 'ffn_norm: tokens\no_proj: none\nffn1: none\nffn2: none\n' >"$TMP/residua
 printf 'embedding: none\nattn_norm: tokens\no_proj: none\n' >"$TMP/sliced.yaml"             # a replicated tensor sliced, then gathered
 printf 'ffn_norm: tokens\n' >"$TMP/rs.yaml"                                                 # o_proj's partial sums reduce-scattered
 printf 'attention: context\n' >"$TMP/ctx.yaml"                                              # decode combine of a context split
+cat >"$TMP/plan.json" <<'JSON'
+{"schema": "shardwise-plan/1", "model": "qwen3-30b-a3b", "cluster": "h100x8", "workload": "decode-16k",
+ "degrees": {"tp": 2, "pp": 2, "ep": 2, "attn_dp": 1, "replicas": 2}, "batch": 64, "micro_batches": 0,
+ "sharding": {"attn_norm": "tokens", "ffn_norm": "tokens", "expert_ffn1": "tokens", "expert_ffn2": "tokens"}}
+JSON
 # the same plans pass untouched ...
+check "a plan file passes"                0 --plan "$TMP/plan.json"
 check "megatron tp 2 passes"              0 --model llama-3.1-8b --tp 2
 check "moe ep 2 passes"                   0 --model qwen3-30b-a3b --tp 2 --ep 2
 check "pp 2 passes"                       0 --model llama-3.1-8b --tp 2 --pp 2
