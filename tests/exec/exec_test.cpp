@@ -11,6 +11,8 @@
 #include "exec/reference.hpp"
 #include "exec/tiny.hpp"
 #include "exec/verify.hpp"
+#include "cost/params.hpp"
+#include "cost/simulator.hpp"
 #include "model/loader.hpp"
 #include "plan/space.hpp"
 
@@ -96,6 +98,57 @@ TEST(ScaleCase, EveryPresetKeepsItsStructureOrNamesTheRule) {
   }
   EXPECT_GT(ok, 100);
   EXPECT_GT(refused, 0);  // instances over 16 ranks among them
+}
+
+TEST(HeldWeights, EveryRankHoldsWhatTheSimulatorCountsForItsStage) {
+  // the weights check of `shardwise verify` without MPI: for random valid plans of every preset,
+  // the part of the weights each rank keeps (NaN elsewhere) is the simulator's weight memory of its stage
+  sw::Rng rng(5);
+  int checked = 0;
+  for (const auto& name : sw::model_preset_names()) {
+    const sw::ModelSpec m = model(name.c_str());
+    sw::Workload wl;
+    wl.mode = sw::Mode::kDecode;
+    wl.context = 8;
+    wl.batch = 1;
+    const sw::SearchSpace sp = sw::make_space(m, ex::exec_cluster(16), wl);
+    for (int i = 0; i < 40; ++i) {
+      sw::Action act{};
+      const auto sizes = sp.sizes();
+      for (int h = 0; h < sw::kNumHeads; ++h) act[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[static_cast<std::size_t>(h)])));
+      auto c = ex::scale_case(m, sp.decode(act), 3);
+      if (!c.ok()) continue;
+      const ex::Case& k = c.value();
+      const ex::Weights full = ex::make_weights(k);
+      const auto ctx = sw::make_context(k.model, ex::exec_cluster(k.ranks()), ex::exec_workload(k, sw::Mode::kDecode), sw::cost_params_for("gb200"));
+      const auto stages = sw::stage_weight_bytes(ctx, k.plan);
+      for (std::int64_t r = 0; r < k.ranks(); ++r) {
+        double bytes = 0;
+        (void)ex::held_weights(k, full, r, &bytes);
+        EXPECT_DOUBLE_EQ(bytes, stages[static_cast<std::size_t>(r / k.plan.deg.stage_width())])
+            << name << " rank " << r << " " << sw::sharding_to_string(k.plan.sharding);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 60);
+}
+
+TEST(HeldWeights, MegatronTp2ByHand) {
+  // llama-3.1-8b scaled for tp 2: hidden 32, 4 heads and 2 kv heads of 8, MLP 32 gated, vocab 64, 1 layer.
+  // Per rank: norms 2 x 32; q 32 x 32 / 2; k, v 2 x 32 x 16 / 2; o 32 x 32 / 2; gate+up 32 x 64 / 2;
+  // down 32 x 32 / 2; embedding 64 x 32 / 2; LM head 32 x 64 / 2 + final norm 32
+  // = 64 + 512 + 512 + 512 + 1024 + 512 + 1024 + 1024 + 32 = 5216 parameters = 10,432 bytes
+  const ex::Case c = scaled("llama-3.1-8b", 2);
+  const ex::Weights full = ex::make_weights(c);
+  for (std::int64_t r = 0; r < 2; ++r) {
+    double bytes = 0;
+    const ex::Weights held = ex::held_weights(c, full, r, &bytes);
+    EXPECT_DOUBLE_EQ(bytes, 10'432.0);
+    // rank r keeps heads block r of wq: columns [16 r, 16 r + 16)
+    EXPECT_FALSE(std::isnan(held.m("L0.wq")(0, 16 * r)));
+    EXPECT_TRUE(std::isnan(held.m("L0.wq")(0, 16 * (1 - r))));
+  }
 }
 
 TEST(ScaleCase, RefusesWithTheRule) {
