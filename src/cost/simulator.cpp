@@ -165,16 +165,18 @@ GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
 Lay norm_lay(const Plan& p, Slot s) { return ch(p, s) == 0 ? Lay::kR : Lay::kSt; }
 
 // Head-split projection parameters a rank holds. hidden splits every column's rows over
-// tp; heads splits q over tp, but a rank holds a whole kv head when tp exceeds the kv heads
-// (GQA), and MLA attention over all heads (context or none) needs every head's kv_b to read
-// the cached latent, so kv_b stays whole there.
+// tp; heads splits q over tp, but with head-split attention a rank holds a whole kv head
+// when tp exceeds the kv heads (GQA), and MLA attention over all heads (context or none)
+// needs every head's kv_b to read the cached latent, so kv_b stays whole there.
 double qkv_params_per_rank(const Plan& p, const LayerShape& s, double tp) {
   const int c = ch(p, Slot::kQkv);
   if (c == 2) return s.qkv_params;
   if (c == 1) return s.qkv_params / tp;
   const double q = (s.qkv_params - s.qkv_kv_params) / tp;
   if (s.mla) return q + (ch(p, Slot::kAttention) == 0 ? s.qkv_kv_params / tp : s.qkv_kv_params);
-  return q + s.qkv_kv_params / std::min(tp, static_cast<double>(s.kv_heads));
+  // a whole shared kv head only for head-split attention; otherwise each rank computes its
+  // 1/tp block of the k and v features, which the conversion into attention gathers
+  return q + s.qkv_kv_params / (ch(p, Slot::kAttention) == 0 ? std::min(tp, static_cast<double>(s.kv_heads)) : tp);
 }
 
 // Bytes per rank for a layer of class s (weights only).

@@ -120,8 +120,11 @@ class Executor {
   std::int64_t row_pos(std::int64_t r) const { return prefill() ? r % c_.isl : c_.isl + step_ - 1; }
 
   // --- the ledger and the fault -------------------------------------------------
-  // Called at every collective that moves data, in order: the fault's index counts
-  // the collectives of one execution of an op.
+  // The fault's index counts the collectives of one execution of an op: a new op or layer
+  // starts a new execution, and so do a micro-batch and a pipeline send (the receive of the
+  // next micro-batch has the same op and layer).
+  void new_op_execution() { last_op_.clear(); }
+  // Called at every collective that moves data, in order.
   bool dropped(const char* op) {
     if (op != last_op_ || layer_ != last_layer_) {
       last_op_ = op;
@@ -349,7 +352,7 @@ class Executor {
     DT y{nanmat(rows, width), Lay::kSf, 2.0};
     std::vector<std::int64_t> cols;
     for (std::int64_t j = t_ * mp.cs; j < (t_ + 1) * mp.cs; ++j) cols.push_back(j);
-    if (tp_n_ > nkv) {
+    if (tp_n_ > nkv && choice(Slot::kAttention) == 0) {  // heads-split attention needs its whole (shared) kv head
       const std::int64_t g = t_ / (tp_n_ / nkv);
       for (std::int64_t j = 0; j < d; ++j) {
         cols.push_back(mp.k(g * d + j));
@@ -654,7 +657,7 @@ class Executor {
     const std::int64_t mine = rtotal / h;  // copies this rank received
     if (mine != nrank * k) fail("balanced routing gave this rank an uneven share of the copies");
     rbuf.assign(static_cast<std::size_t>(rtotal), 0.0);
-    const bool drop_dispatch = dropped("dispatch");
+    const bool drop_dispatch = w_n_ > 1 && dropped("dispatch");  // one rank: a local copy, nothing to drop
     if (!drop_dispatch) {
       MPI_Alltoallv(sbuf.data(), scount.data(), sdisp.data(), MPI_DOUBLE, rbuf.data(), rcount.data(), rdisp.data(), MPI_DOUBLE, stage_.c);
       double sent = 0;
@@ -712,7 +715,7 @@ class Executor {
     std::vector<double> back_s, back_r(sbuf.size(), 0.0);
     for (std::int64_t r = 0; r < mine; ++r)
       for (std::int64_t q = 0; q < h; ++q) back_s.push_back(ye.m(g0 + r, q));
-    if (!dropped("combine")) {
+    if (w_n_ == 1 || !dropped("combine")) {
       MPI_Alltoallv(back_s.data(), rcount.data(), rdisp.data(), MPI_DOUBLE, back_r.data(), scount.data(), sdisp.data(), MPI_DOUBLE, stage_.c);
       double sent = 0;
       for (int src = 0; src < w_n_; ++src) sent += src == wr_ ? 0 : rcount[static_cast<std::size_t>(src)];
@@ -800,6 +803,7 @@ class Executor {
     const std::int64_t rows = tg(), h = m_.hidden;
     DT x;
     layer_ = -1;
+    new_op_execution();
     if (st_ == 0) {
       // embedding: vocab (partial sums over tp) | none (replicated lookup)
       const bool vocab = choice(Slot::kEmbedding) == 0;
@@ -827,6 +831,7 @@ class Executor {
     layer_ = -1;
     if (st_ < pp_n_ - 1) {
       const std::int64_t rb = rows / tp_n_;
+      new_op_execution();  // the send is its own execution of pp_send_recv (the next stage's receive is index 0)
       if (!dropped("pp_send_recv")) {
         Mat part = x.m.middleRows(t_ * rb, rb);
         MPI_Send(part.data(), static_cast<int>(part.size()), MPI_DOUBLE, rank_ + static_cast<int>(w_n_), 7, world_);

@@ -314,10 +314,12 @@ Weights held_weights(const Case& c, const Weights& full, std::int64_t rank, doub
           rows(n, t * h / tp, h / tp);
         } else if (std::string(name) == "wq") {
           cols(n, t * m.num_heads / tp * dh, m.num_heads / tp * dh);
-        } else if (nkv >= tp) {
-          cols(n, t * nkv / tp * dh, nkv / tp * dh);
+        } else if (nkv >= tp || ch(Slot::kAttention) != 0) {
+          // k and v split like q.out's blocks: block t of the kv features (a slice of a kv head when tp > kv heads)
+          const std::int64_t kb = nkv * dh / tp;
+          cols(n, t * kb, kb);
         } else {
-          cols(n, t / (tp / nkv) * dh, dh);  // the kv head this rank's q heads share
+          cols(n, t / (tp / nkv) * dh, dh);  // head-split attention: the kv head this rank's q heads share, whole
         }
       }
       const std::int64_t ob = m.num_heads / tp * dh;

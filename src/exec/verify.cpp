@@ -19,6 +19,8 @@ extern char** environ;
 namespace shardwise::exec {
 namespace {
 
+constexpr int kRunLimitS = 600;
+
 std::string find_in_path(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
   const char* path = std::getenv("PATH");
@@ -58,8 +60,9 @@ Fault parse_fault(const std::string& spec, std::string* why) {
     return !t.empty() && *end == '\0';
   };
   long long layer = 0, index = -1;
+  constexpr long long kMaxIndex = 1 << 20;
   if (parts.size() < 2 || parts.size() > 4 || parts[0].empty() || !integer(parts[1], &layer) || layer < -1 ||
-      (parts.size() >= 3 && (!integer(parts[2], &index) || index < -1)) ||
+      (parts.size() >= 3 && (!integer(parts[2], &index) || index < -1 || index > kMaxIndex)) || layer > kMaxIndex ||
       (parts.size() == 4 && parts[3] != "prefill" && parts[3] != "decode" && parts[3] != "both")) {
     *why = "OP:LAYER[:INDEX[:prefill|decode|both]], e.g. ffn_norm:0 or o_proj:1:0:decode (LAYER -1: embedding, LM head and "
            "pipeline; INDEX -1: every collective of the op)";
@@ -104,7 +107,9 @@ Expected<int> verify(const VerifyOptions& o) {
   const std::int64_t n = c->ranks();
   std::string choices;
   for (int i = 0; i < kNumSlots; ++i) choices += static_cast<char>('0' + o.plan.sharding[static_cast<std::size_t>(i)]);
-  std::vector<std::string> args{mpirun, "-q", "-n", std::to_string(n), "--oversubscribe", "--bind-to", "none"};
+  // a deadlock must not hang verify (or CI): mpirun kills the job after kRunLimitS (exit 110 here)
+  std::vector<std::string> args{mpirun, "-q", "-n", std::to_string(n), "--oversubscribe", "--bind-to", "none", "--timeout",
+                                std::to_string(kRunLimitS)};
   if (geteuid() == 0) args.emplace_back("--allow-run-as-root");
   const Degrees& d = o.plan.deg;
   for (const auto& s : std::vector<std::string>{worker, "--model", o.model, "--tp", std::to_string(d.tp), "--pp", std::to_string(d.pp), "--ep",
@@ -145,6 +150,10 @@ Expected<int> verify(const VerifyOptions& o) {
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) return Error{"shardwise verify", "", "the MPI run to finish", "waitpid failed"};
   if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1)) return WEXITSTATUS(status);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 110) {
+    std::printf("FAIL: the MPI run did not finish within %d s (a deadlock: ranks disagree on a collective)\n", kRunLimitS);
+    return 1;
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
     return Error{"shardwise verify", "", "input the MPI worker accepts", "it refused it (its message is above)"};
   }

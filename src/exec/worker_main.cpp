@@ -1,6 +1,6 @@
 // shardwise-exec: the MPI worker `shardwise verify` starts with mpirun (docs/exec.md).
 //   one case:       shardwise-exec --model M --tp 2 --pp 1 --ep 1 --attn-dp 1 --choices 000000000000 [--micro-batches 0]
-//                                  [--seed 1] [--decode-steps 2] [--drop OP:LAYER] [--json FILE] [--quiet]
+//                                  [--seed 1] [--decode-steps 2] [--drop OP:LAYER[:INDEX[:PHASE]]] [--json FILE] [--quiet]
 //   property test:  shardwise-exec --property PLANS [--seed S]: PLANS random plans of the search space on this
 //                   many ranks over dense GQA, MoE, MLA and sliding-window models, plus the Megatron and the
 //                   paper's all-gather plan of each; exit 0 when all pass.
@@ -355,8 +355,9 @@ int main(int argc, char** argv) {
     const Outcome o = run_case(c.value(), a.fault, verify, rank, size);
     if (rank == 0) {
       if (a.fault.active() && o.dropped == 0) {
-        std::printf("--drop %s:%lld matched no collective of this plan: nothing was skipped\n", a.fault.op.c_str(),
-                    static_cast<long long>(a.fault.layer));
+        std::printf("--drop %s:%lld (index %d, %s) matched no collective of this plan: nothing was skipped\n", a.fault.op.c_str(),
+                    static_cast<long long>(a.fault.layer), a.fault.index,
+                    a.fault.phase < 0 ? "both phases" : sw::to_string(static_cast<sw::Phase>(a.fault.phase)));
       }
       if (!a.quiet) std::printf("scaled: %s\n", ex::describe_case(c.value()).c_str());
       print_outcome(c.value(), o, !a.quiet);
