@@ -459,9 +459,18 @@ double lm_head_params(const Env& e) {
   const ModelGraph& g = e.ctx->graph;
   return g.lm_head_params > 0 ? g.lm_head_params : (e.pp > 1 ? g.embedding_params : 0.0);
 }
+// A tied LM head on the embedding's stage shares its matrix; when the embedding is split by
+// vocab but the head is not, a rank needs the rest of the matrix too. (Not in the grouped
+// tables: it couples two groups; the exact search adds it itself, see tied_lm_head_extra_bytes.)
+double tied_head_extra_params(const Env& e) {
+  const ModelGraph& g = e.ctx->graph;
+  if (g.lm_head_params > 0 || e.pp > 1) return 0.0;
+  if (ch(*e.plan, Slot::kEmbedding) != 0 || ch(*e.plan, Slot::kLmHead) != 1) return 0.0;
+  return g.embedding_params * (1.0 - 1.0 / static_cast<double>(e.tp));
+}
 double lm_head_weight_bytes(const Env& e) {
   const double split = ch(*e.plan, Slot::kLmHead) == 0 ? static_cast<double>(e.tp) : 1.0;
-  return (lm_head_params(e) / split + e.ctx->graph.final_norm_params) * e.wb;
+  return (lm_head_params(e) / split + e.ctx->graph.final_norm_params + tied_head_extra_params(e)) * e.wb;
 }
 
 // --- a pipeline stage ---------------------------------------------------------
@@ -804,6 +813,14 @@ Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, s
   const StepResult s = step(ctx, plan, phase, b, seq, seq, &bd);
   if (micro_batches) *micro_batches = s.m;
   return bd;
+}
+
+double tied_lm_head_extra_bytes(const SimContext& ctx, const Plan& plan) {
+  Plan p = plan;
+  p.sharding[static_cast<std::size_t>(Slot::kEmbedding)] = 0;
+  p.sharding[static_cast<std::size_t>(Slot::kLmHead)] = 1;
+  const Env e = make_env(ctx, p, Phase::kDecode, nullptr);
+  return tied_head_extra_params(e) * e.wb;
 }
 
 std::vector<double> stage_weight_bytes(const SimContext& ctx, const Plan& plan) {

@@ -116,6 +116,11 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullpt
 Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq,
                          std::int32_t* micro_batches = nullptr);
 
+// The bytes a tied LM head adds with embedding=vocab and lm_head=none on one stage
+// (the rest of the shared matrix); 0 when untied or pp > 1. The only weight term that
+// couples two slot groups, so the exact search adds it to that combination itself.
+double tied_lm_head_extra_bytes(const SimContext& ctx, const Plan& plan);
+
 // The weight bytes each GPU of every pipeline stage holds, stage by stage (the memory
 // breakdown reports the fullest stage's).
 std::vector<double> stage_weight_bytes(const SimContext& ctx, const Plan& plan);

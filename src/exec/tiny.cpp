@@ -89,6 +89,7 @@ Expected<Case> scale_case(const ModelSpec& o, const Plan& plan, std::uint64_t se
   m.source = "scaled from " + (o.source.empty() ? o.name : o.source);
   m.attention = o.attention;
   m.mlp_gated = o.mlp_gated;
+  m.tied_embeddings = o.tied_embeddings;
   m.norm = NormKind::kRms;
   m.hidden = round_up(32, std::lcm<std::int64_t>(w, 8));
   m.vocab = round_up(64, tp);
@@ -219,7 +220,11 @@ Weights make_weights(const Case& c) {
     w.mats["embed"] = std::move(e);
   }
   gain("final_norm", h);
-  mat("lm_head", h, m.vocab);
+  if (m.tied_embeddings) {
+    w.mats["lm_head"] = w.mats["embed"].transpose();  // the same matrix, read as [hidden, vocab]
+  } else {
+    mat("lm_head", h, m.vocab);
+  }
   for (std::int64_t l = 0; l < m.num_layers; ++l) {
     const LayerFacts f = layer_facts(m, l);
     gain(lname(l, "attn_norm"), h);
@@ -363,13 +368,28 @@ Weights held_weights(const Case& c, const Weights& full, std::int64_t rank, doub
       }
     }
   }
-  if (st == 0) ch(Slot::kEmbedding) == 0 ? rows("embed", t * m.vocab / tp, m.vocab / tp) : whole("embed");
+  const std::int64_t vb = m.vocab / tp;
+  if (st == 0) ch(Slot::kEmbedding) == 0 ? rows("embed", t * vb, vb) : whole("embed");
   if (st == d.pp - 1) {
-    ch(Slot::kLmHead) == 0 ? cols("lm_head", t * m.vocab / tp, m.vocab / tp) : whole("lm_head");
+    ch(Slot::kLmHead) == 0 ? cols("lm_head", t * vb, vb) : whole("lm_head");
     out.vecs["final_norm"] = full.v("final_norm");
   }
+  // a tied head on the embedding's stage is the embedding's matrix: the rank holds the union of
+  // both needs once (the head reads it transposed)
+  const bool shared = m.tied_embeddings && d.pp == 1;
+  if (shared) {
+    Mat& e = out.mats["embed"];
+    const Mat& head = out.mats["lm_head"];
+    for (Eigen::Index r = 0; r < e.rows(); ++r)
+      for (Eigen::Index q = 0; q < e.cols(); ++q)
+        if (std::isnan(e(r, q)) && !std::isnan(head(q, r))) e(r, q) = head(q, r);
+    out.mats["lm_head"] = e.transpose();
+  }
   double n = 0;
-  for (const auto& [name, x] : out.mats) n += static_cast<double>(x.size() - x.array().isNaN().count());
+  for (const auto& [name, x] : out.mats) {
+    if (shared && name == "lm_head") continue;  // counted as the embedding
+    n += static_cast<double>(x.size() - x.array().isNaN().count());
+  }
   for (const auto& [name, x] : out.vecs) n += static_cast<double>(x.size());
   *bytes = 2.0 * n;
   return out;

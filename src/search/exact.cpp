@@ -82,6 +82,7 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
   const int types = ref.stage_types;
   const double gpus = static_cast<double>(base.deg.instance_gpus());
   const double cap = ctx.cluster.gpu.hbm_capacity.value();
+  const double tied_extra = tied_lm_head_extra_bytes(ctx, base);
   const double bg = static_cast<double>(ref.seqs_per_group);
   const double b = static_cast<double>(base.batch);
   int o[kNumSlotGroups] = {0};
@@ -109,6 +110,7 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
                   wgt += ph.decode ? t.dec[o[g]].weights[st][g] : t.pre[o[g]].weights[st][g];
                   kv += ph.decode ? t.dec[o[g]].kv_per_seq[st][g] : t.pre[o[g]].kv_per_seq[st][g];
                 }
+                if (o[5] == 0 && o[6] == 1) wgt += tied_extra;  // embedding=vocab, lm_head=none, tied, one stage
                 dec_stage = std::max(dec_stage, td);
                 mem = std::max(mem, wgt + kv * bg);
               }

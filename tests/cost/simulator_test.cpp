@@ -299,6 +299,24 @@ TEST(Calibration, EmbeddedFitParsesAndOtherGpusFallBack) {
   EXPECT_EQ(b200.gpu, "h100");
 }
 
+
+TEST(StageWeights, ATiedHeadOnTheEmbeddingsStageNeedsTheWholeMatrixWhenItIsNotSplit) {
+  // gpt-moe-1.2t ties its LM head to the embedding (51,200 x 12,288 = 629,145,600 parameters). At pp 1
+  // and tp 8 with embedding=vocab a rank holds 1/8 of the matrix; lm_head=vocab reads the same 1/8,
+  // lm_head=none needs all of it: 629,145,600 x 7/8 = 550,502,400 more parameters = 1,101,004,800 B.
+  const SimContext ctx = ctx_for("gpt-moe-1.2t", "h100x8", decode(1024));
+  Plan p = plan(8, 1);
+  p.deg.ep = 8;
+  const double vocab_head = stage_weight_bytes(ctx, p)[0];
+  p.sharding[static_cast<std::size_t>(Slot::kLmHead)] = 1;
+  EXPECT_DOUBLE_EQ(stage_weight_bytes(ctx, p)[0] - vocab_head, 1'101'004'800.0);
+  EXPECT_DOUBLE_EQ(tied_lm_head_extra_bytes(ctx, p), 1'101'004'800.0);
+  EXPECT_DOUBLE_EQ(evaluate(ctx, p).memory.weights.value(), stage_weight_bytes(ctx, p)[0]);
+  // an untied model, or the head on another stage (its own copy), adds nothing
+  EXPECT_EQ(tied_lm_head_extra_bytes(ctx_for("llama-3.1-8b", "h100x8", decode(1024)), plan(8, 1)), 0.0);
+  p.deg.pp = 2;
+  EXPECT_EQ(tied_lm_head_extra_bytes(ctx, p), 0.0);
+}
 }  // namespace
 }  // namespace shardwise
 

@@ -67,6 +67,20 @@ TEST(Exact, MatchesBruteForceMoeOffline) {
   check(*load_model("mixtral-8x7b"), "h100x4", w);
 }
 
+TEST(Exact, MatchesBruteForceTiedEmbeddings) {
+  // a tied LM head couples the embedding and lm_head slots' memory (embedding=vocab with
+  // lm_head=none holds the whole matrix); the exact search adds that term itself
+  auto m = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 4,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 1000000,
+    "tie_word_embeddings": true})", "tied.json", "tied");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  Workload w;
+  w.mode = Mode::kDecode;
+  w.context = 8192;
+  w.batch = 64;
+  check(*m, "h100x2", w);
+}
+
 TEST(Exact, MatchesBruteForceMlaPrefillWithUnequalStages) {
   // a small DeepSeek-style model: MLA, one dense layer then three MoE layers with a shared expert,
   // so pipeline stages differ (first: dense + embedding, last: MoE + LM head)
