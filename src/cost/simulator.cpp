@@ -614,6 +614,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
       }
       if (k.last) {
         gt->time[t][kGroupLmHead] += t_head;
+        // not head_w: the tied term couples the embedding and lm_head groups (the exact search adds it)
         gt->weights[t][kGroupLmHead] += head_params / (head_vocab ? tp : 1.0) * e.wb;
         gt->weights[t][kGroupConst] += g.final_norm_params * e.wb;
       } else {

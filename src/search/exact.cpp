@@ -110,7 +110,9 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
                   wgt += ph.decode ? t.dec[o[g]].weights[st][g] : t.pre[o[g]].weights[st][g];
                   kv += ph.decode ? t.dec[o[g]].kv_per_seq[st][g] : t.pre[o[g]].kv_per_seq[st][g];
                 }
-                if (o[5] == 0 && o[6] == 1) wgt += tied_extra;  // embedding=vocab, lm_head=none, tied, one stage
+                // embedding=vocab (option 0), lm_head=none (option 1) of a tied head on one stage: the one
+                // weight term that couples two groups, so never in the tables (0 when untied or pp > 1)
+                if (o[5] == 0 && o[6] == 1) wgt += tied_extra;
                 dec_stage = std::max(dec_stage, td);
                 mem = std::max(mem, wgt + kv * bg);
               }

@@ -68,8 +68,8 @@ TEST(Exact, MatchesBruteForceMoeOffline) {
 }
 
 TEST(Exact, MatchesBruteForceTiedEmbeddings) {
-  // a tied LM head couples the embedding and lm_head slots' memory (embedding=vocab with
-  // lm_head=none holds the whole matrix); the exact search adds that term itself
+  // a tied model end to end (memory does not bind here and the optimum is at tp 1, so the
+  // tied term itself is checked by TheGroupedTablesPlusTheTiedTermAreTheSimulatorsWeights)
   auto m = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 4,
     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 1000000,
     "tie_word_embeddings": true})", "tied.json", "tied");
@@ -79,6 +79,40 @@ TEST(Exact, MatchesBruteForceTiedEmbeddings) {
   w.context = 8192;
   w.batch = 64;
   check(*m, "h100x2", w);
+}
+
+TEST(Exact, TheGroupedTablesPlusTheTiedTermAreTheSimulatorsWeights) {
+  // the exact search sums the grouped tables and adds tied_lm_head_extra_bytes itself for
+  // embedding=vocab with lm_head=none: at tp 2 that must give evaluate()'s weights for all
+  // four embedding/lm_head combinations (the term is vocab 1,000,000 x 4096 / 2 x 2 B = 4.096 GB)
+  auto m = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 4,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 1000000,
+    "tie_word_embeddings": true})", "tied.json", "tied");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  Workload w;
+  w.mode = Mode::kDecode;
+  w.context = 1024;
+  w.batch = 2;
+  const ClusterSpec c = *cluster_from_preset("h100x2");
+  const SimContext ctx = make_context(*m, c, w, cost_params_for(c.gpu.name));
+  for (int emb = 0; emb < 2; ++emb) {
+    for (int head = 0; head < 2; ++head) {
+      Plan p;
+      p.deg.tp = 2;
+      p.batch = 2;
+      p.sharding[static_cast<std::size_t>(Slot::kEmbedding)] = static_cast<std::uint8_t>(emb);
+      p.sharding[static_cast<std::size_t>(Slot::kLmHead)] = static_cast<std::uint8_t>(head);
+      GroupTables t;
+      ASSERT_TRUE(evaluate_grouped(ctx, p, Phase::kDecode, 2, 1024, 1025, &t));
+      double grouped = 0;
+      for (int g = 0; g < kNumSlotGroups; ++g) grouped += t.weights[0][g];
+      if (emb == 0 && head == 1) grouped += tied_lm_head_extra_bytes(ctx, p);
+      EXPECT_NEAR(grouped, evaluate(ctx, p).memory.weights.value(), 1.0) << "embedding " << emb << " lm_head " << head;
+    }
+  }
+  Plan p;
+  p.deg.tp = 2;
+  EXPECT_DOUBLE_EQ(tied_lm_head_extra_bytes(ctx, p), 4'096'000'000.0);
 }
 
 TEST(Exact, MatchesBruteForceMlaPrefillWithUnequalStages) {
