@@ -7,32 +7,14 @@
 #include "core/rng.hpp"
 #include "cost/simulator.hpp"
 #include "model/loader.hpp"
+#include "support/sim_context.hpp"
 
 namespace shardwise {
 namespace {
 
-Workload decode(std::int64_t context) {
-  Workload w;
-  w.name = "t";
-  w.mode = Mode::kDecode;
-  w.context = context;
-  return w;
-}
-
-SimContext ctx_for(const std::string& model, const std::string& cluster) {
-  auto m = load_model(model);
-  auto c = cluster_from_preset(cluster);
-  EXPECT_TRUE(m.ok() && c.ok());
-  return make_context(*m, *c, decode(1000), cost_params_for(c->gpu.name));
-}
-
-Plan plan(std::int32_t tp, std::int64_t batch, Sharding s = megatron_sharding()) {
-  Plan p;
-  p.deg.tp = tp;
-  p.batch = batch;
-  p.sharding = s;
-  return p;
-}
+using test_support::decode;
+using test_support::plan;
+SimContext ctx_for(const std::string& model, const std::string& cluster) { return test_support::ctx_for(model, cluster, decode(1000)); }
 
 void set(Plan& p, Slot s, const char* choice) {
   const int c = find_choice(static_cast<int>(s), choice);

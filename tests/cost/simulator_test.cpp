@@ -6,32 +6,14 @@
 
 #include "core/rng.hpp"
 #include "model/loader.hpp"
+#include "support/sim_context.hpp"
 
 namespace shardwise {
 namespace {
 
-Workload decode(std::int64_t context) {
-  Workload w;
-  w.name = "t";
-  w.mode = Mode::kDecode;
-  w.context = context;
-  return w;
-}
-
-SimContext ctx_for(const std::string& model, const std::string& cluster, const Workload& w) {
-  auto m = load_model(model);
-  auto c = cluster_from_preset(cluster);
-  EXPECT_TRUE(m.ok() && c.ok());
-  return make_context(*m, *c, w, cost_params_for(c->gpu.name));
-}
-
-Plan plan(std::int32_t tp, std::int64_t batch, Sharding s = megatron_sharding()) {
-  Plan p;
-  p.deg.tp = tp;
-  p.batch = batch;
-  p.sharding = s;
-  return p;
-}
+using test_support::ctx_for;
+using test_support::decode;
+using test_support::plan;
 
 const OpCost* find(const Breakdown& bd, int cls, const std::string& op) {
   for (const auto& o : bd.ops) {

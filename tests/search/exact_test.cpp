@@ -67,12 +67,17 @@ TEST(Exact, MatchesBruteForceMoeOffline) {
   check(*load_model("mixtral-8x7b"), "h100x4", w);
 }
 
+// a 4-layer Llama-style model with a tied 1,000,000-token vocabulary
+Expected<ModelSpec> tied_model() {
+  return parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 4,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 1000000,
+    "tie_word_embeddings": true})", "tied.json", "tied");
+}
+
 TEST(Exact, MatchesBruteForceTiedEmbeddings) {
   // a tied model end to end (memory does not bind here and the optimum is at tp 1, so the
   // tied term itself is checked by TheGroupedTablesPlusTheTiedTermAreTheSimulatorsWeights)
-  auto m = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 4,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 1000000,
-    "tie_word_embeddings": true})", "tied.json", "tied");
+  const auto m = tied_model();
   ASSERT_TRUE(m.ok()) << m.error().message();
   Workload w;
   w.mode = Mode::kDecode;
@@ -85,9 +90,7 @@ TEST(Exact, TheGroupedTablesPlusTheTiedTermAreTheSimulatorsWeights) {
   // the exact search sums the grouped tables and adds tied_lm_head_extra_bytes itself for
   // embedding=vocab with lm_head=none: at tp 2 that must give evaluate()'s weights for all
   // four embedding/lm_head combinations (the term is vocab 1,000,000 x 4096 / 2 x 2 B = 4.096 GB)
-  auto m = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 4,
-    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 1000000,
-    "tie_word_embeddings": true})", "tied.json", "tied");
+  const auto m = tied_model();
   ASSERT_TRUE(m.ok()) << m.error().message();
   Workload w;
   w.mode = Mode::kDecode;
