@@ -288,9 +288,7 @@ int property(const Args& a, MPI_Comm verify, int rank, int size) {
     wl.context = 8;
     wl.batch = 1;
     const sw::SearchSpace sp = sw::make_space(specs[mi], cl, wl);
-    sw::Action act{};
-    const auto sizes = sp.sizes();
-    for (int h = 0; h < sw::kNumHeads; ++h) act[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[static_cast<std::size_t>(h)])));
+    const sw::Action act = sw::random_action(sp.sizes(), rng);
     sw::Plan p = sp.decode(act);
     p.deg.replicas = 1;
     if (p.deg.instance_gpus() != size) continue;

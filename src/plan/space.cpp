@@ -45,6 +45,12 @@ std::vector<std::int64_t> batch_ladder(std::int64_t max_per_group) {
   return out;
 }
 
+Action random_action(const std::array<int, kNumHeads>& sizes, Rng& rng) {
+  Action a{};
+  for (std::size_t h = 0; h < a.size(); ++h) a[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
+  return a;
+}
+
 SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload& w) {
   SearchSpace s;
   s.cluster_gpus = c.num_gpus;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.hpp"
 #include "hardware/cluster.hpp"
 #include "model/model_spec.hpp"
 #include "plan/plan.hpp"
@@ -38,6 +39,8 @@ struct SearchSpace {
 // sequences per attention-DP group (docs/search.md).
 std::vector<std::int64_t> batch_ladder(std::int64_t max_per_group);
 SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload& w);
+// A uniform draw of every head (the random walk's step, and the executor's property test).
+Action random_action(const std::array<int, kNumHeads>& sizes, Rng& rng);
 const char* head_name(int head);
 
 }  // namespace shardwise

@@ -92,12 +92,6 @@ SearchResult Tracker::finish() {
 }
 
 namespace {
-Action random_action(const std::array<int, kNumHeads>& sizes, Rng& rng) {
-  Action a{};
-  for (std::size_t h = 0; h < a.size(); ++h) a[h] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[h])));
-  return a;
-}
-
 // One head changed to a different value (heads with one value are skipped).
 Action neighbour(const Action& a, const std::array<int, kNumHeads>& sizes, Rng& rng) {
   Action b = a;

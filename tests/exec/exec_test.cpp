@@ -60,9 +60,7 @@ TEST(ScaleCase, EveryPresetKeepsItsStructureOrNamesTheRule) {
     w.batch = 1;
     const sw::SearchSpace sp = sw::make_space(m, cl, w);
     for (int i = 0; i < 80; ++i) {
-      sw::Action act{};
-      const auto sizes = sp.sizes();
-      for (int h = 0; h < sw::kNumHeads; ++h) act[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[static_cast<std::size_t>(h)])));
+      const sw::Action act = sw::random_action(sp.sizes(), rng);
       sw::Plan p = sp.decode(act);
       auto c = ex::scale_case(m, p, 1);
       if (!c.ok()) {
@@ -113,9 +111,7 @@ TEST(HeldWeights, EveryRankHoldsWhatTheSimulatorCountsForItsStage) {
     wl.batch = 1;
     const sw::SearchSpace sp = sw::make_space(m, ex::exec_cluster(16), wl);
     for (int i = 0; i < 40; ++i) {
-      sw::Action act{};
-      const auto sizes = sp.sizes();
-      for (int h = 0; h < sw::kNumHeads; ++h) act[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(rng.below(static_cast<std::uint64_t>(sizes[static_cast<std::size_t>(h)])));
+      const sw::Action act = sw::random_action(sp.sizes(), rng);
       auto c = ex::scale_case(m, sp.decode(act), 3);
       if (!c.ok()) continue;
       const ex::Case& k = c.value();
