@@ -107,6 +107,7 @@ struct Outcome {
   bool bytes_ok = true;
   std::vector<double> weights, weights_expected;  // per rank: bytes of weights held, and the simulator's for its stage
   bool weights_ok = true;
+  [[nodiscard]] bool weight_match(std::size_t r) const { return std::abs(weights[r] - weights_expected[r]) <= 1e-9 * weights_expected[r]; }
   [[nodiscard]] bool pass() const { return max_error <= kTolerance && bytes_ok && weights_ok; }
 };
 
@@ -165,7 +166,7 @@ Outcome run_case(const ex::Case& c, const ex::Fault& fault, MPI_Comm verify, int
     for (int r = 0; r < size; ++r) {
       const double want = stages[static_cast<std::size_t>(r / c.plan.deg.stage_width())];
       out.weights_expected.push_back(want);
-      out.weights_ok = out.weights_ok && std::abs(weights[static_cast<std::size_t>(r)] - want) <= 1e-9 * want;
+      out.weights_ok = out.weights_ok && out.weight_match(static_cast<std::size_t>(r));
     }
   }
   ex::Logits got;
@@ -209,12 +210,12 @@ std::string plan_label(const sw::Plan& p) {
                      sw::sharding_to_string(p.sharding));
 }
 
-void print_outcome(const ex::Case& c, const Outcome& o, bool verbose) {
+void print_outcome(const Outcome& o, bool verbose) {
   std::printf("%s: max relative logit error %.3g (limit %.0e), bytes %s, weights held %s\n", o.pass() ? "PASS" : "FAIL", o.max_error,
               kTolerance, o.bytes_ok ? "match the simulator exactly" : "DIFFER from the simulator",
               o.weights_ok ? "match the simulator" : "DIFFER from the simulator");
   for (std::size_t r = 0; r < o.weights.size(); ++r) {
-    if (!o.weights_ok && std::abs(o.weights[r] - o.weights_expected[r]) > 1e-9 * o.weights_expected[r]) {
+    if (!o.weight_match(r)) {
       std::printf("  rank %zu holds %.0f bytes of weights, the simulator counts %.0f   <-- differs\n", r, o.weights[r], o.weights_expected[r]);
     }
   }
@@ -228,7 +229,6 @@ void print_outcome(const ex::Case& c, const Outcome& o, bool verbose) {
     }
   }
   if (o.dropped > 0) std::printf("  (the fault skipped %lld collective calls over all ranks)\n", static_cast<long long>(o.dropped));
-  (void)c;
 }
 
 void write_json(const std::string& path, const ex::Case& c, const Outcome& o) {
@@ -315,7 +315,7 @@ int property(const Args& a, MPI_Comm verify, int rank, int size) {
       if (!o.pass() || !a.quiet) {
         std::printf("%s %-14s %-9s %s: error %.2g%s%s\n", o.pass() ? "PASS" : "FAIL", models[it.model].c_str(), it.kind,
                     plan_label(c.value().plan).c_str(), o.max_error, o.bytes_ok ? "" : ", bytes differ", o.weights_ok ? "" : ", weights differ");
-        if (!o.pass()) print_outcome(c.value(), o, false);
+        if (!o.pass()) print_outcome(o, false);
       }
       std::fflush(stdout);
     }
@@ -358,7 +358,7 @@ int main(int argc, char** argv) {
                     a.fault.phase < 0 ? "both phases" : sw::to_string(static_cast<sw::Phase>(a.fault.phase)));
       }
       if (!a.quiet) std::printf("scaled: %s\n", ex::describe_case(c.value()).c_str());
-      print_outcome(c.value(), o, !a.quiet);
+      print_outcome(o, !a.quiet);
       if (!a.json.empty()) write_json(a.json, c.value(), o);
     }
     // 0 PASS, 1 FAIL, 2 a fault that matched nothing (bad input: it tested nothing)
