@@ -40,10 +40,11 @@ std::string load_error(const fs::path& p) {
       auto r = load_cluster(path);
       return r.ok() ? "" : r.error().message();
     }
-    default: {
+    case 'w': {
       auto r = load_workload(path);
       return r.ok() ? "" : r.error().message();
     }
+    default: return "";  // plan, sharding and policy files: tests/cli/bad_corpus_test.sh runs them through the CLI
   }
 }
 
@@ -53,7 +54,7 @@ TEST(BadInput, EveryFileIsRejectedWithItsMessage) {
   int checked = 0;
   for (const auto& e : fs::directory_iterator(fs::path(SHARDWISE_TEST_DATA) / "bad")) {
     const std::string name = e.path().filename().string();
-    if (name == "EXPECTED.tsv") continue;
+    if (name == "EXPECTED.tsv" || (name[0] != 'm' && name[0] != 'c' && name[0] != 'w')) continue;
     auto it = expected.find(name);
     ASSERT_NE(it, expected.end()) << name << " has no line in EXPECTED.tsv";
     const std::string msg = load_error(e.path());
@@ -62,7 +63,9 @@ TEST(BadInput, EveryFileIsRejectedWithItsMessage) {
     EXPECT_NE(msg.find(it->second), std::string::npos) << name << "\n  got:  " << msg << "\n  want: " << it->second;
     ++checked;
   }
-  EXPECT_EQ(checked, static_cast<int>(expected.size()));
+  int loader_lines = 0;
+  for (const auto& [name, clause] : expected) loader_lines += name[0] == 'm' || name[0] == 'c' || name[0] == 'w';
+  EXPECT_EQ(checked, loader_lines);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "core/error.hpp"
 
-#include <cstdio>
-#include <cstdlib>
+#include <string>
 
 namespace shardwise {
 
@@ -15,8 +14,7 @@ std::string Error::message() const {
 }
 
 void invariant_failed(const char* expr, const char* file, int line, const char* msg) {
-  std::fprintf(stderr, "shardwise: internal invariant broken at %s:%d: %s (%s)\n", file, line, msg, expr);
-  std::abort();
+  throw InternalError(std::string("internal invariant broken at ") + file + ":" + std::to_string(line) + ": " + msg + " (" + expr + ")");
 }
 
 }  // namespace shardwise

@@ -2,6 +2,7 @@
 // every loader returns Expected<T>, whose error names the file, the field, what
 // was expected and what was found. Library code never exits or aborts on input.
 #pragma once
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -40,6 +41,11 @@ class [[nodiscard]] Expected {
 };
 
 // An always-on check for broken invariants (the second tier): a bug, not bad input.
+// It throws InternalError, which the CLI and the Python module turn into exit code 1
+// (or an exception) with the message: never a signal.
+struct InternalError : std::logic_error {
+  using std::logic_error::logic_error;
+};
 [[noreturn]] void invariant_failed(const char* expr, const char* file, int line, const char* msg);
 #define SW_CHECK(cond, msg)                                                       \
   do {                                                                            \

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -163,9 +164,11 @@ Expected<json> parse_json_text(std::string_view text, const std::string& file) {
 Expected<json> parse_yaml_text(std::string_view text, const std::string& file) {
   if (!nesting_within_limit(text)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
   try {
-    const YAML::Node root = YAML::Load(std::string(text));
+    // one document: a second one ("---" then more fields) would be ignored silently
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    if (docs.size() > 1) return Error{file, "", "one YAML document", fmt::format("{} documents (separated by '---')", docs.size())};
     std::size_t budget = kMaxYamlNodes;
-    return yaml_to_json(root, file, 0, budget);
+    return yaml_to_json(docs.empty() ? YAML::Node() : docs[0], file, 0, budget);
   } catch (const YAML::Exception& e) {
     return Error{file, "", "valid YAML",
                  fmt::format("a syntax error at line {}, column {} ({})", e.mark.line + 1, e.mark.column + 1, e.msg)};
@@ -175,12 +178,22 @@ Expected<json> parse_yaml_text(std::string_view text, const std::string& file) {
 }
 
 Expected<std::string> read_text_file(const std::string& path) {
+  std::error_code ec;  // the non-throwing overloads: a name too long or a loop is an answer, not an exception
+  if (std::filesystem::is_directory(path, ec)) return Error{path, "", "a file", "a directory"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path, "", "a readable file", "no such file or no permission"};
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // read in chunks up to a bound: a device such as /dev/zero or a stray multi-gigabyte
+  // file must not exhaust memory (every input this program reads is far smaller)
+  std::string out;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    out.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (out.size() > kMaxInputFileBytes) {
+      return Error{path, "", fmt::format("a file of at most {} MiB", kMaxInputFileBytes >> 20), "a larger file"};
+    }
+  }
   if (in.bad()) return Error{path, "", "a readable file", "a read error"};
-  return ss.str();
+  return out;
 }
 
 std::string describe_value(const json& v) {
@@ -203,6 +216,27 @@ const char* quantity_example(Dimension dim) {
     case Dimension::kTime: return "a duration with a unit, such as '2.5 us' or '10 ms'";
   }
   return "a quantity with a unit";
+}
+
+// The smallest plausible value of each dimension: anything below is a unit slip (a
+// bandwidth of 1e-300 B/s would make every plan "feasible" with an infinite step).
+double quantity_minimum(Dimension dim) {
+  switch (dim) {
+    case Dimension::kBytes: return 1e6;        // 1 MB
+    case Dimension::kBandwidth: return 1e6;    // 1 MB/s
+    case Dimension::kFlopRate: return 1e9;     // 1 GFLOP/s
+    case Dimension::kTime: return 0.0;         // latencies: any positive value
+  }
+  return 0.0;
+}
+const char* quantity_minimum_text(Dimension dim) {
+  switch (dim) {
+    case Dimension::kBytes: return "1 MB";
+    case Dimension::kBandwidth: return "1 MB/s";
+    case Dimension::kFlopRate: return "1 GFLOP/s";
+    case Dimension::kTime: return "0 s";
+  }
+  return "0";
 }
 
 std::optional<double> parse_quantity(std::string_view text, Dimension dim) {
@@ -368,10 +402,12 @@ double FieldReader::quantity(std::string_view key, Dimension dim, double hi) con
   const json* v = get(key);
   std::optional<double> q;
   if (v && v->is_string()) q = parse_quantity(v->get<std::string>(), dim);
-  if (!q || !(*q > 0.0) || *q > hi) {
+  const double lo = quantity_minimum(dim);
+  if (!q || !(*q > 0.0) || *q > hi || *q < lo) {
     std::string want = quantity_example(dim);
     if (q && *q > hi) want += " (implausibly large)";
     if (q && !(*q > 0.0)) want += " (positive)";
+    if (q && *q > 0.0 && *q < lo) want += fmt::format(" (implausibly small: at least {})", quantity_minimum_text(dim));
     fail(key, want, v ? describe_value(*v) : "nothing (the field is missing)");
     return 1.0;
   }

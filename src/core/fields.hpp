@@ -22,7 +22,9 @@ Expected<nlohmann::json> parse_json_text(std::string_view text, const std::strin
 // Parses one YAML document into a JSON value: plain scalars become integers,
 // floats, booleans or null where they read as such; quoted scalars stay strings.
 Expected<nlohmann::json> parse_yaml_text(std::string_view text, const std::string& file);
-// Reads a whole file; an unreadable file is an Error naming it.
+// Reads a whole file; an unreadable file, a directory or a file over kMaxInputFileBytes
+// is an Error naming it.
+constexpr std::size_t kMaxInputFileBytes = std::size_t{64} << 20;
 Expected<std::string> read_text_file(const std::string& path);
 
 // Renders a JSON value for a "found ..." clause: short and typed.
@@ -32,6 +34,9 @@ std::string describe_value(const nlohmann::json& v);
 enum class Dimension { kBytes, kBandwidth, kFlopRate, kTime };
 std::optional<double> parse_quantity(std::string_view text, Dimension dim);
 const char* quantity_example(Dimension dim);
+// The smallest plausible value of a dimension (FieldReader::quantity refuses less).
+double quantity_minimum(Dimension dim);
+const char* quantity_minimum_text(Dimension dim);
 
 struct ErrorSink {
   std::optional<Error> first;

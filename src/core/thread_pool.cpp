@@ -3,7 +3,19 @@
 namespace shardwise {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (...) {
+    // a thread that could not be created: stop and join those that were (a joinable
+    // std::thread destroyed unjoined would end the process), then report it
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    throw;
+  }
 }
 
 ThreadPool::~ThreadPool() {
@@ -26,8 +38,14 @@ void ThreadPool::work() {
       const std::size_t i = next_++;
       const auto* job = job_;
       lk.unlock();
-      (*job)(i);
+      std::exception_ptr err;
+      try {
+        (*job)(i);
+      } catch (...) {
+        err = std::current_exception();
+      }
       lk.lock();
+      if (err && !error_) error_ = err;
       if (++finished_ == total_) done_cv_.notify_all();
     }
   }
@@ -36,7 +54,15 @@ void ThreadPool::work() {
 void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   if (n == 0) return;
   if (workers_.empty() || n == 1) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
+    std::exception_ptr first;
+    for (std::size_t i = 0; i < n; ++i) {
+      try {
+        fn(i);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
     return;
   }
   std::unique_lock<std::mutex> lk(mu_);
@@ -50,13 +76,24 @@ void ThreadPool::parallel_for(std::size_t n, const std::function<void(std::size_
   while (next_ < total_) {
     const std::size_t i = next_++;
     lk.unlock();
-    fn(i);
+    std::exception_ptr err;
+    try {
+      fn(i);
+    } catch (...) {
+      err = std::current_exception();
+    }
     lk.lock();
+    if (err && !error_) error_ = err;
     ++finished_;
   }
   done_cv_.wait(lk, [&] { return finished_ == total_; });
   job_ = nullptr;
   total_ = 0;
+  if (error_) {
+    std::exception_ptr err = error_;
+    error_ = nullptr;
+    std::rethrow_exception(err);
+  }
 }
 
 }  // namespace shardwise

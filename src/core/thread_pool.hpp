@@ -3,6 +3,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -18,6 +19,8 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   [[nodiscard]] int size() const { return static_cast<int>(workers_.size()) + 1; }
   // Calls fn(i) for i in [0, n), spread over the workers and the caller; returns when all are done.
+  // An exception thrown by fn is rethrown here, on the caller (the first one; the other
+  // indices still run), never left to end a worker thread.
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 
  private:
@@ -29,6 +32,7 @@ class ThreadPool {
   std::size_t next_ = 0, total_ = 0, finished_ = 0;
   std::size_t generation_ = 0;
   bool stop_ = false;
+  std::exception_ptr error_;
 };
 
 }  // namespace shardwise

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -847,6 +848,17 @@ const char* to_string(Infeasible k) {
     case Infeasible::kTtftSlo: return "TTFT SLO";
   }
   return "?";
+}
+
+double infeasibility_excess(const Metrics& m, const Workload& w) {
+  switch (m.infeasible) {
+    case Infeasible::kNone: return 0.0;
+    case Infeasible::kInvalidPlan: return std::numeric_limits<double>::infinity();
+    case Infeasible::kMemory: return m.memory.total().value() / m.memory.capacity.value() - 1.0;
+    case Infeasible::kTpotSlo: return w.tpot_ms ? m.tpot_s * 1e3 / *w.tpot_ms - 1.0 : 0.0;
+    case Infeasible::kTtftSlo: return w.ttft_ms ? m.ttft_s * 1e3 / *w.ttft_ms - 1.0 : 0.0;
+  }
+  return std::numeric_limits<double>::infinity();
 }
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {

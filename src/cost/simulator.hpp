@@ -131,6 +131,12 @@ Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan);
 
 const char* to_string(Infeasible k);
 
+// How far an infeasible plan is from feasible, as a relative excess: memory needed /
+// HBM - 1, TPOT / its SLO - 1, TTFT / its SLO - 1 (the broken limit's); 0 for a feasible
+// plan, +inf for an invalid one. The search reports the plan with the smallest excess
+// when nothing feasible was found.
+double infeasibility_excess(const Metrics& m, const Workload& w);
+
 // --- decomposition for the exact search -------------------------------------
 // Given the two norm slots (attn_norm, ffn_norm), a stage's time and memory are
 // sums of independent contributions of these slot groups (every layout change

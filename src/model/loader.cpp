@@ -171,8 +171,11 @@ Expected<Family> resolve_family(const FieldReader& r, std::string& arch_out) {
   const json* archs = r.get("architectures");
   std::string arch;
   if (archs) {
-    if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
+    if (!archs->is_array() || archs->empty()) {
       return Error{r.file(), "architectures", "a non-empty list of architecture names", describe_value(*archs)};
+    }
+    if (!(*archs)[0].is_string()) {
+      return Error{r.file(), "architectures[0]", "an architecture name (a string such as \"LlamaForCausalLM\")", describe_value((*archs)[0])};
     }
     arch = (*archs)[0].get<std::string>();
     for (const auto& a : kArchs) {
@@ -184,7 +187,10 @@ Expected<Family> resolve_family(const FieldReader& r, std::string& arch_out) {
     return Error{r.file(), "architectures[0]", "one of the supported architectures (" + supported_architectures() + ")", "'" + arch + "'"};
   }
   const json* mt = r.get("model_type");
-  if (mt && mt->is_string()) {
+  if (mt && !mt->is_string()) {
+    return Error{r.file(), "model_type", "a model type name (a string such as \"llama\")", describe_value(*mt)};
+  }
+  if (mt) {
     for (const auto& a : kArchs) {
       if (mt->get<std::string>() == a.model_type) {
         arch_out = a.architecture;

@@ -17,6 +17,13 @@ namespace shardwise {
 // groups of tp ranks, each group with its own sequences; dense MLPs and the MoE
 // block run over all W ranks; experts are spread over ep groups and each expert
 // is split over W / ep ranks (expert TP). Stages are pp blocks of W ranks.
+// a x b for non-negative a, b, saturating at INT64_MAX (negative inputs give 0).
+constexpr std::int64_t sat_mul(std::int64_t a, std::int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 struct Degrees {
   std::int32_t tp = 1;
   std::int32_t pp = 1;
@@ -24,9 +31,12 @@ struct Degrees {
   std::int32_t attn_dp = 1;
   std::int32_t replicas = 1;
   friend bool operator==(const Degrees&, const Degrees&) = default;
-  [[nodiscard]] std::int64_t stage_width() const { return std::int64_t{tp} * attn_dp; }
-  [[nodiscard]] std::int64_t instance_gpus() const { return stage_width() * pp; }
-  [[nodiscard]] std::int64_t total_gpus() const { return instance_gpus() * replicas; }
+  // Products saturate at INT64_MAX instead of wrapping (degrees read from a file can be
+  // up to 2^20 each: 2^20 x 2^20 x 2^20 x 2^20 would wrap to 0 GPUs); a saturated count
+  // is larger than any cluster, so validation refuses it.
+  [[nodiscard]] std::int64_t stage_width() const { return sat_mul(tp, attn_dp); }
+  [[nodiscard]] std::int64_t instance_gpus() const { return sat_mul(stage_width(), pp); }
+  [[nodiscard]] std::int64_t total_gpus() const { return sat_mul(instance_gpus(), replicas); }
   [[nodiscard]] std::int64_t expert_tp() const { return stage_width() / ep; }
 };
 

@@ -1,5 +1,6 @@
 #include "plan/plan_json.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/fields.hpp"
@@ -71,7 +72,16 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     if (ov->has("isl")) o.isl = ov->integer("isl", 1, kMaxTokens);
     if (ov->has("osl")) o.osl = ov->integer("osl", 1, kMaxTokens);
     if (ov->has("context")) o.context = ov->integer("context", 1, kMaxTokens);
-    if (ov->has("batch")) o.batch = ov->string("batch");
+    if (ov->has("batch")) {  // a number or "max", as --batch takes it
+      const json* b = ov->get("batch");
+      if (b->is_string() && b->get<std::string>() == "max") {
+        o.batch = "max";
+      } else if (b->is_number_integer() && b->get<std::int64_t>() >= 1 && b->get<std::int64_t>() <= kMaxBatch) {
+        o.batch = std::to_string(b->get<std::int64_t>());
+      } else {
+        ov->fail_value("batch", fmt::format("a number of concurrent sequences from 1 to {} or 'max'", kMaxBatch));
+      }
+    }
     if (ov->has("ttft_ms")) o.ttft_ms = ov->number("ttft_ms", 1e-3, 3.6e6);
     if (ov->has("tpot_ms")) o.tpot_ms = ov->number("tpot_ms", 1e-3, 3.6e6);
     if (ov->has("weights_dtype")) o.weights_dtype = ov->string("weights_dtype");

@@ -13,6 +13,25 @@ std::string degrees_text(const Plan& p) {
   return fmt::format("tp {} x attn_dp {} x pp {} (ep {}), batch {}, replicas {}", p.deg.tp, p.deg.attn_dp, p.deg.pp, p.deg.ep, p.batch,
                      p.deg.replicas);
 }
+// The closest plan to feasible and the limit it broke, or why every plan was refused.
+std::string closest_text(const PlanOutcome& o) {
+  std::string out;
+  if (o.closest && o.closest_metrics) {
+    const Metrics& m = *o.closest_metrics;
+    Plan p = *o.closest;
+    p.batch = m.batch;
+    if (m.feasible()) {  // a smaller batch than any the search tried fits
+      out += fmt::format("closest      {} ({}): feasible at this batch, which the search did not try (raise --budget, or --search exact)\n",
+                         degrees_text(p), sharding_to_string(p.sharding));
+    } else {
+      out += fmt::format("closest      {} ({}): {}\n", degrees_text(p), sharding_to_string(p.sharding), to_string(m.infeasible));
+      out += fmt::format("why          {}\n", m.reason);
+    }
+  } else if (!o.invalid_example.empty()) {
+    out += fmt::format("why          every plan evaluated broke a rule of the model or cluster, e.g. {}\n", o.invalid_example);
+  }
+  return out;
+}
 }  // namespace
 
 std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o) {
@@ -31,6 +50,7 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
     out += "result       no feasible plan was found";
     if (o.baseline.found) out += " (the Megatron baseline found one: see below)";
     out += "\n";
+    out += closest_text(o);
   } else {
     if (s.engine != "exact") out += fmt::format("first best   at call {}\n", s.best_call);
     out += simulate_text(ctx, file.plan, *o.metrics, o.breakdown);
@@ -73,6 +93,21 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
   j["policy_calls"] = o.search.policy_calls;
   j["stopped_by_time_limit"] = o.search.stopped_by_time;
   j["metrics"] = o.metrics ? json::parse(simulate_json(ctx, file.plan, *o.metrics, o.breakdown)) : json(nullptr);
+  if (!o.search.found) {
+    json c;
+    if (o.closest && o.closest_metrics) {
+      PlanFile cf = file;
+      cf.plan = *o.closest;
+      cf.plan.batch = o.closest_metrics->batch;
+      c["plan"] = json::parse(plan_to_json(cf));
+      c["infeasible"] = to_string(o.closest_metrics->infeasible);
+      c["reason"] = o.closest_metrics->reason;
+    } else if (!o.invalid_example.empty()) {
+      c["infeasible"] = to_string(Infeasible::kInvalidPlan);
+      c["reason"] = o.invalid_example;
+    }
+    j["closest"] = c.empty() ? json(nullptr) : c;
+  }
   json base;
   base["found"] = o.baseline.found;
   base["evaluations"] = o.baseline.calls;

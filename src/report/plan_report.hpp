@@ -21,6 +21,11 @@ struct PlanOutcome {
   Breakdown baseline_breakdown;
   std::vector<SearchResult> compared;  // --compare engines, same budget and seed
   std::vector<EvalPoint> sweep;        // the chosen plan over the batch ladder
+  // When nothing feasible was found: the plan that came closest, re-evaluated with its
+  // reason, and an example of the rule invalid plans broke.
+  std::optional<Plan> closest;
+  std::optional<Metrics> closest_metrics;
+  std::string invalid_example;
 };
 
 std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o);

@@ -48,8 +48,29 @@ std::vector<double> Tracker::evaluate(const std::vector<Action>& actions) {
       result_.best_call = result_.calls;
       result_.found = true;
     }
-    result_.history.push_back({result_.calls, m.objective, result_.best_value});
-    if (opt_.record_points) {
+    const bool improved = !result_.history.empty() ? result_.best_value > result_.history.back().best : result_.best_value > 0;
+    if (opt_.full_history || improved) {
+      result_.history.push_back({result_.calls, m.objective, result_.best_value});
+    } else {
+      last_ = {result_.calls, m.objective, result_.best_value};
+    }
+    if (!m.feasible() && !result_.found) {
+      if (m.infeasible == Infeasible::kInvalidPlan) {
+        if (result_.invalid_example.empty()) result_.invalid_example = m.reason;
+      } else {
+        // judged at the plan's smallest batch (unless the workload fixes it): a plan over
+        // memory at a large ladder batch is not close if a small one breaks the SLO anyway
+        Plan q = plans_[i];
+        if (!ctx_.workload.batch) q.batch = 0;
+        const Metrics mq = q.batch == plans_[i].batch ? m : ::shardwise::evaluate(ctx_, q, nullptr, false);
+        const double x = infeasibility_excess(mq, ctx_.workload);
+        if (!result_.closest || x < result_.closest_excess) {
+          result_.closest = q;
+          result_.closest_excess = x;
+        }
+      }
+    }
+    if (opt_.record_points && result_.points.size() < kMaxRecordedPoints) {
       if (auto pt = eval_point(ctx_, plans_[i], m)) result_.points.push_back(*pt);
     }
   }
@@ -84,6 +105,10 @@ double Tracker::evaluate_one(const Action& a) {
 
 SearchResult Tracker::finish() {
   result_.wall_s = now_seconds() - start_;
+  // the last call closes the convergence curve
+  if (last_.call > 0 && (result_.history.empty() || result_.history.back().call < last_.call)) result_.history.push_back(last_);
+  if (result_.found) result_.closest.reset();
+  if (result_.closest) result_.closest->sharding = canonical_sharding(result_.closest->sharding, ctx_.graph);
   // slots without an op in this model reported at Megatron's choice (the same plan to the simulator)
   if (result_.found) result_.best.sharding = canonical_sharding(result_.best.sharding, ctx_.graph);
   if (opt_.time_limit_s > 0 && result_.wall_s >= opt_.time_limit_s && result_.calls < opt_.budget) result_.stopped_by_time = true;

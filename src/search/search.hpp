@@ -24,7 +24,14 @@ struct SearchOptions {
   // Keep every evaluated plan that fits memory (SearchResult::points), for the
   // report's throughput-latency frontier. Off in searches that do not need it.
   bool record_points = false;
+  // Keep a HistoryPoint for every call (the determinism tests compare whole traces).
+  // Off by default: then only the calls that improved the best, and the last call, are
+  // kept, so that memory does not grow with the budget.
+  bool full_history = false;
 };
+// At most this many points are recorded (the first ones); the report's frontier of a
+// longer search is drawn from them.
+constexpr std::size_t kMaxRecordedPoints = 20000;
 
 // One evaluated plan that fits memory: its latency (TPOT; TTFT for prefill) and
 // throughput per GPU (output tokens/s; input tokens/s for prefill), and whether it
@@ -52,13 +59,19 @@ struct SearchResult {
   Plan best;
   double best_value = 0;
   std::int64_t best_call = 0;  // the call that first reached best_value
-  std::vector<HistoryPoint> history;
+  std::vector<HistoryPoint> history;  // improvements and the last call (every call with full_history)
   std::int64_t calls = 0, invalid_calls = 0;
   double wall_s = 0;
   bool stopped_by_time = false;
   double policy_s = 0, simulator_s = 0;  // the RL engines' split of wall time (0 for the others)
   std::int64_t policy_calls = 0;         // the RL engines: calls proposed by a policy step (the rest: sweeps, polishing)
   std::vector<EvalPoint> points;         // with SearchOptions::record_points
+  // When nothing feasible was found: the valid plan that came closest (the smallest
+  // relative excess over memory or an SLO at its smallest batch, see infeasibility_excess;
+  // its batch is then 0, "max"), and an example of the rule that invalid plans broke.
+  std::optional<Plan> closest;
+  double closest_excess = 0;
+  std::string invalid_example;
 };
 
 // The evaluator and bookkeeping shared by every engine: budget, time limit,
@@ -87,6 +100,7 @@ class Tracker {
   std::vector<char> valid_;
   std::vector<Plan> plans_;
   std::vector<Metrics> metrics_;
+  HistoryPoint last_;  // the latest call not kept in the history
 };
 
 double now_seconds();

@@ -49,6 +49,18 @@ std::optional<Error> validate_workload(const Workload& w, const std::string& fil
   if (w.mode == Mode::kOffline && w.osl < 1) {
     return Error{file, "osl", "a positive output length for offline", tokens(w.osl)};
   }
+  // a length the mode does not use would be ignored silently: refuse it
+  if (w.mode == Mode::kDecode && (w.isl > 0 || w.osl > 0)) {
+    return Error{file, w.isl > 0 ? "isl" : "osl", "no input or output length for decode (it uses context: tokens already cached)",
+                 std::to_string(w.isl > 0 ? w.isl : w.osl)};
+  }
+  if (w.mode == Mode::kPrefill && (w.osl > 0 || w.context > 0)) {
+    return Error{file, w.osl > 0 ? "osl" : "context", "no output length or context for prefill (it uses isl)",
+                 std::to_string(w.osl > 0 ? w.osl : w.context)};
+  }
+  if (w.mode == Mode::kOffline && w.context > 0) {
+    return Error{file, "context", "no context for offline (it uses isl and osl)", std::to_string(w.context)};
+  }
   if (w.mode == Mode::kPrefill && w.tpot_ms) {
     return Error{file, "slo.tpot_ms", "no per-token SLO for prefill (it produces one token)", fmt::format("{}", *w.tpot_ms)};
   }
@@ -125,26 +137,40 @@ Expected<Workload> load_workload(const std::string& name_or_path) {
   return parse_workload_yaml(in->text, in->path, in->name);
 }
 
-Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o) {
+Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const std::string& origin) {
+  // an error names the flag (--isl), or the origin file and its field (workload_overrides.isl)
+  const auto err = [&](const char* name, std::string expected, std::string found) {
+    if (origin.empty()) return Error{std::string("--") + name, "", std::move(expected), std::move(found)};
+    std::string field = std::string("workload_overrides.") + name;
+    for (char& ch : field) ch = ch == '-' ? '_' : ch;
+    return Error{origin, field, std::move(expected), std::move(found)};
+  };
   if (o.mode) {
     auto m = parse_mode(*o.mode);
-    if (!m) return Error{"--mode", "", kModes, "'" + *o.mode + "'"};
+    if (!m) return err("mode", kModes, "'" + *o.mode + "'");
+    // a mode switch drops the lengths the new mode does not use, unless they are given beside it
+    if (*m != w.mode) {
+      if (*m == Mode::kDecode && !o.isl) w.isl = 0;
+      if (*m == Mode::kDecode && !o.osl) w.osl = 0;
+      if (*m == Mode::kPrefill && !o.osl) w.osl = 0;
+      if (*m != Mode::kDecode && !o.context) w.context = 0;
+    }
     w.mode = *m;
   }
-  const auto tokens = [](const char* flag, std::int64_t v) -> std::optional<Error> {
-    if (v < 1 || v > kMaxTokens) return Error{flag, "", fmt::format("a token count from 1 to {}", kMaxTokens), std::to_string(v)};
+  const auto tokens = [&](const char* flag, std::int64_t v) -> std::optional<Error> {
+    if (v < 1 || v > kMaxTokens) return err(flag, fmt::format("a token count from 1 to {}", kMaxTokens), std::to_string(v));
     return std::nullopt;
   };
   if (o.isl) {
-    if (auto e = tokens("--isl", *o.isl)) return *e;
+    if (auto e = tokens("isl", *o.isl)) return *e;
     w.isl = *o.isl;
   }
   if (o.osl) {
-    if (auto e = tokens("--osl", *o.osl)) return *e;
+    if (auto e = tokens("osl", *o.osl)) return *e;
     w.osl = *o.osl;
   }
   if (o.context) {
-    if (auto e = tokens("--context", *o.context)) return *e;
+    if (auto e = tokens("context", *o.context)) return *e;
     w.context = *o.context;
   }
   if (o.batch) {
@@ -153,35 +179,48 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o) {
     } else if (auto b = parse_batch(*o.batch)) {
       w.batch = *b;
     } else {
-      return Error{"--batch", "", kBatchWant, "'" + *o.batch + "'"};
+      return err("batch", kBatchWant, "'" + *o.batch + "'");
     }
   }
-  const auto slo = [](const char* flag, double v) -> std::optional<Error> {
-    if (!(v > 0.0) || v > kMaxSloMs) return Error{flag, "", "a positive number of milliseconds", fmt::format("{}", v)};
+  const auto slo = [&](const char* flag, double v) -> std::optional<Error> {
+    if (!(v > 0.0) || v > kMaxSloMs) return err(flag, fmt::format("a positive number of milliseconds up to {}", kMaxSloMs), fmt::format("{}", v));
     return std::nullopt;
   };
   if (o.ttft_ms) {
-    if (auto e = slo("--ttft-ms", *o.ttft_ms)) return *e;
+    if (auto e = slo("ttft-ms", *o.ttft_ms)) return *e;
     w.ttft_ms = *o.ttft_ms;
   }
   if (o.tpot_ms) {
-    if (auto e = slo("--tpot-ms", *o.tpot_ms)) return *e;
+    if (auto e = slo("tpot-ms", *o.tpot_ms)) return *e;
     w.tpot_ms = *o.tpot_ms;
   }
   if (o.weights_dtype) {
     auto d = parse_dtype(*o.weights_dtype);
-    if (!d) return Error{"--weights-dtype", "", dtype_choices(), "'" + *o.weights_dtype + "'"};
+    if (!d) return err("weights-dtype", dtype_choices(), "'" + *o.weights_dtype + "'");
     w.weights_dtype = *d;
   }
   if (o.kv_dtype) {
     auto d = parse_dtype(*o.kv_dtype);
-    if (!d) return Error{"--kv-dtype", "", dtype_choices(), "'" + *o.kv_dtype + "'"};
+    if (!d) return err("kv-dtype", dtype_choices(), "'" + *o.kv_dtype + "'");
     w.kv_dtype = *d;
   }
   // A mode switch by flag drops the SLO that no longer applies rather than failing.
   if (o.mode && w.mode == Mode::kDecode && !o.ttft_ms) w.ttft_ms.reset();
   if (o.mode && w.mode == Mode::kPrefill && !o.tpot_ms) w.tpot_ms.reset();
-  if (auto e = validate_workload(w, "workload '" + w.name + "' after command-line overrides")) return *e;
+  // a length given for a mode that does not use it is an error of that flag (or field)
+  const char* unused = nullptr;
+  std::int64_t unused_v = 0;
+  if (w.mode == Mode::kDecode && o.isl) unused = "isl", unused_v = *o.isl;
+  else if (w.mode == Mode::kDecode && o.osl) unused = "osl", unused_v = *o.osl;
+  else if (w.mode == Mode::kPrefill && o.osl) unused = "osl", unused_v = *o.osl;
+  else if (w.mode != Mode::kDecode && o.context) unused = "context", unused_v = *o.context;
+  if (unused) {
+    return err(unused, fmt::format("no {} for a {} workload (decode uses context; prefill isl; offline isl and osl)", unused, to_string(w.mode)),
+               std::to_string(unused_v));
+  }
+  const std::string label = origin.empty() ? "workload '" + w.name + "' after the command-line flags"
+                                           : "workload '" + w.name + "' after the workload_overrides of " + origin;
+  if (auto e = validate_workload(w, label)) return *e;
   return w;
 }
 

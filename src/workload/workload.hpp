@@ -47,8 +47,11 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
 // A preset name (decode-16k, ...) or a path to a workload YAML.
 Expected<Workload> load_workload(const std::string& name_or_path);
 std::vector<std::string> workload_preset_names();
-// Applies overrides and re-checks the whole workload; errors name the flag.
-Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o);
+// Applies overrides and re-checks the whole workload. Errors name the flag (--isl) when
+// `origin` is empty (the command line), else the origin file and its field
+// (plan.json: field 'workload_overrides.isl'). A mode switch drops the lengths and SLOs
+// the new mode does not use; a length given for a mode that does not use it is an error.
+Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const std::string& origin = {});
 // Checks the fields that depend on the mode (context for decode, isl/osl, ...).
 std::optional<Error> validate_workload(const Workload& w, const std::string& file);
 

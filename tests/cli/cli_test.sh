@@ -46,7 +46,8 @@ done
 expect 0 '"collective": "all-reduce"' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --json
 expect 0 'ffn2 +hidden .*all-gather' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --sharding allgather
 expect 0 'INFEASIBLE +out of memory: needs' -- simulate --model llama-3.1-405b --cluster h100x8 --tp 1 --batch 1
-expect 0 'INFEASIBLE +invalid plan: tp 3 does not divide' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 3 --batch 1
+# an invalid plan is bad input (exit 2, the flags named); an infeasible one is a result (exit 0, above)
+expect 2 '^shardwise: --tp 3 --batch 1: expected a plan valid on llama-3.1-70b and h100x8, found tp 3 does not divide' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 3 --batch 1
 expect 0 'moe:dispatch .*all-to-all' -- simulate --model deepseek-v3 --cluster h100x64 --tp 8 --attn-dp 8 --ep 64 --batch 64 --weights-dtype fp8
 printf 'attention: context\n' > "$tmp/shard.yaml"
 expect 0 'sharding +attention=context' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --batch 16 --sharding "$tmp/shard.yaml"
@@ -121,6 +122,47 @@ expect 2 'shardwise' -- frobnicate
 for f in "$data"/bad/m*.json; do expect 2 'expected' -- describe --model "$f"; done
 for f in "$data"/bad/c*.yaml; do expect 2 'expected' -- describe --cluster "$f"; done
 for f in "$data"/bad/w*.yaml; do expect 2 'expected' -- describe --workload "$f"; done
+
+
+# --- issue 16: bad input is exit 2 everywhere, with the flag or file named; never a signal
+M8="--model llama-3.1-8b --cluster h100x8"
+expect 2 '^shardwise: --tp: expected an integer from 1 to 1048576, found 0' -- simulate $M8 --tp 0
+expect 2 '^shardwise: --tp: expected an integer from 1 to 1048576, found -1' -- simulate $M8 --tp -1
+expect 2 '^shardwise: --replicas: expected an integer from 1 to 1048576, found 0' -- simulate $M8 --replicas 0
+expect 2 '^shardwise: --micro-batches: expected an integer from 0 to 1048576, found -1' -- simulate $M8 --micro-batches -1
+expect 2 '^shardwise: --pp: expected an integer from 1 to 1048576, found 2147483647' -- simulate $M8 --pp 2147483647
+expect 2 '^shardwise: --pp 3: expected a plan valid on llama-3.1-8b and h100x8, found pp 3 does not divide the 32 layers' -- simulate $M8 --pp 3
+expect 2 '^shardwise: --seed: expected an integer from 0 to 18446744073709551615, found .-1.' -- plan $M8 --workload decode-16k --budget 5 --seed -1
+expect 2 '^shardwise: --seed: expected an integer' -- plan $M8 --workload decode-16k --budget 5 --seed 18446744073709551616
+expect 0 'plan ' -- plan $M8 --workload decode-16k --budget 5 --seed 18446744073709551615
+expect 2 '^shardwise: --time-limit: expected a finite number of seconds >= 0 \(0: none\), found nan' -- plan $M8 --workload decode-16k --budget 5 --time-limit nan
+expect 2 '^shardwise: --time-limit: expected a finite number of seconds >= 0 \(0: none\), found inf' -- plan $M8 --workload decode-16k --budget 5 --time-limit inf
+expect 2 '^shardwise: --threads: expected a thread count from 1 to 256 \(0: all cores\), found -1' -- plan $M8 --workload decode-16k --budget 5 --threads -1
+expect 2 '^shardwise: --threads: expected a thread count from 1 to 256 \(0: all cores\), found 100000' -- plan $M8 --workload decode-16k --budget 5 --threads 100000
+expect 2 '^shardwise: --isl: expected no isl for a decode workload' -- simulate $M8 --isl 100
+long=$(printf 'a%.0s' $(seq 1 300))
+expect 2 '^shardwise: --report: expected a writable file path' -- plan $M8 --workload decode-16k --budget 5 --report "$long/$long/r.html"
+ln -s "$tmp/loop" "$tmp/loop"
+expect 2 '^shardwise: --report: expected a writable file path' -- plan $M8 --workload decode-16k --budget 5 --report "$tmp/loop/r.html"
+expect 2 '^shardwise: --out: expected a writable file path' -- plan $M8 --workload decode-16k --budget 5 --out "$tmp"
+expect 2 "^shardwise: $tmp: expected a file, found a directory" -- simulate --plan "$tmp"
+expect 2 "^shardwise: $tmp: expected a file, found a directory" -- launch --plan "$tmp" --engine vllm
+# nothing feasible: exit 0 with the closest plan and the limit it broke (memory, by how much)
+expect 0 'closest +tp .*: out of memory' -- plan --model llama-3.1-405b --cluster h100x1 --workload decode-16k --budget 50
+expect 0 'why +needs [0-9.]+ GB per GPU .* over by [0-9.]+ GB' -- plan --model llama-3.1-405b --cluster h100x1 --workload decode-16k --budget 50
+expect 0 '"closest": \{' -- plan --model llama-3.1-405b --cluster h100x1 --workload decode-16k --budget 50 --json
+# ... and an SLO no plan meets: which SLO, by how much
+expect 0 'why +TPOT [0-9.]+ ms exceeds the SLO of 1 ms by' -- plan $M8 --workload decode-16k --budget 50 --tpot-ms 1
+# with --out the result is printed, then the refusal to write (exit 2), and no file is left
+expect 2 'closest .*\n?|shardwise: --out: expected a feasible plan to write to' -- plan --model llama-3.1-405b --cluster h100x1 --workload decode-16k --budget 50 --out "$tmp/none.json"
+[ ! -e "$tmp/none.json" ] && ok || bad "plan --out with nothing feasible left a file"
+# a plan file's values are the file's: a bad batch override, an unknown model
+printf '{"schema":"shardwise-plan/1","model":"llama-3.1-8b","cluster":"h100x8","workload":"decode-16k","degrees":{"tp":2},"batch":4,"workload_overrides":{"tpot_ms":0}}' >"$tmp/slo0.json"
+expect 2 "^shardwise: $tmp/slo0.json: field 'workload_overrides.tpot_ms'" -- simulate --plan "$tmp/slo0.json"
+# flags beside a plan file are named with it
+printf '{"schema":"shardwise-plan/1","model":"llama-3.1-8b","cluster":"h100x8","workload":"decode-16k","degrees":{"tp":2},"batch":4}' >"$tmp/ok.json"
+expect 0 'tp 2 x attn_dp 1' -- simulate --plan "$tmp/ok.json"
+expect 2 "^shardwise: $tmp/ok.json with --tp 3: expected a plan valid on llama-3.1-8b and h100x8, found tp 3 does not divide" -- simulate --plan "$tmp/ok.json" --tp 3
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -87,5 +87,44 @@ TEST(FieldReader, NestedObjectsCarryTheirPath) {
   EXPECT_EQ(sink.first->field, "gpu.hbm");
 }
 
+TEST(Files, ADirectoryOrAnUnreachablePathIsAnErrorNotAnException) {
+  // issue 16, defects 2 and 7: a directory read as a file was "a syntax error at line 1";
+  // a name too long for the file system must be an answer, never a thrown filesystem_error
+  auto d = read_text_file(".");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().message(), ".: expected a file, found a directory");
+  const std::string long_name = std::string(5000, 'a') + "/x.json";
+  auto l = read_text_file(long_name);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error().message().find("expected a readable file"), std::string::npos);
+}
+
+TEST(Yaml, ASecondDocumentIsRefusedNotIgnored) {
+  auto two = parse_yaml_text("a: 1\n---\nb: 2\n", "f.yaml");
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.error().message(), "f.yaml: expected one YAML document, found 2 documents (separated by '---')");
+  EXPECT_TRUE(parse_yaml_text("a: 1\n", "f.yaml").ok());
+  EXPECT_TRUE(parse_yaml_text("---\na: 1\n", "f.yaml").ok());  // a leading marker opens the one document
+}
+
+TEST(Quantity, ImplausiblySmallRatesAndSizesAreRefused) {
+  // issue 16, defect 8: an HBM bandwidth of 1e-300 B/s gave feasible plans with an infinite TPOT
+  nlohmann::json j = {{"bw", "1e-300 B/s"}, {"ok", "2 MB/s"}, {"hbm", "100 B"}, {"peak", "1 FLOP/s"}, {"lat", "1 ns"}};
+  ErrorSink sink;
+  FieldReader r(j, "f.yaml", sink);
+  EXPECT_DOUBLE_EQ(r.quantity("ok", Dimension::kBandwidth, 1e15), 2e6);
+  EXPECT_DOUBLE_EQ(r.quantity("lat", Dimension::kTime, 1.0), 1e-9);
+  EXPECT_FALSE(sink.failed());
+  (void)r.quantity("bw", Dimension::kBandwidth, 1e15);
+  ASSERT_TRUE(sink.failed());
+  EXPECT_NE(sink.first->message().find("implausibly small: at least 1 MB/s"), std::string::npos) << sink.first->message();
+  for (const auto& [key, dim] : {std::pair{"hbm", Dimension::kBytes}, std::pair{"peak", Dimension::kFlopRate}}) {
+    ErrorSink s2;
+    FieldReader r2(j, "f.yaml", s2);
+    (void)r2.quantity(key, dim, 1e18);
+    EXPECT_TRUE(s2.failed()) << key;
+  }
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -2,6 +2,8 @@
 // properties, and the reasons of infeasible plans.
 #include "cost/simulator.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "core/rng.hpp"
@@ -299,6 +301,29 @@ TEST(StageWeights, ATiedHeadOnTheEmbeddingsStageNeedsTheWholeMatrixWhenItIsNotSp
   p.deg.pp = 2;
   EXPECT_EQ(tied_lm_head_extra_bytes(ctx, p), 0.0);
 }
+TEST(Simulator, InfeasibilityExcessIsTheRelativeOverrun) {
+  // hand-computed: memory 100 GB needed of 80 GB -> 100/80 - 1 = 0.25; TPOT 60 ms against a
+  // 50 ms SLO -> 60/50 - 1 = 0.2; TTFT 1500 ms against 1000 ms -> 0.5; invalid -> +inf
+  Workload w;
+  w.tpot_ms = 50;
+  w.ttft_ms = 1000;
+  Metrics m;
+  EXPECT_EQ(infeasibility_excess(m, w), 0.0);
+  m.infeasible = Infeasible::kMemory;
+  m.memory.weights = Bytes(90e9);
+  m.memory.reserve = Bytes(10e9);
+  m.memory.capacity = Bytes(80e9);
+  EXPECT_DOUBLE_EQ(infeasibility_excess(m, w), 0.25);
+  m.infeasible = Infeasible::kTpotSlo;
+  m.tpot_s = 0.060;
+  EXPECT_NEAR(infeasibility_excess(m, w), 0.2, 1e-12);
+  m.infeasible = Infeasible::kTtftSlo;
+  m.ttft_s = 1.5;
+  EXPECT_NEAR(infeasibility_excess(m, w), 0.5, 1e-12);
+  m.infeasible = Infeasible::kInvalidPlan;
+  EXPECT_TRUE(std::isinf(infeasibility_excess(m, w)));
+}
+
 }  // namespace
 }  // namespace shardwise
 

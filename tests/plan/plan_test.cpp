@@ -95,5 +95,30 @@ TEST(Plan, RowParallelQkvCannotFeedReplicatedKvHeads) {
   EXPECT_FALSE(validate_plan(p, m, c).has_value());
 }
 
+TEST(Plan, HugeDegreesSaturateInsteadOfWrappingToZeroGpus) {
+  // issue 16, defect 1: 2^20 x 2^20 x 16 x 2^20 = 2^64 wrapped to 0 GPUs in int64, so a plan
+  // file with such degrees passed the GPU-count check ("feasible" on 0 GPUs, a division by
+  // zero in launch). The products saturate at INT64_MAX and validation refuses the plan.
+  Degrees d;
+  d.tp = 1 << 20;
+  d.attn_dp = 1 << 20;
+  d.pp = 16;
+  d.replicas = 1 << 20;
+  EXPECT_EQ(d.stage_width(), std::int64_t{1} << 40);
+  EXPECT_EQ(d.instance_gpus(), std::int64_t{1} << 44);
+  EXPECT_EQ(d.total_gpus(), INT64_MAX);
+  EXPECT_EQ(sat_mul(INT64_MAX, 2), INT64_MAX);
+  EXPECT_EQ(sat_mul(-1, 5), 0);
+  EXPECT_EQ(sat_mul(3, 5), 15);
+  const ModelSpec m = *load_model("llama-3.1-70b");
+  const ClusterSpec c = *cluster_from_preset("h100x8");
+  Plan p;
+  p.deg = d;
+  p.batch = 1 << 24;
+  const auto why = validate_plan(p, m, c);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("needs 9223372036854775807 GPUs"), std::string::npos) << *why;
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -84,6 +84,7 @@ Made make_report_case(const std::string& model, const std::string& cluster, cons
   SearchOptions opt;
   opt.budget = 500;
   opt.record_points = true;
+  opt.full_history = true;
   r.o.search = search_annealing(r.ctx, space, opt);
   r.o.compared.push_back(search_random_walk(r.ctx, space, opt));
   r.o.baseline = search_megatron(r.ctx, space, opt);

@@ -109,6 +109,7 @@ TEST(Search, SameSeedSamePlanWhateverTheThreads) {
     SearchOptions o;
     o.budget = 1500;
     o.seed = 42;
+    o.full_history = true;
     o.threads = 1;
     const SearchResult a = find_engine(name)(c.ctx, c.space, o);
     o.threads = 2;
@@ -132,6 +133,7 @@ TEST(Search, BudgetCountsEveryCall) {
   for (const char* name : {"rw", "sa", "ga"}) {
     SearchOptions o;
     o.budget = 777;
+    o.full_history = true;
     const SearchResult r = find_engine(name)(c.ctx, c.space, o);
     EXPECT_EQ(r.calls, 777) << name;
     EXPECT_EQ(static_cast<std::int64_t>(r.history.size()), r.calls) << name;
@@ -148,6 +150,7 @@ TEST(Search, MegatronIsExhaustiveWithMegatronSharding) {
   const Case c = make_case("llama-3.1-8b", "h100x8", "decode-16k");
   SearchOptions o;
   o.budget = 10;  // the baseline ignores a smaller budget: it is exhaustive
+  o.full_history = true;
   const SearchResult r = search_megatron(c.ctx, c.space, o);
   std::int64_t total = 1;
   for (int h = 0; h < kNumDegreeHeads; ++h) total *= c.space.sizes()[static_cast<std::size_t>(h)];
@@ -181,6 +184,51 @@ TEST(Search, TimeLimitStopsEarly) {
   EXPECT_LT(now_seconds() - t0, 1.3);  // honoured within a second
   EXPECT_TRUE(r.stopped_by_time);
   EXPECT_LT(r.calls, o.budget);
+}
+
+TEST(Search, HistoryIsBoundedByImprovementsNotByTheBudget) {
+  // issue 16, defect 3: one history entry per call grew memory with --budget until
+  // bad_alloc. By default only the calls that improved the best and the last call are kept.
+  const Case c = make_case("llama-3.1-8b", "h100x8", "chat-1k-1k");
+  SearchOptions o;
+  o.budget = 20000;
+  o.seed = 5;
+  const SearchResult r = search_random_walk(c.ctx, c.space, o);
+  ASSERT_EQ(r.calls, 20000);
+  ASSERT_TRUE(r.found);
+  ASSERT_GE(r.history.size(), 2u);
+  EXPECT_LT(r.history.size(), 200u);  // improvements are few; 20,000 calls are not kept
+  EXPECT_EQ(r.history.back().call, r.calls);  // the last call closes the convergence curve
+  for (std::size_t i = 1; i + 1 < r.history.size(); ++i) EXPECT_GT(r.history[i].best, r.history[i - 1].best);
+  bool has_best_call = false;
+  for (const auto& h : r.history) has_best_call |= h.call == r.best_call && h.best == r.best_value;
+  EXPECT_TRUE(has_best_call);
+  // the same search with every call kept agrees on everything else
+  o.full_history = true;
+  const SearchResult full = search_random_walk(c.ctx, c.space, o);
+  EXPECT_EQ(full.history.size(), 20000u);
+  EXPECT_EQ(full.best, r.best);
+  EXPECT_EQ(full.best_call, r.best_call);
+}
+
+TEST(Search, NothingFeasibleNamesTheClosestPlan) {
+  // issue 16, defect 10: Llama-3.1-405B in bf16 does not fit one H100 whatever the plan;
+  // the search keeps the plan with the smallest excess (memory needed / HBM - 1)
+  const Case c = make_case("llama-3.1-405b", "h100x1", "decode-16k");
+  SearchOptions o;
+  o.budget = 200;
+  const SearchResult r = search_random_walk(c.ctx, c.space, o);
+  ASSERT_FALSE(r.found);
+  ASSERT_TRUE(r.closest.has_value());
+  const Metrics m = evaluate(c.ctx, *r.closest);
+  EXPECT_EQ(m.infeasible, Infeasible::kMemory);
+  EXPECT_NEAR(r.closest_excess, m.memory.total().value() / m.memory.capacity.value() - 1.0, 1e-9);
+  EXPECT_GT(r.closest_excess, 8.0);  // 405 B x 2 bytes = 810 GB against 80 GB: ~9x over
+  // a feasible search keeps none
+  const Case ok = make_case("llama-3.1-8b", "h100x8", "decode-16k");
+  const SearchResult f = search_random_walk(ok.ctx, ok.space, o);
+  EXPECT_TRUE(f.found);
+  EXPECT_FALSE(f.closest.has_value());
 }
 
 }  // namespace

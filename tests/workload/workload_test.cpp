@@ -99,7 +99,47 @@ TEST(Workload, BadOverridesNameTheFlag) {
   EXPECT_EQ(msg(o), "--weights-dtype: expected one of fp32, bf16, fp16, fp8, int8, int4, fp4, found 'fp6'");
   o = {};
   o.tpot_ms = 0;
-  EXPECT_EQ(msg(o), "--tpot-ms: expected a positive number of milliseconds, found 0");
+  EXPECT_EQ(msg(o), "--tpot-ms: expected a positive number of milliseconds up to 3600000, found 0");
+}
+
+TEST(Workload, OverridesFromAFileNameTheFileAndItsField) {
+  // issue 16, defect 7: values from a plan file were blamed on flags the user never passed
+  WorkloadOverrides o;
+  o.isl = 0;
+  auto w = apply_overrides(preset("chat-1k-1k"), o, "plan.json");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().message(), "plan.json: field 'workload_overrides.isl': expected a token count from 1 to 16777216, found 0");
+  o = {};
+  o.tpot_ms = -1;
+  w = apply_overrides(preset("chat-1k-1k"), o, "plan.json");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().file, "plan.json");
+  EXPECT_EQ(w.error().field, "workload_overrides.tpot_ms");
+}
+
+TEST(Workload, LengthsTheModeDoesNotUseAreRefusedNotIgnored) {
+  // issue 16, defect 8: decode workloads accepted isl/osl silently
+  WorkloadOverrides o;
+  o.isl = 100;
+  auto w = apply_overrides(preset("decode-16k"), o);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().message(),
+            "--isl: expected no isl for a decode workload (decode uses context; prefill isl; offline isl and osl), found 100");
+  o = {};
+  o.context = 5;
+  EXPECT_FALSE(apply_overrides(preset("chat-1k-1k"), o).ok());  // offline uses no context
+  // a mode switch by flag drops what the new mode does not use, as it drops SLOs
+  o = {};
+  o.mode = "decode";
+  o.context = 2048;
+  auto d = apply_overrides(preset("chat-1k-1k"), o);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ(d->isl, 0);
+  EXPECT_EQ(d->osl, 0);
+  EXPECT_EQ(d->context, 2048);
+  auto y = parse_workload_yaml("mode: decode\ncontext: 10\nosl: 5\n", "w.yaml", "w");
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.error().field, "osl");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "plan/space.hpp"
+
 namespace shardwise::rl {
 namespace {
 constexpr double kLnEps = 1e-5;
@@ -61,6 +63,16 @@ int PolicyDims::logits() const {
   int k = 0;
   for (int h : action_heads) k += h;
   return k;
+}
+
+// The number of parameters a network of these dimensions has (Params::each's tensors:
+// We A x d, Wq Wk Wv Wo d x d, W1 d x f, W2 f x d, Wh d x hid, Wl hid x K, Wvalue hid x 1;
+// eight biases and norms of d, b1 f, bh hid, bl K, and bvalue).
+std::int64_t param_count(const PolicyDims& dims) {
+  const std::int64_t A = dims.input, d = dims.model, f = dims.ffn, hid = dims.hidden;
+  std::int64_t K = 0;
+  for (int h : dims.action_heads) K += h;
+  return A * d + 4 * d * d + 2 * d * f + d * hid + hid * K + hid + 10 * d + f + hid + K + 1;
 }
 
 template <class S>
@@ -228,24 +240,39 @@ Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string
   PolicyDims d;
   std::size_t nheads = 0;
   in >> d.input >> d.records >> d.model >> d.heads >> d.ffn >> d.hidden >> nheads;
-  // bounded before anything is allocated: a damaged header must not ask for gigabytes
-  constexpr int kMaxWidth = 4096, kMaxInput = 100000;
-  if (!in || d.input < 1 || d.input > kMaxInput || d.records < 1 || d.records > 64 || d.model < 1 || d.model > kMaxWidth || d.heads < 1 ||
-      d.model % d.heads != 0 || d.ffn < 1 || d.ffn > kMaxWidth || d.hidden < 1 || d.hidden > kMaxWidth || nheads < 1 || nheads > 64) {
+  // bounded before anything is allocated by what a search space can need: a damaged
+  // header must not ask for gigabytes. A space has kNumHeads action heads; a head holds
+  // at most kMaxHeadValues values (the divisors of a count up to 2^20 GPUs are far fewer;
+  // the batch ladder has 26); an elite record is the heads' one-hot values plus 2.
+  constexpr int kMaxWidth = 1024, kMaxHeadValues = 1024, kMaxRecords = 64;
+  constexpr int kMaxInput = kNumHeads * kMaxHeadValues + 2;
+  if (!in || d.input < 1 || d.input > kMaxInput || d.records < 1 || d.records > kMaxRecords || d.model < 1 || d.model > kMaxWidth ||
+      d.heads < 1 || d.model % d.heads != 0 || d.ffn < 1 || d.ffn > kMaxWidth || d.hidden < 1 || d.hidden > kMaxWidth || nheads < 1 ||
+      nheads > static_cast<std::size_t>(kNumHeads)) {
     return Error{file, "dimensions",
-                 fmt::format("input 1..{}, records 1..64, widths 1..{} (the width a multiple of the attention heads), 1..64 action heads",
-                             kMaxInput, kMaxWidth),
+                 fmt::format("input 1..{}, records 1..{}, widths 1..{} (the width a multiple of the attention heads), 1..{} action heads",
+                             kMaxInput, kMaxRecords, kMaxWidth, kNumHeads),
                  "a damaged header"};
   }
   std::int64_t logits = 0;
   for (std::size_t i = 0; i < nheads; ++i) {
     int h = 0;
     in >> h;
-    if (!in || h < 1 || h > 100000) return Error{file, "dimensions", "a positive size per action head", "a damaged header"};
+    if (!in || h < 1 || h > kMaxHeadValues) {
+      return Error{file, fmt::format("dimensions (action head {})", i), fmt::format("a size from 1 to {}", kMaxHeadValues), "a damaged header"};
+    }
     d.action_heads.push_back(h);
     logits += h;
   }
-  if (logits > kMaxInput) return Error{file, "dimensions", fmt::format("at most {} action values in all", kMaxInput), std::to_string(logits)};
+  // every parameter is at least two characters of text ("0 "): a header that asks for more
+  // numbers than the file can hold is refused before the network is allocated
+  {
+    const std::int64_t need = param_count(d);
+    if (need > static_cast<std::int64_t>(text.size() / 2)) {
+      return Error{file, "parameters", fmt::format("{} numbers, as the header says", need),
+                   fmt::format("a file of {} bytes, too short to hold them", text.size())};
+    }
+  }
   if (magic == "shardwise-policy/2") {
     int has_labels = -1;
     in >> has_labels;
@@ -269,14 +296,24 @@ Expected<PolicyT<S>> PolicyT<S>::load(const std::string& text, const std::string
   Rng rng(0);
   PolicyT p(d, rng);
   bool ok = true;
+  std::int64_t read = 0;
+  std::string why;
   p.p_.each([&](S* x, Eigen::Index n) {
     for (Eigen::Index i = 0; i < n && ok; ++i) {
       double v = 0;
-      ok = static_cast<bool>(in >> v) && std::isfinite(v);
+      if (!(in >> v)) {
+        ok = false;
+        why = fmt::format("{} numbers, then {}", read, in.eof() ? "the end of the file" : "a non-number");
+      } else if (!std::isfinite(v) || !std::isfinite(static_cast<S>(v))) {
+        // finite in the network's own precision: 1e300 is a double but overflows a float
+        ok = false;
+        why = fmt::format("parameter #{} = {:g}, not finite in the network's precision", read + 1, v);
+      }
       x[i] = static_cast<S>(v);
+      ++read;
     }
   });
-  if (!ok) return Error{file, "parameters", fmt::format("{} finite numbers", p.p_.count()), "fewer, or a non-number"};
+  if (!ok) return Error{file, "parameters", fmt::format("{} finite numbers", p.p_.count()), why};
   return p;
 }
 

@@ -41,6 +41,9 @@ struct PolicyDims {
   [[nodiscard]] int logits() const;
 };
 
+// The number of parameters of a network of these dimensions (checked against Params::count).
+std::int64_t param_count(const PolicyDims& dims);
+
 // All parameters; `each` visits them in a fixed order (Adam, save/load, gradient checks).
 template <class S>
 struct Params {

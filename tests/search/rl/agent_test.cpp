@@ -21,6 +21,7 @@ TEST(Agent, DeterministicBudgetedAndFindsPlans) {
     SearchOptions o;
     o.budget = 300;
     o.seed = 9;
+    o.full_history = true;
     AgentStats st;
     const SearchResult a = search_rl(c.ctx, c.space, o, s, nullptr, nullptr, &st);
     o.threads = 2;
@@ -174,6 +175,7 @@ TEST(Agent, ImprovedVariantIsDeterministicAndBudgeted) {
   SearchOptions go;
   go.budget = 4000;
   go.seed = 4;
+  go.full_history = true;
   go.threads = 1;
   const SearchResult one = search_rl(g.ctx, g.space, go, improved_settings());
   go.threads = 2;
@@ -190,6 +192,7 @@ TEST(Agent, TheAblationSamplesWithoutTheNetwork) {
   SearchOptions o;
   o.budget = 1500;
   o.seed = 2;
+  o.full_history = true;
   AgentSettings s = improved_settings();
   AgentStats with_net, without;
   const SearchResult a = search_rl(c.ctx, c.space, o, s, nullptr, nullptr, &with_net);

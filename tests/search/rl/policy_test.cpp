@@ -261,5 +261,54 @@ TEST(Adam, MinimisesAQuadratic) {
   EXPECT_LT(std::fabs(c.value), 0.05);
 }
 
+TEST(Policy, ParamCountMatchesTheNetworkAndBoundsTheLoader) {
+  // issue 16, defect 5: a damaged header made the loader allocate 3.6 GB before refusing.
+  // param_count (what the header asks for) is checked against the file's size first.
+  PolicyDims d;
+  d.input = 7;
+  d.model = 8;
+  d.heads = 2;
+  d.ffn = 6;
+  d.hidden = 5;
+  d.action_heads = {3, 4};
+  Rng rng(1);
+  Policy p(d, rng);
+  Policy q = p;
+  // 7x8 + 4x64 + 2x8x6 + 8x5 + 5x7 + 5 + 10x8 + 6 + 5 + 7 + 1 = 56+256+96+40+35+5+80+6+5+7+1 = 587
+  EXPECT_EQ(param_count(d), 587);
+  auto loaded = Policy::load(p.save(), "p.txt");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  // the same header over a file too short to hold its numbers: refused before allocating
+  std::string text = p.save();
+  text = text.substr(0, text.find('\n', text.find('\n', text.find('\n') + 1) + 1) + 1);  // header lines only
+  auto shortfile = Policy::load(text + "1 2 3\n", "p.txt");
+  ASSERT_FALSE(shortfile.ok());
+  EXPECT_NE(shortfile.error().message().find("too short to hold them"), std::string::npos) << shortfile.error().message();
+  (void)q;
+}
+
+TEST(Policy, AWeightThatOverflowsFloatIsRefused) {
+  // issue 16, defect 8: 1e300 is a finite double but an infinite float
+  PolicyDims d;
+  d.input = 3;
+  d.model = 2;
+  d.heads = 1;
+  d.ffn = 1;
+  d.hidden = 1;
+  d.records = 1;
+  d.action_heads = {2};
+  Rng rng(1);
+  const Policy p(d, rng);
+  std::string text = p.save();
+  // replace the first parameter (the line after the header's three lines) with 1e300
+  std::size_t at = 0;
+  for (int i = 0; i < 3; ++i) at = text.find('\n', at) + 1;
+  const std::size_t end = text.find(' ', at);
+  text = text.substr(0, at) + "1e300" + text.substr(end);
+  auto r = Policy::load(text, "p.txt");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("parameter #1 = 1e+300, not finite"), std::string::npos) << r.error().message();
+}
+
 }  // namespace
 }  // namespace shardwise::rl

@@ -1,0 +1,677 @@
+// shardwise command line: argument parsing and wiring only (ARCHITECTURE.md).
+#include "cli/app.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "core/fields.hpp"
+#include "cost/simulator.hpp"
+#include "exec/verify.hpp"
+#include "hardware/cluster.hpp"
+#include "model/loader.hpp"
+#include "report/describe.hpp"
+#include "report/listing.hpp"
+#include "report/simulate.hpp"
+#include "report/plan_report.hpp"
+#include "report/html_report.hpp"
+#include "report/launch.hpp"
+#include "search/search.hpp"
+#include "search/rl/agent.hpp"
+#include "plan/plan_json.hpp"
+#include "workload/workload.hpp"
+
+namespace shardwise {
+namespace {
+
+// Upper bounds of the numeric flags: beyond them a value is a slip, not a request.
+constexpr std::int32_t kMaxDegreeFlag = 1 << 20;  // as in plan.json
+constexpr int kMaxThreads = 256;
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "shardwise: %s\n", e.message().c_str());
+  return kExitBadInput;
+}
+
+void print(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  if (!s.empty() && s.back() != '\n') std::fputc('\n', stdout);
+}
+
+// An error about a name that came from a file (a plan's model, cluster or workload) is
+// that file's, not the flag's the user never passed.
+Error blame(Error e, const char* flag, const std::string& file, const char* field) {
+  if (e.file == flag) {
+    e.file = file;
+    e.field = field;
+  }
+  return e;
+}
+
+// --tp and its kin: at least `lo`, at most kMaxDegreeFlag.
+std::optional<Error> check_degree_flag(const char* flag, const std::optional<std::int32_t>& v, std::int32_t lo) {
+  if (v && (*v < lo || *v > kMaxDegreeFlag)) {
+    return Error{flag, "", fmt::format("an integer from {} to {}", lo, kMaxDegreeFlag), std::to_string(*v)};
+  }
+  return std::nullopt;
+}
+
+// The workload override flags shared by every command that takes a workload.
+void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
+  cmd->add_option("--mode", o.mode, "Override the mode: decode, prefill or offline");
+  cmd->add_option("--isl", o.isl, "Override the input (prompt) length in tokens");
+  cmd->add_option("--osl", o.osl, "Override the output length in tokens");
+  cmd->add_option("--context", o.context, "Override the decode context (tokens already cached per sequence)");
+  cmd->add_option("--batch", o.batch, "Override the concurrent sequences per model instance: a number or 'max'");
+  cmd->add_option("--ttft-ms", o.ttft_ms, "Override the time-to-first-token SLO (ms)");
+  cmd->add_option("--tpot-ms", o.tpot_ms, "Override the time-per-output-token SLO (ms)");
+  cmd->add_option("--weights-dtype", o.weights_dtype, "Override the weight format: fp32, bf16, fp16, fp8, int8, int4, fp4");
+  cmd->add_option("--kv-dtype", o.kv_dtype, "Override the KV-cache format: fp32, bf16, fp16, fp8, int8, int4, fp4");
+}
+
+bool any_override(const WorkloadOverrides& o) {
+  return o.mode || o.isl || o.osl || o.context || o.batch || o.ttft_ms || o.tpot_ms || o.weights_dtype || o.kv_dtype;
+}
+
+struct DescribeArgs {
+  std::string model, cluster, workload;
+  WorkloadOverrides overrides;
+  bool json = false;
+  bool ops = false;
+};
+
+int run_describe(const DescribeArgs& a) {
+  if (a.model.empty() && a.cluster.empty() && a.workload.empty()) {
+    return fail(Error{"describe", "", "at least one of --model, --cluster, --workload", "none"});
+  }
+  std::optional<ModelSpec> model;
+  std::optional<ClusterSpec> cluster;
+  std::optional<Workload> workload;
+  if (!a.model.empty()) {
+    auto m = load_model(a.model);
+    if (!m) return fail(m.error());
+    model = std::move(m).value();
+  }
+  if (!a.cluster.empty()) {
+    auto c = load_cluster(a.cluster);
+    if (!c) return fail(c.error());
+    cluster = std::move(c).value();
+  }
+  DescribeOptions opts;
+  if (!a.workload.empty()) {
+    auto w = load_workload(a.workload);
+    if (!w) return fail(w.error());
+    auto w2 = apply_overrides(std::move(w).value(), a.overrides);
+    if (!w2) return fail(w2.error());
+    workload = std::move(w2).value();
+    opts.weights_dtype = workload->weights_dtype;
+    opts.kv_dtype = workload->kv_dtype;
+    if (workload->mode == Mode::kDecode) opts.contexts = {workload->context};
+  } else if (any_override(a.overrides)) {
+    // Without a workload only the dtype and context flags mean something for a model.
+    const auto& o = a.overrides;
+    if (o.mode || o.isl || o.osl || o.batch || o.ttft_ms || o.tpot_ms) {
+      return fail(Error{"describe", "", "--workload with --mode, --isl, --osl, --batch, --ttft-ms or --tpot-ms", "no --workload"});
+    }
+    Workload base;  // bf16 defaults; context 1 just to pass validation
+    base.context = 1;
+    auto w = apply_overrides(base, o);
+    if (!w) return fail(w.error());
+    opts.weights_dtype = w->weights_dtype;
+    opts.kv_dtype = w->kv_dtype;
+    if (o.context) opts.contexts = {*o.context};
+  }
+  if (a.json) {
+    print(describe_json(model ? &*model : nullptr, cluster ? &*cluster : nullptr, workload ? &*workload : nullptr, opts));
+    return 0;
+  }
+  std::string out;
+  if (model) out += describe_model_text(*model, opts);
+  if (model && a.ops) out += describe_ops_text(*model, opts, opts.contexts.back());
+  if (cluster) out += (out.empty() ? "" : "\n") + describe_cluster_text(*cluster);
+  if (workload) out += (out.empty() ? "" : "\n") + describe_workload_text(*workload);
+  print(out);
+  return 0;
+}
+
+// The three inputs of simulate and plan, with the workload overrides applied.
+struct Inputs {
+  ModelSpec model;
+  ClusterSpec cluster;
+  Workload workload;
+};
+// Where the names came from: the flags, or a plan file (whose fields an error then names).
+struct InputSource {
+  std::string plan_file;                              // empty: every name and override came from flags
+  bool model_from_plan = false, cluster_from_plan = false, workload_from_plan = false;
+  const WorkloadOverrides* plan_overrides = nullptr;  // the plan file's, applied before the flags'
+};
+Expected<Inputs> load_inputs(const std::string& model, const std::string& cluster, const std::string& workload,
+                             const WorkloadOverrides& overrides, const InputSource& src = {}) {
+  auto m = load_model(model);
+  if (!m) return src.model_from_plan ? blame(m.error(), "--model", src.plan_file, "model") : m.error();
+  auto c = load_cluster(cluster);
+  if (!c) return src.cluster_from_plan ? blame(c.error(), "--cluster", src.plan_file, "cluster") : c.error();
+  auto wl = load_workload(workload);
+  if (!wl) return src.workload_from_plan ? blame(wl.error(), "--workload", src.plan_file, "workload") : wl.error();
+  Workload w = std::move(wl).value();
+  if (src.plan_overrides) {
+    auto w1 = apply_overrides(std::move(w), *src.plan_overrides, src.plan_file);
+    if (!w1) return w1.error();
+    w = std::move(w1).value();
+  }
+  auto w2 = apply_overrides(std::move(w), overrides);
+  if (!w2) return w2.error();
+  return Inputs{std::move(m).value(), std::move(c).value(), std::move(w2).value()};
+}
+
+struct SimulateArgs {
+  std::string model, cluster, workload, sharding = "megatron", plan_file;
+  WorkloadOverrides overrides;
+  std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches;
+  bool json = false;
+};
+
+int run_simulate(SimulateArgs a) {
+  for (const auto& e : {check_degree_flag("--tp", a.tp, 1), check_degree_flag("--pp", a.pp, 1), check_degree_flag("--ep", a.ep, 1),
+                        check_degree_flag("--attn-dp", a.attn_dp, 1), check_degree_flag("--replicas", a.replicas, 1),
+                        check_degree_flag("--micro-batches", a.micro_batches, 0)}) {
+    if (e) return fail(*e);
+  }
+  Plan plan;
+  InputSource src;
+  WorkloadOverrides plan_overrides;
+  if (!a.plan_file.empty()) {
+    auto f = load_plan_file(a.plan_file);
+    if (!f) return fail(f.error());
+    plan = f->plan;
+    src.plan_file = a.plan_file;
+    src.model_from_plan = a.model.empty() && !f->model.empty();
+    src.cluster_from_plan = a.cluster.empty() && !f->cluster.empty();
+    src.workload_from_plan = a.workload.empty() && !f->workload.empty();
+    if (a.model.empty()) a.model = f->model;
+    if (a.cluster.empty()) a.cluster = f->cluster;
+    if (a.workload.empty()) a.workload = f->workload;
+    // the plan's own overrides first (errors name the plan file); flags given now win
+    plan_overrides = f->overrides;
+    plan_overrides.batch = plan.batch == 0 ? std::string("max") : std::to_string(plan.batch);
+    src.plan_overrides = &plan_overrides;
+  } else {
+    auto sh = load_sharding(a.sharding);
+    if (!sh) return fail(sh.error());
+    plan.sharding = *sh;
+  }
+  if (a.model.empty()) return fail(Error{"simulate", "", "--model (or a --plan file naming one)", "none"});
+  if (a.cluster.empty()) return fail(Error{"simulate", "", "--cluster (or a --plan file naming one)", "none"});
+  if (a.workload.empty()) a.workload = "decode-16k";
+  auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides, src);
+  if (!in) return fail(in.error());
+  // what set the degrees, for the message of an invalid plan
+  std::string flags;
+  const auto note = [&](const char* flag, const std::optional<std::int32_t>& v) {
+    if (v) flags += fmt::format("{}{} {}", flags.empty() ? "" : " ", flag, *v);
+  };
+  note("--tp", a.tp);
+  note("--pp", a.pp);
+  note("--ep", a.ep);
+  note("--attn-dp", a.attn_dp);
+  note("--replicas", a.replicas);
+  note("--micro-batches", a.micro_batches);
+  if (a.overrides.batch) flags += (flags.empty() ? "--batch " : " --batch ") + *a.overrides.batch;
+  if (a.plan_file.empty() && a.sharding != "megatron") flags += (flags.empty() ? "--sharding " : " --sharding ") + a.sharding;
+  if (a.tp) plan.deg.tp = *a.tp;
+  if (a.pp) plan.deg.pp = *a.pp;
+  if (a.ep) plan.deg.ep = *a.ep;
+  if (a.attn_dp) plan.deg.attn_dp = *a.attn_dp;
+  if (a.replicas) plan.deg.replicas = *a.replicas;
+  if (a.micro_batches) plan.micro_batches = *a.micro_batches;
+  plan.batch = in->workload.batch.value_or(0);
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  Breakdown bd;
+  const Metrics m = evaluate(ctx, plan, &bd);
+  // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result
+  if (m.infeasible == Infeasible::kInvalidPlan) {
+    std::string origin = a.plan_file.empty() ? (flags.empty() ? std::string("simulate (default degrees)") : flags)
+                                             : (flags.empty() ? a.plan_file : a.plan_file + " with " + flags);
+    return fail(Error{origin, a.plan_file.empty() || !flags.empty() ? "" : "plan",
+                      fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), m.reason});
+  }
+  print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
+  return 0;
+}
+
+struct PlanArgs {
+  std::string model, cluster, workload, engine = "rl", out, save_policy, load_policy, report;
+  std::vector<std::string> compare;
+  WorkloadOverrides overrides;
+  std::int64_t budget = 4000;
+  double time_limit = 0;
+  std::string seed = "1";  // parsed here: CLI11 would wrap "-1" into 2^64 - 1
+  int threads = 0;
+  bool json = false;
+};
+
+std::optional<std::uint64_t> parse_seed(const std::string& s) {
+  std::uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// A path a report or plan can be written to: its folder exists and is writable, and it
+// is not itself a folder. The non-throwing filesystem calls: a name too long, a loop
+// of links or an unreadable folder is a "no", not an exception.
+bool writable_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::string d = dir.empty() ? "." : dir.string();
+  if (!std::filesystem::is_directory(d, ec) || ec) return false;
+  if (std::filesystem::is_directory(path, ec)) return false;
+  return access(d.c_str(), W_OK) == 0;
+}
+
+int run_plan(const PlanArgs& a, const CliOptions& cli) {
+  const Engine engine = find_engine(a.engine);
+  if (!engine) return fail(Error{"--search", "", std::string("one of ") + engine_names(), "'" + a.engine + "'"});
+  if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
+  if (!std::isfinite(a.time_limit) || a.time_limit < 0) {
+    return fail(Error{"--time-limit", "", "a finite number of seconds >= 0 (0: none)", fmt::format("{}", a.time_limit)});
+  }
+  if (a.threads < 0 || a.threads > kMaxThreads) {
+    return fail(Error{"--threads", "", fmt::format("a thread count from 1 to {} (0: all cores)", kMaxThreads), std::to_string(a.threads)});
+  }
+  const auto seed = parse_seed(a.seed);
+  if (!seed) return fail(Error{"--seed", "", "an integer from 0 to 18446744073709551615", "'" + a.seed + "'"});
+  if (!cli.allow_writes && (!a.out.empty() || !a.report.empty() || !a.save_policy.empty())) {
+    return fail(Error{"--out/--report/--save-policy", "", "no file written (this caller forbids writes)", "a path"});
+  }
+  auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
+  if (!in) return fail(in.error());
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload);
+  SearchOptions opt;
+  opt.budget = a.budget;
+  opt.time_limit_s = a.time_limit;
+  opt.seed = *seed;
+  opt.threads = a.threads > 0 ? a.threads : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, static_cast<unsigned>(kMaxThreads)));
+  const bool tty = isatty(fileno(stderr)) != 0;
+  if (tty) {
+    opt.progress = [&](std::int64_t calls, double best, double elapsed) {
+      std::string left = a.time_limit > 0 ? fmt::format(", {:.1f} s left", std::max(0.0, a.time_limit - elapsed)) : "";
+      std::fprintf(stderr, "\r  %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s%s   ", a.engine.c_str(),
+                   static_cast<long long>(calls), static_cast<long long>(a.budget), best, elapsed, left.c_str());
+    };
+  }
+  for (const auto& name : a.compare) {
+    if (!find_engine(name)) return fail(Error{"--compare", "", std::string("engine names from ") + engine_names(), "'" + name + "'"});
+  }
+  opt.record_points = !a.report.empty();
+  // checked before the search: a bad path fails at once, and no empty file is left
+  if (!a.report.empty() && !writable_path(a.report)) return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});
+  if (!a.out.empty() && !writable_path(a.out)) return fail(Error{"--out", "", "a writable file path", "'" + a.out + "'"});
+  if (!a.save_policy.empty() && !writable_path(a.save_policy)) {
+    return fail(Error{"--save-policy", "", "a writable file path", "'" + a.save_policy + "'"});
+  }
+  const bool rl_engine = a.engine == "rl" || a.engine == "rl-paper";
+  if ((!a.save_policy.empty() || !a.load_policy.empty()) && !rl_engine) {
+    return fail(Error{"--save-policy/--load-policy", "", "--search rl or rl-paper", "--search " + a.engine});
+  }
+  std::optional<rl::Policy> warm;
+  if (!a.load_policy.empty()) {
+    auto text = read_text_file(a.load_policy);
+    if (!text) return fail(text.error());
+    auto p = rl::Policy::load(*text, a.load_policy);
+    if (!p) return fail(p.error());
+    warm = std::move(p).value();
+  }
+  PlanOutcome o;
+  o.space_size = space.size();
+  if (rl_engine) {
+    const rl::AgentSettings settings = a.engine == "rl" ? rl::improved_settings() : rl::AgentSettings{};
+    std::unique_ptr<rl::Policy> trained;
+    rl::AgentStats st;
+    o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained, &st);
+    if (warm && st.warm_values == 0) {
+      std::fprintf(stderr, "shardwise: %s cannot be carried to this space (%s); started cold\n", a.load_policy.c_str(), st.warm_error.c_str());
+    } else if (warm && st.warm_matched < st.warm_values) {
+      std::fprintf(stderr, "shardwise: %s was trained on another space: it knew %d of this space's %d action values, carried over by label\n",
+                   a.load_policy.c_str(), st.warm_matched, st.warm_values);
+    }
+    if (!a.save_policy.empty() && trained) {
+      std::ofstream f(a.save_policy);
+      f << trained->save();
+      if (!f) return fail(Error{a.save_policy, "", "a writable file", "a write error"});
+    }
+  } else {
+    o.search = engine(ctx, space, opt);
+  }
+  if (tty) std::fputc('\n', stderr);
+  for (const auto& name : a.compare) {
+    if (name == a.engine) continue;
+    SearchOptions copt = opt;
+    if (tty) {
+      copt.progress = [&](std::int64_t calls, double best, double elapsed) {
+        std::fprintf(stderr, "\r  compare %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s   ", name.c_str(), static_cast<long long>(calls),
+                     static_cast<long long>(a.budget), best, elapsed);
+      };
+    }
+    o.compared.push_back(find_engine(name)(ctx, space, copt));
+    if (tty) std::fputc('\n', stderr);
+  }
+  SearchOptions base_opt = opt;
+  base_opt.progress = nullptr;
+  base_opt.time_limit_s = 0;
+  o.baseline = a.engine == "megatron" ? o.search : search_megatron(ctx, space, base_opt);
+  PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides};
+  file.overrides.batch.reset();  // the plan carries its own batch
+  if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
+  if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);
+  if (!o.search.found) {
+    // nothing feasible: the closest plan and the limit it broke (the search's, else the
+    // baseline's: the exact engine keeps no per-plan record)
+    const SearchResult& near = o.search.closest || !o.search.invalid_example.empty() ? o.search : o.baseline;
+    if (near.closest) {
+      o.closest = *near.closest;
+      o.closest_metrics = evaluate(ctx, *near.closest);
+    }
+    o.invalid_example = near.invalid_example;
+  }
+  if (!a.report.empty() && o.search.found) {
+    // the chosen plan at every batch of the ladder: its own throughput-latency curve
+    for (const std::int64_t per_group : space.batch) {
+      Plan p = o.search.best;
+      p.batch = per_group * p.deg.attn_dp;
+      if (auto pt = eval_point(ctx, p, evaluate(ctx, p, nullptr, false))) o.sweep.push_back(*pt);
+    }
+  }
+  if (!a.report.empty()) {  // written even when no plan was found: it says so
+    std::ofstream report_file(a.report);
+    report_file << plan_html(ctx, file, o);
+    report_file.close();
+    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
+  }
+  if (!a.out.empty()) {
+    if (!o.search.found) {
+      // the result (with the closest plan and why) is printed; then the refusal to write
+      print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
+      return fail(Error{"--out", "", "a feasible plan to write to '" + a.out + "'",
+                        "no feasible plan for these inputs (the closest and the limit it broke are printed above)"});
+    }
+    std::ofstream f(a.out);
+    f << plan_to_json(file) << "\n";
+    if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
+  }
+  print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
+  return 0;
+}
+
+struct LaunchArgs {
+  std::string plan_file, engine, model_path, head_address = "<HEAD_NODE_IP>";
+  int port = 0;
+};
+
+int run_launch(const LaunchArgs& a) {
+  const auto engine = parse_serve_engine(a.engine);
+  if (!engine) return fail(Error{"--engine", "", "one of vllm, sglang, trtllm", "'" + a.engine + "'"});
+  if (a.port < 0 || a.port > 65535) return fail(Error{"--port", "", "a TCP port (1-65535, 0: the engine's default)", std::to_string(a.port)});
+  auto f = load_plan_file(a.plan_file);
+  if (!f) return fail(f.error());
+  if (f->model.empty() || f->cluster.empty() || f->workload.empty()) {
+    return fail(Error{a.plan_file, "model/cluster/workload", "the names the plan was made for (written by 'shardwise plan --out')", "none"});
+  }
+  InputSource src;  // every name and override came from the plan file: errors name its fields
+  src.plan_file = a.plan_file;
+  src.model_from_plan = src.cluster_from_plan = src.workload_from_plan = true;
+  src.plan_overrides = &f->overrides;
+  auto in = load_inputs(f->model, f->cluster, f->workload, WorkloadOverrides{}, src);  // the plan carries its batch
+  if (!in) return fail(in.error());
+  if (auto why = validate_plan(f->plan, in->model, in->cluster)) {
+    return fail(Error{a.plan_file, "plan", fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), *why});
+  }
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload);
+  const EngineFit fit = fit_engine(*engine, ctx, space, f->plan);
+  LaunchOptions o;
+  o.engine = *engine;
+  o.model_path = a.model_path;
+  o.head_address = a.head_address;
+  o.port = a.port;
+  print(launch_text(ctx, *f, fit, o));
+  return 0;
+}
+
+int run_models(bool json) {
+  std::vector<ModelSpec> models;
+  for (const auto& name : model_preset_names()) {
+    auto m = load_model(name);
+    if (!m) return fail(m.error());
+    models.push_back(std::move(m).value());
+  }
+  print(json ? list_models_json(models) : list_models_text(models));
+  return 0;
+}
+
+int run_workloads() {
+  std::vector<Workload> ws;
+  for (const auto& name : workload_preset_names()) {
+    auto w = load_workload(name);
+    if (!w) return fail(w.error());
+    ws.push_back(std::move(w).value());
+  }
+  print(list_workloads_text(ws));
+  return 0;
+}
+
+struct VerifyArgs {
+  std::string model, plan_file, drop, json, mpirun;
+  std::optional<std::string> sharding;  // default: the plan file's, else megatron
+  std::optional<std::int32_t> tp, pp, ep, attn_dp, micro_batches;
+  std::uint64_t seed = 1;
+  std::int32_t decode_steps = 2;
+  bool quiet = false;
+};
+
+int run_verify(VerifyArgs a) {
+  exec::VerifyOptions o;
+  if (!a.plan_file.empty()) {
+    auto f = load_plan_file(a.plan_file);
+    if (!f) return fail(f.error());
+    o.plan = f->plan;
+    if (a.model.empty()) a.model = f->model;
+    if (!f->model.empty() && a.model != f->model) {
+      std::printf("verify: note: %s was made for %s; running it on --model %s\n", a.plan_file.c_str(), f->model.c_str(), a.model.c_str());
+    }
+  }
+  if (a.model.empty()) return fail(Error{"verify", "", "--model (or a --plan file naming one)", "none"});
+  auto m = load_model(a.model);
+  if (!m) return fail(m.error());
+  if (a.sharding) {
+    auto sh = exec::resolve_sharding(*a.sharding, m.value());
+    if (!sh) return fail(sh.error());
+    o.plan.sharding = *sh;
+  }
+  if (a.tp) o.plan.deg.tp = *a.tp;
+  if (a.pp) o.plan.deg.pp = *a.pp;
+  if (a.ep) o.plan.deg.ep = *a.ep;
+  if (a.attn_dp) o.plan.deg.attn_dp = *a.attn_dp;
+  if (a.micro_batches) o.plan.micro_batches = *a.micro_batches;
+  o.plan.deg.replicas = 1;  // one instance is what runs; replicas are copies of it
+  if (!a.drop.empty()) {
+    std::string why;
+    o.fault = exec::parse_fault(a.drop, &why);
+    if (!o.fault.active()) return fail(Error{"--drop", "", why, a.drop});
+  }
+  o.model = a.model;
+  o.seed = a.seed;
+  o.decode_steps = a.decode_steps;
+  o.json = a.json;
+  o.mpirun = a.mpirun;
+  o.quiet = a.quiet;
+  std::printf("verify: %s on %lld ranks: tp %d, attn_dp %d, pp %d, ep %d, sharding %s\n", a.model.c_str(),
+              static_cast<long long>(o.plan.deg.instance_gpus()), o.plan.deg.tp, o.plan.deg.attn_dp, o.plan.deg.pp, o.plan.deg.ep,
+              sharding_to_string(o.plan.sharding).c_str());
+  auto r = exec::verify(o);
+  if (!r) return fail(r.error());
+  return *r;
+}
+
+int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) {
+  CLI::App app{
+      "shardwise: plans how to shard a large language model over a GPU cluster for inference.\n"
+      "It searches parallelism degrees and per-operator sharding and predicts throughput, latency and memory."};
+  app.set_version_flag("--version", "shardwise 0.1.0");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  bool models_json = false;
+  auto* models = app.add_subcommand("models", "List the built-in model presets with their parameter counts");
+  models->add_flag("--json", models_json, "Print JSON");
+
+  app.add_subcommand("clusters", "List the GPU catalog and the '<gpu>x<count>' cluster preset form");
+  app.add_subcommand("workloads", "List the built-in workload presets");
+
+  DescribeArgs d;
+  auto* describe = app.add_subcommand("describe",
+                                      "Describe a model (parameters total and active, layers by kind, KV-cache bytes per "
+                                      "token, weight bytes, FLOPs per token), a cluster and/or a workload");
+  describe->add_option("--model", d.model, "A model preset name (see 'shardwise models') or the path of a config.json");
+  describe->add_option("--cluster", d.cluster, "A cluster preset '<gpu>x<count>' (e.g. h100x8) or the path of a cluster YAML");
+  describe->add_option("--workload", d.workload, "A workload preset (see 'shardwise workloads') or the path of a workload YAML");
+  add_workload_flags(describe, d.overrides);
+  describe->add_flag("--ops", d.ops, "Also list the fused-op chain of every layer class (dims, weights, FLOPs, bytes)");
+  describe->add_flag("--json", d.json, "Print one JSON object (keys include params_total, params_active, kv_bytes_per_token)");
+
+  SimulateArgs sa;
+  auto* simulate = app.add_subcommand("simulate",
+                                      "Predict throughput, latency and memory of one plan: degrees, batch and per-op sharding");
+  simulate->add_option("--model", sa.model, "A model preset or the path of a config.json");
+  simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
+  simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
+  add_workload_flags(simulate, sa.overrides);
+  simulate->add_option("--tp", sa.tp, "Tensor-parallel degree of attention (default 1)");
+  simulate->add_option("--pp", sa.pp, "Pipeline stages (default 1)");
+  simulate->add_option("--ep", sa.ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
+  simulate->add_option("--attn-dp", sa.attn_dp, "Attention data-parallel groups per stage (default 1)");
+  simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
+  simulate->add_option("--micro-batches", sa.micro_batches, "Pipeline micro-batches (default: automatic)");
+  simulate->add_option("--sharding", sa.sharding,
+                       "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), or a YAML/JSON file "
+                       "mapping op slots to dimensions");
+  simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
+  simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
+
+  PlanArgs pa;
+  auto* plan = app.add_subcommand("plan", "Search for the best plan (degrees, batch, per-op sharding) and compare it with Megatron's");
+  plan->add_option("--model", pa.model, "A model preset or the path of a config.json")->required();
+  plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
+  plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
+  add_workload_flags(plan, pa.overrides);
+  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard with masking and polishing; default), rl-paper (as published), exact (the provable "
+                 "optimum over the batch ladder), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
+  plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
+  plan->add_option("--time-limit", pa.time_limit,
+                   "Stop each engine's search after this many seconds (default: none). It applies to the chosen engine and to each "
+                   "--compare engine separately; the Megatron baseline (exhaustive over its small space) is not limited");
+  plan->add_option("--seed", pa.seed, "Random seed, 0 to 2^64-1 (default 1); the same seed gives the same plan whatever --threads");
+  plan->add_option("--threads", pa.threads, "Threads for parallel evaluation, 1 to 256 (default: all cores)");
+  plan->add_option("--save-policy", pa.save_policy, "With --search rl or rl-paper: write the trained policy network to this file");
+  plan->add_option("--load-policy", pa.load_policy, "With --search rl or rl-paper: start from a saved policy instead of a random one");
+  plan->add_option("--out", pa.out, "Write the chosen plan as plan.json (docs/plan-format.md)");
+  plan->add_option("--report", pa.report,
+                   "Write a self-contained HTML report (summary, per-op table, time per op, memory, convergence, throughput-latency "
+                   "frontier)");
+  plan->add_option("--compare", pa.compare, "Also run these engines (comma-separated, e.g. rw,sa,rl) with the same budget and seed; "
+                   "listed in the output and the report's convergence chart")
+      ->delimiter(',');
+  plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
+
+  VerifyArgs va;
+  auto* verify = app.add_subcommand("verify",
+                                    "Run a plan on a scaled-down model with real MPI collectives and check it: logits equal to one "
+                                    "rank's within 1e-9, bytes of every collective equal to the simulator's (docs/exec.md)");
+  verify->add_option("--model", va.model, "A model preset or the path of a config.json (default: the --plan file's)");
+  verify->add_option("--plan", va.plan_file, "A plan.json; degree and sharding flags given beside it override it");
+  verify->add_option("--tp", va.tp, "Tensor-parallel degree of attention (default 1)");
+  verify->add_option("--pp", va.pp, "Pipeline stages (default 1)");
+  verify->add_option("--ep", va.ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
+  verify->add_option("--attn-dp", va.attn_dp, "Attention data-parallel groups per stage (default 1)");
+  verify->add_option("--micro-batches", va.micro_batches, "Pipeline micro-batches (default: automatic)");
+  verify->add_option("--sharding", va.sharding,
+                     "megatron (default), allgather, random:SEED (a random choice per op slot) or a YAML/JSON file of slot choices");
+  verify->add_option("--seed", va.seed, "Seed of the weights and token ids (default 1)");
+  verify->add_option("--decode-steps", va.decode_steps, "Decode steps after the prefill (default 2, at most 16)");
+  verify->add_option("--drop", va.drop,
+                     "OP:LAYER[:INDEX[:prefill|decode|both]]: skip the collectives of one op in one layer (or only the INDEX-th of "
+                     "each execution of it), to show that both checks catch a missing collective; exit 2 if it matches none");
+  verify->add_option("--json", va.json, "Also write the result (pass, max_relative_error, every collective's bytes) to this file");
+  verify->add_option("--mpirun", va.mpirun, "The MPI launcher (default: mpirun on PATH)");
+  verify->add_flag("--quiet", va.quiet, "Print the verdict and the mismatches only");
+
+  LaunchArgs la;
+  auto* launch = app.add_subcommand("launch", "Print the commands that start a plan on vLLM, SGLang or TensorRT-LLM (docs/launch.md)");
+  launch->add_option("--plan", la.plan_file, "A plan.json written by 'shardwise plan --out'")->required();
+  launch->add_option("--engine", la.engine, "vllm, sglang or trtllm")->required();
+  launch->add_option("--model-path", la.model_path, "The checkpoint (HF repo id or folder); default: the preset's HF repository");
+  launch->add_option("--head-address", la.head_address, "The head node's address for multi-node plans (default: a placeholder)");
+  launch->add_option("--port", la.port, "The HTTP port of the first instance (default: the engine's)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "shardwise: %s\nRun 'shardwise --help' or 'shardwise <command> --help'.\n", e.what());
+    return kExitBadInput;
+  }
+
+  if (models->parsed()) return run_models(models_json);
+  if (app.got_subcommand("clusters")) {
+    print(list_gpus_text());
+    return 0;
+  }
+  if (app.got_subcommand("workloads")) return run_workloads();
+  if (describe->parsed()) return run_describe(d);
+  if (simulate->parsed()) return run_simulate(sa);
+  if (plan->parsed()) return run_plan(pa, cli);
+  if (launch->parsed()) return run_launch(la);
+  if (verify->parsed()) {
+    if (!cli.allow_verify) return fail(Error{"verify", "", "another command (this caller does not start mpirun)", "verify"});
+    return run_verify(va);
+  }
+  return 0;
+}
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, const CliOptions& options) {
+  // bad input is answered with exit 2 where it is found; anything thrown is a bug or the
+  // machine refusing (no memory, no thread): exit 1 with a message, never a signal
+  try {
+    return run_cli_unguarded(argc, argv, options);
+  } catch (const InternalError& e) {
+    std::fprintf(stderr, "shardwise: internal error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "shardwise: internal error: out of memory\n");
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "shardwise: internal error: the system refused a resource: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardwise: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "shardwise: internal error: an unknown exception\n");
+  }
+  return kExitInternal;
+}
+
+}  // namespace shardwise
