@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload)
+harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload fuzz_plan_json fuzz_sharding fuzz_policy fuzz_cli)
 
 source scripts/deps.sh
 install_missing clang libclang-rt-14-dev cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
@@ -19,6 +19,17 @@ seed() {  # harness -> seed files
     fuzz_model) ls data/models/*.json tests/data/bad/m*.json ;;
     fuzz_cluster) ls tests/data/good/cluster-*.yaml tests/data/bad/c*.yaml ;;
     fuzz_workload) ls data/workloads/*.yaml tests/data/good/workload-*.yaml tests/data/bad/w*.yaml ;;
+    fuzz_plan_json) ls fuzz/seeds/plan-*.json tests/data/bad/p*.json ;;
+    fuzz_sharding) ls fuzz/seeds/sharding-* tests/data/bad/s*.yaml ;;
+    fuzz_policy) ls fuzz/seeds/policy-*.txt tests/data/bad/y*.txt ;;
+    fuzz_cli) ls fuzz/seeds/cli-*.txt ;;
+  esac
+}
+# harness-specific flags: the CLI's own output is closed (-close_fd_mask=3: libFuzzer keeps
+# its own), and a dictionary of commands, flags and values guides its mutations
+extra() {
+  case $1 in
+    fuzz_cli) echo "-close_fd_mask=3 -dict=fuzz/cli.dict" ;;
   esac
 }
 
@@ -30,7 +41,8 @@ for h in "${harnesses[@]}"; do
   log=build-fuzz/$h.log
   echo "== $h for ${secs}s"
   rc=0
-  ./build-fuzz/fuzz/$h "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+  # shellcheck disable=SC2046
+  ./build-fuzz/fuzz/$h "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=8192 $(extra "$h") \
     -print_final_stats=1 -artifact_prefix=fuzz/artifacts/$h- >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   findings=$(ls fuzz/artifacts/ 2>/dev/null | grep -c "^$h-" || true)

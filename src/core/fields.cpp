@@ -134,6 +134,40 @@ bool nesting_within_limit(std::string_view text) {
   return true;
 }
 
+// Whether the text holds a second YAML document: a document marker ("---" or "...", at
+// column 0, alone or before a space) after some content, with more content after it. A
+// marker line cannot occur inside a scalar (YAML forbids it there), so a line scan is
+// exact. (YAML::LoadAll would tell, but never returns on some inputs, such as a lone ",".)
+bool has_second_document(std::string_view text) {
+  bool content = false, after_marker = false;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(at, nl - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    at = nl + 1;
+    const bool marker = (line.substr(0, 3) == "---" || line.substr(0, 3) == "...") &&
+                        (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    if (marker) {
+      if (content) after_marker = true;
+      // "--- value" carries content on the marker line itself
+      const std::string_view rest = line.substr(3);
+      const std::size_t c = rest.find_first_not_of(" \t");
+      if (c != std::string_view::npos && rest[c] != '#') {
+        if (after_marker) return true;
+        content = true;
+      }
+      continue;
+    }
+    const std::size_t c = line.find_first_not_of(" \t");
+    if (c == std::string_view::npos || line[c] == '#' || line[0] == '%') continue;  // blank, comment, directive
+    if (after_marker) return true;
+    content = true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Expected<json> parse_json_text(std::string_view text, const std::string& file) {
@@ -164,11 +198,11 @@ Expected<json> parse_json_text(std::string_view text, const std::string& file) {
 Expected<json> parse_yaml_text(std::string_view text, const std::string& file) {
   if (!nesting_within_limit(text)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
   try {
-    // one document: a second one ("---" then more fields) would be ignored silently
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() > 1) return Error{file, "", "one YAML document", fmt::format("{} documents (separated by '---')", docs.size())};
+    // one document: YAML::Load reads the first and ignores the rest silently
+    if (has_second_document(text)) return Error{file, "", "one YAML document", "a second document (after a '---' line)"};
+    const YAML::Node root = YAML::Load(std::string(text));
     std::size_t budget = kMaxYamlNodes;
-    return yaml_to_json(docs.empty() ? YAML::Node() : docs[0], file, 0, budget);
+    return yaml_to_json(root, file, 0, budget);
   } catch (const YAML::Exception& e) {
     return Error{file, "", "valid YAML",
                  fmt::format("a syntax error at line {}, column {} ({})", e.mark.line + 1, e.mark.column + 1, e.msg)};

@@ -13,13 +13,14 @@ std::string plan_to_json(const PlanFile& f) {
   for (int i = 0; i < kNumSlots; ++i) sh[slot_info(i).name] = slot_info(i).choices[f.plan.sharding[static_cast<std::size_t>(i)]];
   const Degrees& d = f.plan.deg;
   json j{{"schema", kPlanSchema},
-         {"model", f.model},
-         {"cluster", f.cluster},
-         {"workload", f.workload},
          {"degrees", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas}}},
          {"batch", f.plan.batch == 0 ? json("max") : json(f.plan.batch)},
          {"micro_batches", f.plan.micro_batches},
          {"sharding", sh}};
+  // the names only when known: the reader refuses an empty one (an absent name is allowed)
+  if (!f.model.empty()) j["model"] = f.model;
+  if (!f.cluster.empty()) j["cluster"] = f.cluster;
+  if (!f.workload.empty()) j["workload"] = f.workload;
   const WorkloadOverrides& o = f.overrides;
   json ov = json::object();
   if (o.mode) ov["mode"] = *o.mode;

@@ -120,5 +120,19 @@ TEST(Plan, HugeDegreesSaturateInsteadOfWrappingToZeroGpus) {
   EXPECT_NE(why->find("needs 9223372036854775807 GPUs"), std::string::npos) << *why;
 }
 
+TEST(PlanJson, APlanWithoutNamesRoundTrips) {
+  // found by fuzz_plan_json: a plan file without "model" was written back with "model": "",
+  // which the reader refuses (a name, when present, must not be empty)
+  PlanFile f;
+  f.plan.deg.replicas = 3;
+  f.plan.batch = 16;
+  const std::string text = plan_to_json(f);
+  EXPECT_EQ(text.find("\"model\""), std::string::npos) << text;
+  auto back = parse_plan_json(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->plan, f.plan);
+  EXPECT_TRUE(back->model.empty());
+}
+
 }  // namespace
 }  // namespace shardwise
