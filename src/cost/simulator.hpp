@@ -100,8 +100,33 @@ struct SimContext {
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});
 
-// Tokens per prefill iteration of a serving engine (chunked prefill), in the offline mode.
+// Tokens per prefill iteration of a serving engine (chunked prefill), in the offline mode:
+// the budget of each attention-DP group (each DP rank schedules its own requests).
 constexpr std::int64_t kPrefillChunkTokens = 8192;
+
+// The offline stream's prefill at concurrency b over attn_dp groups (docs/cost-model.md,
+// "offline"). Whole prompts, as many per group as the chunk budget holds (at least one),
+// every group alike, so that what is computed is what is credited.
+struct OfflinePrefill {
+  std::int64_t chunk = 1;     // requests per prefill iteration, all groups: per group clamp(8192 / isl, 1, b / a)
+  std::int64_t arrivals = 1;  // requests prefilled in the iteration a new request joins, all groups:
+                              // per group clamp(ceil((b / a) / osl), 1, chunk / a) (b / osl finish per decode step)
+};
+OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp);
+
+// The offline metrics from the step times: tpot_dec one decode iteration of b sequences,
+// chunk_s one prefill iteration of `chunk` requests, arrivals_s one of `arrivals` (stage
+// times with the iteration overhead).
+//   round = osl x tpot_dec + b x chunk_s / chunk      (every request's prefill once per round)
+//   TPOT  = round / osl
+//   TTFT  = pp x arrivals_s + tpot_dec x (b - arrivals) / b + (ceil(isl / 8192) - 1) x tpot_dec
+// (a new request is prefilled in the next iteration beside the arrivals and the decode of
+// the other sequences; a prompt over the chunk budget spans more iterations).
+struct OfflineTimes {
+  double round = 0, tpot = 0, ttft = 0;
+};
+OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, const OfflinePrefill& op, double tpot_dec,
+                           double chunk_s, double arrivals_s);
 
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
 // the largest concurrency that fits memory and meets the SLOs. `bd` (optional)

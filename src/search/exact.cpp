@@ -7,7 +7,9 @@
 // grouped evaluations give every group's table, and all 31,104 shardings are
 // scored by additions; the best is re-evaluated by the plain simulator. Batches
 // are tried in increasing order and abandoned once no sharding fits memory or
-// meets the SLO (both only get worse with more sequences).
+// meets the SLO (both only get worse with more sequences). Then the sharding that won
+// at each ladder batch is evaluated at its own largest feasible batch (between ladder
+// values), so that no plan's best batch is missed for the ladder's coarseness.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -57,11 +59,12 @@ Sharding neutral_sharding() {
 
 struct Phases {
   bool decode = false, prefill = false;
-  std::int64_t dec_seq = 0, dec_kv = 0, pre_b = 0, pre_seq = 0;
+  bool arrivals = false;  // offline: the TTFT's prefill of the arrivals differs from the chunk
+  OfflinePrefill op;      // offline: the chunk and the arrivals (cost/simulator.hpp)
 };
 
 struct Tables {
-  GroupTables dec[27], pre[27];  // evaluation i holds option i % n of every group
+  GroupTables dec[27], pre[27], arr[27];  // evaluation i holds option i % n of every group
 };
 
 struct Best {
@@ -69,6 +72,7 @@ struct Best {
   Plan plan;
   bool found = false;
   std::int64_t evaluations = 0;
+  std::vector<Sharding> winners;  // the best sharding at each ladder batch (distinct), refined afterwards
 };
 
 // Scores every sharding for one (degrees, batch, hubs); returns the best feasible.
@@ -116,11 +120,17 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
                 dec_stage = std::max(dec_stage, td);
                 mem = std::max(mem, wgt + kv * bg);
               }
+              double arr_stage = 0;
               if (ph.prefill) {
                 for (int st = 0; st < p0.stage_types; ++st) {
                   double tpf = 0;
                   for (int g = 0; g < kNumSlotGroups; ++g) tpf += t.pre[o[g]].time[st][g];
                   pre_stage = std::max(pre_stage, tpf);
+                }
+                for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) {
+                  double ta = 0;
+                  for (int g = 0; g < kNumSlotGroups; ++g) ta += t.arr[o[g]].time[st][g];
+                  arr_stage = std::max(arr_stage, ta);
                 }
               }
               mem += 2.0 * act + ref.reserve;
@@ -137,10 +147,11 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
               } else {
                 const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s);
                 const double pre_s = pre_stage + p0.overhead_s;
-                const double round = static_cast<double>(w.osl) * tpot_dec + b * pre_s / static_cast<double>(ph.pre_b);
-                tpot = round / static_cast<double>(w.osl);
-                ttft = pp * pre_s;
-                value = b * static_cast<double>(w.osl) / round / gpus;
+                const double arr_s = ph.arrivals ? arr_stage + t.arr[0].overhead_s : pre_s;
+                const OfflineTimes ot = offline_times(w, base.batch, base.deg.pp, ph.op, tpot_dec, pre_s, arr_s);
+                tpot = ot.tpot;
+                ttft = ot.ttft;
+                value = b * static_cast<double>(w.osl) / ot.round / gpus;
               }
               if (w.tpot_ms && tpot * 1e3 > *w.tpot_ms) continue;
               if (w.ttft_ms && ttft * 1e3 > *w.ttft_ms) continue;
@@ -184,7 +195,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
   const bool moe = m.is_moe();
   const bool has_mlp = m.num_dense_layers() > 0 || m.moe.num_shared > 0;
   pool.parallel_for(combos.size(), [&](std::size_t ci) {
-    Phases ph = phases;  // per task: pre_b below depends on the batch (shared, it was a data race)
+    Phases ph = phases;  // per task: the offline prefill below depends on the batch (shared, it was a data race)
     Best& best = results[ci];
     for (std::size_t bi = 0; bi < space.batch.size(); ++bi) {
       if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
@@ -223,17 +234,24 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
             if (ph.prefill) {
               Plan pre = p;
               std::int64_t pb = p.batch;
-              if (w.mode == Mode::kOffline) {
+              ph.arrivals = false;
+              if (w.mode == Mode::kOffline) {  // as the simulator chunks prefill
                 pre.micro_batches = 1;
-                pb = std::clamp<std::int64_t>(kPrefillChunkTokens / w.isl, 1, p.batch);  // as the simulator chunks prefill
+                ph.op = offline_prefill(w, p.batch, p.deg.attn_dp);
+                pb = ph.op.chunk;
+                ph.arrivals = ph.op.arrivals != ph.op.chunk;
+                if (ph.arrivals) {
+                  evaluate_grouped(ctx, pre, Phase::kPrefill, ph.op.arrivals, w.isl, w.isl, &t.arr[i]);
+                  ++best.evaluations;
+                }
               }
-              ph.pre_b = pb;
               evaluate_grouped(ctx, pre, Phase::kPrefill, pb, w.isl, w.isl, &t.pre[i]);
               ++best.evaluations;
             }
           }
           // more kinds of stage than the table holds: score every sharding with the plain simulator
-          if ((ph.decode && t.dec[0].stage_types < 1) || (ph.prefill && t.pre[0].stage_types < 1)) {
+          if ((ph.decode && t.dec[0].stage_types < 1) || (ph.prefill && t.pre[0].stage_types < 1) ||
+              (ph.arrivals && t.arr[0].stage_types < 1)) {
             for (std::int64_t code = 0; code < 7776; ++code) {
               Plan q = base;
               q.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = static_cast<std::uint8_t>(h1);
@@ -266,6 +284,9 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
             q.sharding[static_cast<std::size_t>(Slot::kFfnNorm)] = static_cast<std::uint8_t>(h2);
             return q;
           }(), t, ph, valid, local, any_mem, any_slo);
+          if (local.found && std::find(best.winners.begin(), best.winners.end(), local.plan.sharding) == best.winners.end()) {
+            best.winners.push_back(local.plan.sharding);
+          }
           if (local.found && local.value > best.value) {
             best.value = local.value;
             best.plan = local.plan;
@@ -276,6 +297,30 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
       if (!any_mem || !any_slo) break;  // more sequences only need more memory and time
     }
   });
+  // The ladder is coarse (x1.5 steps): a plan's best batch usually lies between two of its
+  // values. The objective grows with the batch up to the limit of memory or an SLO, so each
+  // combo's winners are evaluated at their own largest feasible batch (the simulator's
+  // "max": doubling, then bisection over multiples of attn_dp), and kept when better.
+  if (!w.batch && opt.refine_batch) {
+    pool.parallel_for(combos.size(), [&](std::size_t ci) {
+      Best& best = results[ci];
+      for (const Sharding& sh : best.winners) {
+        if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
+        Plan p;
+        p.deg = combos[ci];
+        p.batch = 0;
+        p.sharding = sh;
+        const Metrics mm = evaluate(ctx, p, nullptr, false);
+        best.evaluations += 1 + 2 * static_cast<std::int64_t>(std::log2(static_cast<double>(std::max<std::int64_t>(2, mm.batch))));
+        if (mm.feasible() && mm.objective > best.value) {
+          best.value = mm.objective;
+          best.plan = p;
+          best.plan.batch = mm.batch;
+          best.found = true;
+        }
+      }
+    });
+  }
   SearchResult r;
   r.engine = "exact";
   for (std::size_t i = 0; i < results.size(); ++i) {

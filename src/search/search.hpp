@@ -28,6 +28,9 @@ struct SearchOptions {
   // Off by default: then only the calls that improved the best, and the last call, are
   // kept, so that memory does not grow with the budget.
   bool full_history = false;
+  // exact only: evaluate each winner at its own largest feasible batch after the ladder
+  // (on by default; off gives the optimum of the ladder space the other engines search)
+  bool refine_batch = true;
 };
 // At most this many points are recorded (the first ones); the report's frontier of a
 // longer search is drawn from them.
