@@ -1,0 +1,67 @@
+// Collectives and layout conversions (docs/cost-model.md, "Layouts and collectives").
+#include "cost/env.hpp"
+
+namespace shardwise::detail {
+
+// --- collectives -----------------------------------------------------------
+double coll(Env& e, CollKind k, Group g, double full, const char* gname) {
+  if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
+  // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call
+  CollCost c = collective_cost(e.ctx->cluster, k, g, Bytes(full), e.p->comm_efficiency);
+  c.time += Seconds(e.p->comm_overhead_us * 1e-6);
+  if (e.bd) {
+    // A conversion made of two collectives reports the larger kind; times and bytes add.
+    if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {
+      e.pend_kind = k;
+      e.pend_group = gname;
+    }
+    e.pend_s += c.time.value();
+    e.pend_bytes += c.bytes.value();
+    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value()});
+  }
+  return c.time.value();
+}
+
+// The collective a layout change needs: same -> none; R -> split: local slice;
+// split -> R: all-gather; P -> R: all-reduce; P -> split: reduce-scatter;
+// one split -> the other: all-to-all. Nothing ever requires partial sums.
+CollKind transition(Lay from, Lay to) {
+  if (from == to) return CollKind::kNone;
+  switch (from) {
+    case Lay::kR: return CollKind::kNone;
+    case Lay::kSt: return to == Lay::kR ? CollKind::kAllGather : CollKind::kAllToAll;
+    case Lay::kSf: return to == Lay::kR ? CollKind::kAllGather : CollKind::kAllToAll;
+    case Lay::kP: return to == Lay::kR ? CollKind::kAllReduce : CollKind::kReduceScatter;
+  }
+  return CollKind::kNone;
+}
+
+double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname) {
+  return coll(e, transition(from, to), g, full, gname);
+}
+
+// Attention scope (tp group, tokens split over attn_dp groups) -> MLP scope (all
+// W ranks). `full` is the bytes of the whole stage's tensor [T, features].
+double to_mlp(Env& e, Lay from, Lay need, double full) {
+  if (e.a == 1) return convert(e, from, need, e.g_tp, full, "tp");
+  if (from == Lay::kR) {  // each group holds its own tokens, replicated in the group
+    // attention-DP gather: each rank keeps its 1/tp slice of its group's tokens (free),
+    // then all W ranks gather, hierarchically (network first, NVLink last)
+    if (need == Lay::kR) return coll(e, CollKind::kAllGather, e.g_w, full, "attn_dp");
+    if (need == Lay::kSt) return 0.0;
+    return coll(e, CollKind::kAllToAll, e.g_w, full, "mlp");
+  }
+  // from St: tokens split over all W ranks (= St over the MLP group)
+  return convert(e, Lay::kSt, need, e.g_w, full, "mlp");
+}
+
+// MLP scope -> attention scope: bring the stage tensor back to "each group its
+// own tokens" (split over W), then gather within the tp group if R is needed.
+double to_attn(Env& e, Lay from, Lay need, double full) {
+  if (e.a == 1) return convert(e, from, need, e.g_tp, full, "tp");
+  double t = convert(e, from, Lay::kSt, e.g_w, full, "mlp");
+  if (need == Lay::kR) t += coll(e, CollKind::kAllGather, e.g_tp, full / static_cast<double>(e.a), "tp");
+  return t;
+}
+
+}  // namespace shardwise::detail

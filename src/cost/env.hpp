@@ -1,0 +1,120 @@
+// Internal to cost/: the state of one evaluation (Env), the activation layouts, and the
+// functions the simulator's files share. Not included outside src/cost/.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "cost/simulator.hpp"
+
+namespace shardwise::detail {
+
+// Layout of an activation tensor [tokens, features] over the ranks of a group:
+// replicated, split on tokens, split on features, or partial sums.
+enum class Lay : std::uint8_t { kR, kSt, kSf, kP };
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+inline int ch(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
+
+struct Env {
+  const SimContext* ctx = nullptr;
+  const Plan* plan = nullptr;
+  const CostParams* p = nullptr;
+  Phase phase = Phase::kDecode;
+  double ab = 2.0;  // activation bytes per element
+  double wb = 2.0;  // weight bytes per element
+  double kvb = 2.0; // KV-cache bytes per element
+  double gemm_peak = 0, attn_peak = 0, hbm = 0;
+  std::int64_t tp = 1, a = 1, w = 1, ep = 1, etp = 1, pp = 1;
+  Group g_tp, g_w, g_dp, g_etp, g_pp;
+  // per-evaluation accumulators
+  double max_act = 0;  // largest per-rank activation footprint of one op (in + out)
+  // breakdown
+  Breakdown* bd = nullptr;
+  int cls = -1;
+  std::int64_t cls_layers = 0;
+  double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
+  double* group_time = nullptr;       // when set: time of the current layer class by slot group
+  double* group_act = nullptr;        // when set: largest activation footprint by slot group
+  CollKind pend_kind = CollKind::kNone;
+  double pend_s = 0, pend_bytes = 0;
+  const char* pend_group = "";
+  std::vector<CollRecord> pend_colls;  // every collective of the op being costed (breakdown only)
+};
+
+Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd);
+
+// --- collectives and layouts (collectives.cpp) ---------------------------------
+double coll(Env& e, CollKind k, Group g, double full, const char* gname);
+CollKind transition(Lay from, Lay to);
+double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname);
+double to_mlp(Env& e, Lay from, Lay need, double full);
+double to_attn(Env& e, Lay from, Lay need, double full);
+
+// --- compute (compute.cpp) -------------------------------------------------------
+double gemm_time(Env& e, double rows, double flops, double bytes);
+double stream_time(Env& e, double bytes);
+void record(Env& e, const char* op, int slot, double compute_s, double comm_s);
+// A GEMM-like op over group size g with a column / row / none choice.
+struct GemmLay {
+  Lay in, out;
+  double split;  // weight and FLOP divisor
+};
+GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col);
+inline Lay norm_lay(const Plan& p, Slot s) { return ch(p, s) == 0 ? Lay::kR : Lay::kSt; }
+
+// The compute and communication of the op being costed, added to the layer's total (and
+// to its slot group's, when decomposing) when the op is flushed.
+struct OpTimer {
+  Env& e;
+  double comp = 0, comm = 0, total = 0;
+  void flush(const char* name, int slot, int group) {
+    record(e, name, slot, comp, comm);
+    total += comp + comm;
+    if (e.group_time) e.group_time[group] += comp + comm;
+    comp = comm = 0;
+  }
+  // an op's activation footprint (input + output) on one rank
+  void act(int group, double bytes) const {
+    e.max_act = std::max(e.max_act, bytes);
+    if (e.group_act) e.group_act[group] = std::max(e.group_act[group], bytes);
+  }
+};
+
+// --- memory (memory.cpp) ---------------------------------------------------------
+double qkv_params_per_rank(const Plan& p, const LayerShape& s, double tp);
+double layer_weight_bytes(const Env& e, const LayerShape& s);
+void layer_weight_bytes_grouped(const Env& e, const LayerShape& s, double* out);
+double layer_kv_bytes_per_seq(const Env& e, const LayerShape& s, std::int64_t ctx);
+double embedding_weight_bytes(const Env& e);
+double lm_head_params(const Env& e);
+double tied_head_extra_params(const Env& e);
+double lm_head_weight_bytes(const Env& e);
+double reserve_bytes(const GpuSpec& g);
+void check_memory(const MemoryBreakdown& m, Metrics& out, bool explain);
+
+// --- one layer (layer.cpp, moe.cpp) -----------------------------------------------
+double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq);
+// The MoE block of an MoE layer: router, dispatch, expert FFNs, combine. Its input is in
+// ffn_need's layout; its output is split on tokens over the stage's W ranks.
+void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need);
+
+// --- a pipeline stage and a step (stage.cpp) ----------------------------------------
+struct StageResult {
+  double time = 0;        // the slowest stage, one micro-batch
+  double weights = 0;     // bytes per rank on the fullest stage
+  double kv_per_seq = 0;  // KV bytes per rank per sequence on the fullest stage
+};
+StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::int64_t seqs_per_group, GroupTables* gt = nullptr);
+struct StepResult {
+  double stage_s = 0;
+  std::int32_t m = 1;
+  MemoryBreakdown mem;
+};
+// One decode step of b sequences (or one prefill batch of b prompts) with the
+// automatic or planned micro-batching; memory counted for kv_ctx tokens per sequence.
+StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
+                Breakdown* bd);
+
+}  // namespace shardwise::detail

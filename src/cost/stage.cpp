@@ -1,0 +1,205 @@
+// A pipeline stage (its layers, embedding or LM head, send/recv), one step with its
+// micro-batching, and the per-group tables of the exact search (docs/cost-model.md,
+// "Pipeline and serving metrics"; docs/search.md, "The exact optimum").
+#include "cost/env.hpp"
+
+namespace shardwise {
+namespace detail {
+
+StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::int64_t seqs_per_group, GroupTables* gt) {
+  const ModelGraph& g = e.ctx->graph;
+  const Plan& p = *e.plan;
+  const std::size_t ncls = g.classes.size();
+  SW_CHECK(ncls <= kMaxLayerClasses, "the loader bounds the layer classes");
+  double t_cls[kMaxLayerClasses] = {0}, w_cls[kMaxLayerClasses] = {0}, kv_cls[kMaxLayerClasses] = {0};
+  double gt_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // time by group, when decomposing
+  double gw_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // weights by group
+  std::int64_t layers_per_stage = static_cast<std::int64_t>(g.layer_class.size()) / e.pp;
+  for (std::size_t c = 0; c < ncls; ++c) {
+    e.cls = static_cast<int>(c);
+    // layers of this class on the fullest stage, for the breakdown
+    std::int64_t most = 0;
+    for (std::int64_t st = 0; st < e.pp; ++st) {
+      std::int64_t n = 0;
+      for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) n += g.layer_class[static_cast<std::size_t>(i)] == c;
+      most = std::max(most, n);
+    }
+    e.cls_layers = most;
+    if (gt) {
+      e.group_time = gt_cls[c];
+      e.group_act = gt->act;
+      layer_weight_bytes_grouped(e, g.classes[c], gw_cls[c]);
+    }
+    t_cls[c] = layer_time(e, g.classes[c], T, seq);
+    e.group_time = nullptr;
+    w_cls[c] = layer_weight_bytes(e, g.classes[c]);
+    kv_cls[c] = layer_kv_bytes_per_seq(e, g.classes[c], kv_ctx);
+  }
+  e.cls = -1;
+  e.cls_layers = 1;
+  const double tg = T / static_cast<double>(e.a);
+  const double h = static_cast<double>(g.hidden), v = static_cast<double>(g.vocab), tp = static_cast<double>(e.tp);
+  const Lay attn_need = norm_lay(p, Slot::kAttnNorm);
+  // embedding (first stage): vocab-parallel gives partial sums; none gives a replicated lookup
+  const bool emb_vocab = ch(p, Slot::kEmbedding) == 0;
+  double t_emb = stream_time(e, tg * h * e.ab);
+  record(e, "embedding", static_cast<int>(Slot::kEmbedding), t_emb, 0);
+  const double emb_comm = convert(e, emb_vocab ? Lay::kP : Lay::kR, attn_need, e.g_tp, tg * h * e.ab, "tp");
+  record(e, "embedding_out", -1, 0, emb_comm);
+  t_emb += emb_comm;
+  // LM head (last stage), on the last token of each sequence: vocab (col, logits gathered in fp32) | none
+  const bool head_vocab = ch(p, Slot::kLmHead) == 0;
+  const double rows = e.phase == Phase::kDecode ? tg : tg / static_cast<double>(std::max<std::int64_t>(seq, 1));
+  double t_head = convert(e, attn_need, Lay::kR, e.g_tp, tg * h * e.ab, "tp");
+  {
+    const double params = v * h / (head_vocab ? tp : 1.0);
+    const double gemm = gemm_time(e, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab);
+    const double gather = head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0;
+    record(e, "lm_head", static_cast<int>(Slot::kLmHead), gemm, t_head + gather);
+    t_head += gemm + gather;
+    e.max_act = std::max(e.max_act, rows * v / (head_vocab ? tp : 1.0) * 4.0);
+    if (gt) gt->act[kGroupLmHead] = std::max(gt->act[kGroupLmHead], rows * v / (head_vocab ? tp : 1.0) * 4.0);
+  }
+  // pipeline send/recv of the residual stream to the next stage (each rank its 1/tp slice; R is re-gathered)
+  double t_p2p = 0;
+  if (e.pp > 1) {
+    t_p2p = coll(e, CollKind::kSendRecv, e.g_pp, tg * h * e.ab / tp, "pp");
+    if (attn_need == Lay::kR) t_p2p += coll(e, CollKind::kAllGather, e.g_tp, tg * h * e.ab, "tp");
+    record(e, "pp_send_recv", -1, 0, t_p2p);
+  }
+  const double emb_w = embedding_weight_bytes(e);
+  const double head_params = lm_head_params(e);
+  const double head_w = lm_head_weight_bytes(e);
+  StageResult r;
+  for (std::int64_t st = 0; st < e.pp; ++st) {
+    double t = 0, wgt = 0, kv = 0;
+    for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) {
+      const auto c = g.layer_class[static_cast<std::size_t>(i)];
+      t += t_cls[c];
+      wgt += w_cls[c];
+      kv += kv_cls[c];
+    }
+    if (st == 0) {
+      t += t_emb;
+      wgt += emb_w;
+    }
+    if (st == e.pp - 1) {
+      t += t_head;
+      wgt += head_w;
+    } else {
+      t += t_p2p;
+    }
+    r.time = std::max(r.time, t);
+    // memory: the stage that holds the most bytes (weights + KV of its sequences)
+    const double n = static_cast<double>(seqs_per_group);
+    if (wgt + kv * n > r.weights + r.kv_per_seq * n) {
+      r.weights = wgt;
+      r.kv_per_seq = kv;
+    }
+  }
+  if (e.bd) e.bd->stage_s = r.time;
+  if (gt) {
+    // distinct stage types: the same class mix and the same first/last role
+    struct Key {
+      std::int64_t counts[kMaxLayerClasses];
+      bool first, last;
+    };
+    Key keys[kMaxStageTypes];
+    gt->stage_types = 0;
+    for (std::int64_t st = 0; st < e.pp; ++st) {
+      Key k{};
+      for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) ++k.counts[g.layer_class[static_cast<std::size_t>(i)]];
+      k.first = st == 0;
+      k.last = st == e.pp - 1;
+      int found = -1;
+      for (int t = 0; t < gt->stage_types; ++t) {
+        if (keys[t].first == k.first && keys[t].last == k.last && std::equal(k.counts, k.counts + kMaxLayerClasses, keys[t].counts)) found = t;
+      }
+      if (found >= 0) continue;
+      if (gt->stage_types == kMaxStageTypes) {
+        gt->stage_types = -1;  // too many kinds of stage to decompose
+        return r;
+      }
+      const int t = gt->stage_types++;
+      keys[t] = k;
+      for (int grp = 0; grp < kNumSlotGroups; ++grp) {
+        double tt = 0, ww = 0, kk = 0;
+        for (std::size_t c = 0; c < ncls; ++c) {
+          const double n = static_cast<double>(k.counts[c]);
+          tt += n * gt_cls[c][grp];
+          ww += n * gw_cls[c][grp];
+          if (grp == kGroupAttention) kk += n * kv_cls[c];
+        }
+        gt->time[t][grp] = tt;
+        gt->weights[t][grp] = ww;
+        gt->kv_per_seq[t][grp] = kk;
+      }
+      if (k.first) {
+        gt->time[t][kGroupEmbedding] += t_emb;
+        gt->weights[t][kGroupEmbedding] += emb_w;
+      }
+      if (k.last) {
+        gt->time[t][kGroupLmHead] += t_head;
+        // not head_w: the tied term couples the embedding and lm_head groups (the exact search adds it)
+        gt->weights[t][kGroupLmHead] += head_params / (head_vocab ? tp : 1.0) * e.wb;
+        gt->weights[t][kGroupConst] += g.final_norm_params * e.wb;
+      } else {
+        gt->time[t][kGroupConst] += t_p2p;
+      }
+    }
+  }
+  return r;
+}
+
+// One decode step of b sequences (or one prefill batch of b prompts) with the
+// automatic or planned micro-batching; memory counted for kv_ctx tokens per sequence.
+StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
+                Breakdown* bd) {
+  Env e = make_env(ctx, plan, phase, bd);
+  const std::int64_t bg = ceil_div(b, e.a);  // sequences per attention group
+  std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
+  m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
+  const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
+  const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
+  const StageResult r = stage(e, T, seq, kv_ctx, bg);
+  StepResult out;
+  out.stage_s = r.time + e.p->step_overhead_us * 1e-6;
+  out.m = m;
+  out.mem.capacity = ctx.cluster.gpu.hbm_capacity;
+  out.mem.weights = Bytes(r.weights);
+  out.mem.kv_cache = Bytes(r.kv_per_seq * static_cast<double>(bg));
+  out.mem.activations = Bytes(2.0 * e.max_act);
+  out.mem.reserve = Bytes(reserve_bytes(ctx.cluster.gpu));
+  return out;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
+                      GroupTables* out) {
+  *out = GroupTables{};
+  Env e = make_env(ctx, plan, phase, nullptr);
+  const std::int64_t bg = ceil_div(b, e.a);
+  std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
+  m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
+  const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
+  const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
+  stage(e, T, seq, kv_ctx, bg, out);
+  out->overhead_s = e.p->step_overhead_us * 1e-6;
+  out->reserve = reserve_bytes(ctx.cluster.gpu);
+  out->micro_batches = m;
+  out->seqs_per_group = bg;
+  return out->stage_types > 0;
+}
+
+Breakdown breakdown_step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq,
+                         std::int32_t* micro_batches) {
+  Breakdown bd;
+  const StepResult s = step(ctx, plan, phase, b, seq, seq, &bd);
+  if (micro_batches) *micro_batches = s.m;
+  return bd;
+}
+
+}  // namespace shardwise
