@@ -121,11 +121,11 @@ double tied_lm_head_extra_bytes(const SimContext& ctx, const Plan& plan) {
 std::vector<double> stage_weight_bytes(const SimContext& ctx, const Plan& plan) {
   const Env e = make_env(ctx, plan, Phase::kDecode, nullptr);
   const ModelGraph& g = ctx.graph;
-  const std::int64_t per = static_cast<std::int64_t>(g.layer_class.size()) / e.pp;
   std::vector<double> out(static_cast<std::size_t>(e.pp), 0.0);
   for (std::int64_t st = 0; st < e.pp; ++st) {
     double& w = out[static_cast<std::size_t>(st)];
-    for (std::int64_t i = st * per; i < (st + 1) * per; ++i) w += layer_weight_bytes(e, g.classes[g.layer_class[static_cast<std::size_t>(i)]]);
+    const LayerRange r = stage_layers(static_cast<std::int64_t>(g.layer_class.size()), e.pp, st);
+    for (std::int64_t i = r.first; i < r.last; ++i) w += layer_weight_bytes(e, g.classes[g.layer_class[static_cast<std::size_t>(i)]]);
     if (st == 0) w += embedding_weight_bytes(e);
     if (st == e.pp - 1) w += lm_head_weight_bytes(e);
   }

@@ -14,14 +14,16 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   double t_cls[kMaxLayerClasses] = {0}, w_cls[kMaxLayerClasses] = {0}, kv_cls[kMaxLayerClasses] = {0};
   double gt_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // time by group, when decomposing
   double gw_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // weights by group
-  std::int64_t layers_per_stage = static_cast<std::int64_t>(g.layer_class.size()) / e.pp;
+  // the layers of each stage, split as the engines split them (uneven when pp does not divide)
+  const std::int64_t num_layers = static_cast<std::int64_t>(g.layer_class.size());
+  const auto range = [&](std::int64_t st) { return stage_layers(num_layers, e.pp, st); };
   for (std::size_t c = 0; c < ncls; ++c) {
     e.cls = static_cast<int>(c);
     // layers of this class on the fullest stage, for the breakdown
     std::int64_t most = 0;
     for (std::int64_t st = 0; st < e.pp; ++st) {
       std::int64_t n = 0;
-      for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) n += g.layer_class[static_cast<std::size_t>(i)] == c;
+      for (std::int64_t i = range(st).first, end = range(st).last; i < end; ++i) n += g.layer_class[static_cast<std::size_t>(i)] == c;
       most = std::max(most, n);
     }
     e.cls_layers = most;
@@ -73,7 +75,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   StageResult r;
   for (std::int64_t st = 0; st < e.pp; ++st) {
     double t = 0, wgt = 0, kv = 0;
-    for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) {
+    for (std::int64_t i = range(st).first, end = range(st).last; i < end; ++i) {
       const auto c = g.layer_class[static_cast<std::size_t>(i)];
       t += t_cls[c];
       wgt += w_cls[c];
@@ -108,7 +110,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
     gt->stage_types = 0;
     for (std::int64_t st = 0; st < e.pp; ++st) {
       Key k{};
-      for (std::int64_t i = st * layers_per_stage; i < (st + 1) * layers_per_stage; ++i) ++k.counts[g.layer_class[static_cast<std::size_t>(i)]];
+      for (std::int64_t i = range(st).first, end = range(st).last; i < end; ++i) ++k.counts[g.layer_class[static_cast<std::size_t>(i)]];
       k.first = st == 0;
       k.last = st == e.pp - 1;
       int found = -1;

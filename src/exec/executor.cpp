@@ -77,7 +77,8 @@ class Executor {
     split(world, st_ * ep_n_ + wr_ / etp_n_, wr_ % etp_n_, etp_);
     s_ = c.seqs_per_micro();
     bg_ = c.seqs_per_group();
-    layers_per_stage_ = m_.num_layers / pp_n_;
+    stage_range_ = stage_layers(m_.num_layers, pp_n_, st_);  // uneven when pp does not divide, as the simulator
+    layers_per_stage_ = stage_range_.size();
     const auto ch = [&](Slot s) { return static_cast<int>(c.plan.sharding[static_cast<std::size_t>(s)]); };
     for (int i = 0; i < kNumSlots; ++i) choice_[i] = ch(static_cast<Slot>(i));
     attn_need_ = choice_[static_cast<int>(Slot::kAttnNorm)] == 0 ? Lay::kR : Lay::kSt;
@@ -827,7 +828,7 @@ class Executor {
       }
       convert(x, attn_need_, tp_, "pp_send_recv", "tp");
     }
-    for (std::int64_t i = 0; i < layers_per_stage_; ++i) x = layer(st_ * layers_per_stage_ + i, i, mu, std::move(x));
+    for (std::int64_t i = 0; i < layers_per_stage_; ++i) x = layer(stage_range_.first + i, i, mu, std::move(x));
     layer_ = -1;
     if (st_ < pp_n_ - 1) {
       const std::int64_t rb = rows / tp_n_;
@@ -888,6 +889,7 @@ class Executor {
   int t_ = 0, ai_ = 0, st_ = 0, wr_ = 0;
   Comm tp_, stage_, etp_;
   std::int64_t s_ = 1, bg_ = 1, layers_per_stage_ = 1;
+  LayerRange stage_range_;
   int choice_[kNumSlots] = {};
   Lay attn_need_ = Lay::kR, ffn_need_ = Lay::kR;
   bool mla_ = false;

@@ -125,7 +125,7 @@ Expected<Case> scale_case(const ModelSpec& o, const Plan& plan, std::uint64_t se
     m.moe.shared_ffn = o.moe.num_shared > 0 ? round_up(32, w) : 0;
   }
   // layers: one per class of the original, in order of first appearance, padded with
-  // the last class to a multiple of pp; windows keep their order but shrink below the prompt
+  // the last class (see below for how many); windows keep their order but shrink below the prompt
   std::vector<std::pair<bool, std::int64_t>> classes;
   for (std::size_t i = 0; i < o.layer_is_moe.size(); ++i) {
     const std::pair<bool, std::int64_t> k{o.layer_is_moe[i], o.layer_window[i]};
@@ -139,8 +139,14 @@ Expected<Case> scale_case(const ModelSpec& o, const Plan& plan, std::uint64_t se
   windows.erase(std::unique(windows.begin(), windows.end()), windows.end());
   if (windows.size() > 4) return scale_error("sliding windows", "at most 4 distinct lengths", std::to_string(windows.size()));
   c.isl = 8;
-  const std::int64_t layers = round_up(static_cast<std::int64_t>(classes.size()), pp);
-  if (layers > 16) return scale_error("layers", "at most 16 after scaling (one per layer class, a multiple of pp)", std::to_string(layers));
+  // at least one layer per class and per stage, and the original's remainder modulo pp, so
+  // that an uneven split of the original (61 layers on pp 4) is uneven alike here
+  std::int64_t layers = std::max(static_cast<std::int64_t>(classes.size()), pp);
+  while (layers % pp != o.num_layers % pp) ++layers;
+  if (layers > 16) {
+    return scale_error("layers", "at most 16 after scaling (one per layer class and stage, the original's remainder modulo pp)",
+                       std::to_string(layers));
+  }
   for (std::int64_t i = 0; i < layers; ++i) {
     const auto& k = classes[static_cast<std::size_t>(std::min<std::int64_t>(i, static_cast<std::int64_t>(classes.size()) - 1))];
     std::int64_t win = 0;
@@ -269,7 +275,8 @@ Weights held_weights(const Case& c, const Weights& full, std::int64_t rank, doub
   const Degrees& d = c.plan.deg;
   const auto ch = [&](Slot s) { return static_cast<int>(c.plan.sharding[static_cast<std::size_t>(s)]); };
   const std::int64_t tp = d.tp, w = d.stage_width(), etp = d.expert_tp();
-  const std::int64_t t = rank % tp, wr = rank % w, st = rank / w, per_stage = m.num_layers / d.pp;
+  const std::int64_t t = rank % tp, wr = rank % w, st = rank / w;
+  const LayerRange stage_range = stage_layers(m.num_layers, d.pp, st);  // as the simulator splits them
   const std::int64_t eg = wr / etp, em = wr % etp;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Weights out;
@@ -287,7 +294,7 @@ Weights held_weights(const Case& c, const Weights& full, std::int64_t rank, doub
   const auto cols = [&](const std::string& name, std::int64_t c0, std::int64_t nc) { keep(name, {{0, full.m(name).rows(), c0, nc}}); };
   const auto rows = [&](const std::string& name, std::int64_t r0, std::int64_t nr) { keep(name, {{r0, nr, 0, full.m(name).cols()}}); };
   const std::int64_t h = m.hidden, up = m.mlp_gated ? 2 : 1;
-  for (std::int64_t l = st * per_stage; l < (st + 1) * per_stage; ++l) {
+  for (std::int64_t l = stage_range.first; l < stage_range.last; ++l) {
     const LayerFacts f = layer_facts(m, l);
     out.vecs[lname(l, "attn_norm")] = full.v(lname(l, "attn_norm"));
     out.vecs[lname(l, "ffn_norm")] = full.v(lname(l, "ffn_norm"));

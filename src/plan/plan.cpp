@@ -1,5 +1,6 @@
 #include "plan/plan.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -13,6 +14,16 @@ Sharding paper_allgather_sharding() {
   Sharding s = megatron_sharding();
   s[static_cast<std::size_t>(Slot::kFfn2)] = 1;  // ffn2 on hidden
   return s;
+}
+
+LayerRange stage_layers(std::int64_t layers, std::int64_t pp, std::int64_t st) {
+  const std::int64_t base = layers / pp, rem = layers % pp;
+  const std::int64_t extra_from = pp - 1 - rem;  // stages extra_from .. pp - 2 hold one more
+  const auto extra_before = [&](std::int64_t s) { return std::max<std::int64_t>(0, std::min(s, pp - 1) - extra_from); };
+  LayerRange r;
+  r.first = st * base + extra_before(st);
+  r.last = (st + 1) * base + extra_before(st + 1);
+  return r;
 }
 
 namespace {
@@ -30,11 +41,11 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
       return fmt::format("slot {} has no choice #{}", slot_info(i).name, p.sharding[static_cast<std::size_t>(i)]);
     }
   }
+  if (d.pp > m.num_layers) return fmt::format("pp {} exceeds the {} layers (every stage needs one)", d.pp, m.num_layers);
   if (d.total_gpus() > c.num_gpus) {
     return fmt::format("the plan needs {} GPUs (tp {} x attn_dp {} x pp {} x replicas {}) but the cluster has {}", d.total_gpus(),
                        d.tp, d.attn_dp, d.pp, d.replicas, c.num_gpus);
   }
-  if (m.num_layers % d.pp != 0) return fmt::format("pp {} does not divide the {} layers", d.pp, m.num_layers);
   const std::int64_t w = d.stage_width();
   if (!m.is_moe() && d.ep != 1) return fmt::format("ep {} on a dense model (it has no experts)", d.ep);
   if (m.is_moe()) {

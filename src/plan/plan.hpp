@@ -40,6 +40,16 @@ struct Degrees {
   [[nodiscard]] std::int64_t expert_tp() const { return stage_width() / ep; }
 };
 
+// The layers [first, last) of pipeline stage `st` of `pp` over `layers` layers. As the
+// engines split them (vLLM's get_pp_indices): layers / pp each, and the remainder one
+// more each on the stages before the last, from the second-to-last backwards (the last
+// stage also holds the LM head). DeepSeek-V3's 61 layers on pp 4: 15, 15, 16, 15.
+struct LayerRange {
+  std::int64_t first = 0, last = 0;
+  [[nodiscard]] std::int64_t size() const { return last - first; }
+};
+LayerRange stage_layers(std::int64_t layers, std::int64_t pp, std::int64_t st);
+
 using Sharding = std::array<std::uint8_t, kNumSlots>;  // choice index per slot; all 0 = Megatron
 constexpr Sharding megatron_sharding() { return Sharding{}; }
 // The paper's alternative: FFN2 sharded on the hidden dimension (all-gathers).

@@ -56,7 +56,15 @@ SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload&
   s.cluster_gpus = c.num_gpus;
   // tp divides the heads (kv heads are replicated when tp exceeds them); at most 64 and the cluster
   s.tp = divisors(m.num_heads, std::min<std::int64_t>(64, c.num_gpus));
-  s.pp = divisors(m.num_layers, std::min<std::int64_t>(m.num_layers, c.num_gpus));
+  // pp: the divisors of the layers, and the powers of two the engines are run with even where
+  // they do not divide (DeepSeek-V3's 61 layers on pp 4: stages of 15, 15, 16, 15)
+  {
+    const std::int64_t cap = std::min<std::int64_t>(m.num_layers, c.num_gpus);
+    s.pp = divisors(m.num_layers, cap);
+    for (const std::int32_t p2 : powers_of_two(std::min<std::int64_t>(cap, 64))) s.pp.push_back(p2);
+    std::sort(s.pp.begin(), s.pp.end());
+    s.pp.erase(std::unique(s.pp.begin(), s.pp.end()), s.pp.end());
+  }
   s.ep = m.is_moe() ? divisors(m.moe.num_experts, c.num_gpus) : std::vector<std::int32_t>{1};
   s.attn_dp = powers_of_two(std::min<std::int64_t>(256, c.num_gpus));
   // a fixed workload batch pins the head; otherwise the ladder

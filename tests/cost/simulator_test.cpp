@@ -238,8 +238,8 @@ TEST(Simulator, InfeasiblePlansSayWhyAndByHowMuch) {
   too_big.deg.replicas = 2;
   EXPECT_NE(evaluate(slo, too_big).reason.find("needs 16 GPUs"), std::string::npos);
   Plan pp = plan(1, 8);
-  pp.deg.pp = 3;
-  EXPECT_NE(evaluate(slo, pp).reason.find("pp 3 does not divide the 32 layers"), std::string::npos);
+  pp.deg.pp = 33;
+  EXPECT_NE(evaluate(slo, pp).reason.find("pp 33 exceeds the 32 layers"), std::string::npos);
   Plan ep = plan(2, 8);
   ep.deg.ep = 2;
   EXPECT_NE(evaluate(slo, ep).reason.find("dense model"), std::string::npos);
@@ -322,6 +322,67 @@ TEST(Simulator, InfeasibilityExcessIsTheRelativeOverrun) {
   EXPECT_NEAR(infeasibility_excess(m, w), 0.5, 1e-12);
   m.infeasible = Infeasible::kInvalidPlan;
   EXPECT_TRUE(std::isinf(infeasibility_excess(m, w)));
+}
+
+TEST(Pipeline, UnevenStagesSplitAsTheEnginesAndTheSlowestIsCosted) {
+  // issue 18: pp need not divide the layers. By hand, vLLM's rule (layers / pp each, the
+  // remainder one more each on the stages before the last, backwards):
+  //   61 on 4: 15 15 16 15;  94 on 8: 11 12 12 12 12 12 12 11;  5 on 4: 1 1 2 1;  32 on 4: 8 each
+  const auto sizes = [](std::int64_t layers, std::int64_t pp) {
+    std::vector<std::int64_t> out;
+    std::int64_t next = 0;
+    for (std::int64_t st = 0; st < pp; ++st) {
+      const LayerRange r = stage_layers(layers, pp, st);
+      EXPECT_EQ(r.first, next) << layers << "/" << pp;  // contiguous, in order, covering every layer
+      next = r.last;
+      out.push_back(r.size());
+    }
+    EXPECT_EQ(next, layers);
+    return out;
+  };
+  EXPECT_EQ(sizes(61, 4), (std::vector<std::int64_t>{15, 15, 16, 15}));
+  EXPECT_EQ(sizes(94, 8), (std::vector<std::int64_t>{11, 12, 12, 12, 12, 12, 12, 11}));
+  EXPECT_EQ(sizes(5, 4), (std::vector<std::int64_t>{1, 1, 2, 1}));
+  EXPECT_EQ(sizes(32, 4), (std::vector<std::int64_t>{8, 8, 8, 8}));
+  for (std::int64_t layers = 1; layers <= 130; ++layers) {
+    for (std::int64_t pp = 1; pp <= layers && pp <= 64; ++pp) {
+      std::int64_t lo = layers, hi = 0, sum = 0;
+      for (std::int64_t st = 0; st < pp; ++st) {
+        const std::int64_t n = stage_layers(layers, pp, st).size();
+        lo = std::min(lo, n);
+        hi = std::max(hi, n);
+        sum += n;
+      }
+      ASSERT_EQ(sum, layers);
+      ASSERT_LE(hi - lo, 1);  // as even as it can be
+      ASSERT_GE(lo, 1);
+    }
+  }
+  // DeepSeek-V3 (3 dense + 58 MoE layers) on pp 4: valid, the weights of the four stages add
+  // up to the whole model's, and the step is the slowest stage's (the third: 16 MoE layers)
+  const SimContext ctx = test_support::ctx_for("deepseek-v3", "h100x64", test_support::decode(4096));
+  Plan p = plan(8, 64);
+  p.deg.pp = 4;
+  p.deg.ep = 8;
+  ASSERT_FALSE(validate_plan(p, ctx.model, ctx.cluster).has_value());
+  const std::vector<double> per_stage = stage_weight_bytes(ctx, p);
+  ASSERT_EQ(per_stage.size(), 4u);
+  EXPECT_GT(per_stage[2], per_stage[1]);  // one more MoE layer than stage 1
+  Plan one = p;
+  one.deg.pp = 1;
+  double sum = 0;
+  for (double w : per_stage) sum += w;
+  // pp 1 holds the same layers, embedding and head; pp > 1 adds the untied head's nothing (untied)
+  EXPECT_NEAR(sum, stage_weight_bytes(ctx, one)[0], 1e-6 * sum);
+  const Metrics m = evaluate(ctx, p);
+  ASSERT_NE(m.infeasible, Infeasible::kInvalidPlan) << m.reason;
+  Breakdown bd;
+  (void)evaluate(ctx, p, &bd);
+  std::int64_t moe_layers = 0;
+  for (const OpCost& op : bd.ops) {
+    if (op.op == "expert_ffn1") moe_layers = op.layers;
+  }
+  EXPECT_EQ(moe_layers, 16);  // the breakdown reports the fullest stage's layers of the class
 }
 
 }  // namespace

@@ -63,8 +63,8 @@ TEST(Plan, ValidationNamesTheRule) {
   p.deg.ep = 3;
   EXPECT_NE(validate_plan(p, m, c)->find("ep 3 does not divide the stage width"), std::string::npos);
   p.deg.ep = 8;
-  p.deg.pp = 4;
-  EXPECT_NE(validate_plan(p, m, c)->find("pp 4 does not divide the 94 layers"), std::string::npos);
+  p.deg.pp = 95;
+  EXPECT_NE(validate_plan(p, m, c)->find("pp 95 exceeds the 94 layers"), std::string::npos);
   p.deg.pp = 2;
   p.deg.attn_dp = 16;
   p.batch = 8;

@@ -83,7 +83,8 @@ TEST(ThreadPool, EveryIndexExactlyOnce) {
 TEST(Space, HeadsComeFromTheModelAndCluster) {
   const Case c = make_case("qwen3-235b-a22b", "h100x64", "decode-16k");
   EXPECT_EQ(c.space.tp, (std::vector<std::int32_t>{1, 2, 4, 8, 16, 32, 64}));  // divisors of 64 heads
-  EXPECT_EQ(c.space.pp, (std::vector<std::int32_t>{1, 2, 47}));                // divisors of 94 layers up to 64 GPUs
+  // the divisors of 94 layers up to 64 GPUs (1, 2, 47) and the powers of two (uneven stages)
+  EXPECT_EQ(c.space.pp, (std::vector<std::int32_t>{1, 2, 4, 8, 16, 32, 47, 64}));
   EXPECT_EQ(c.space.ep.back(), 64);                                            // divisors of 128 experts up to 64 GPUs
   EXPECT_EQ(batch_ladder(100), (std::vector<std::int64_t>{1, 2, 4, 8, 12, 20, 28, 40, 60, 92}));
   EXPECT_GT(c.space.size(), 1e8);
