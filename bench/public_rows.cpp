@@ -43,7 +43,7 @@ bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 
 
 std::string default_csv_path() { return std::string(SHARDWISE_SHARED_DIR) + "/calibration/public-measurements.csv"; }
 
-Expected<std::vector<PublicRow>> load_public_rows(const std::string& path) {
+Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::vector<std::string>* skipped) {
   auto text = read_text_file(path);
   if (!text) return text.error();
   std::vector<std::string> lines;
@@ -68,17 +68,28 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path) {
     const auto f = split_csv_line(lines[li]);
     if (f.size() < header.size()) return Error{path, fmt::format("line {}", li + 1), fmt::format("{} columns", header.size()), fmt::format("{}", f.size())};
     const auto get = [&](const char* k) { return f[col[k]]; };
+    // a row this benchmark cannot map is listed with the reason, never fatal
+    const auto skip = [&](const std::string& why) {
+      if (skipped) skipped->push_back(fmt::format("row {}: {}", get("row_id"), why));
+    };
+    try {
     PublicRow r;
     r.id = std::stoi(get("row_id"));
     const std::string model = get("model");
     const std::string name = model == "Llama-3.1-70B" ? "llama-3.1-70b" : model == "Llama-2-70B" ? "llama-2-70b" : "";
-    if (name.empty()) return Error{path, fmt::format("row {} model", r.id), "a model with a preset", model};
+    if (name.empty()) {
+      skip(fmt::format("model {} has no preset mapping here", model));
+      continue;
+    }
     auto m = load_model(name);
     if (!m) return m.error();
     r.model = *m;
     const std::string gpu_col = get("gpu");
     r.gpu = starts_with(gpu_col, "H100") ? "h100" : starts_with(gpu_col, "A100") ? "a100" : "";
-    if (r.gpu.empty()) return Error{path, fmt::format("row {} gpu", r.id), "H100 or A100", gpu_col};
+    if (r.gpu.empty()) {
+      skip(fmt::format("GPU {} is not mapped (H100 or A100)", gpu_col));
+      continue;
+    }
     const int gpus = std::stoi(get("num_gpus"));
     auto c = cluster_from_preset(fmt::format("{}x{}", r.gpu, gpus));
     if (!c) return c.error();
@@ -123,6 +134,9 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path) {
     r.label = fmt::format("{} {} TP{} {}/{} {}{}", model, r.gpu, r.plan.deg.tp, r.workload.isl, r.workload.osl, kind,
                           r.plan.batch > 0 ? fmt::format(" b{}", r.plan.batch) : "");
     rows.push_back(std::move(r));
+    } catch (const std::exception& e) {  // a number column this benchmark cannot read
+      skip(fmt::format("a column it cannot read ({})", e.what()));
+    }
   }
   return rows;
 }

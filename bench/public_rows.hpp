@@ -24,7 +24,9 @@ struct PublicRow {
 };
 
 // Reads and converts every row; a row the simulator cannot express is an error.
-Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path);
+// Rows it cannot map (another model, GPU or scenario) are left out and listed in
+// `skipped` with the reason, when given; only a file it cannot read is an error.
+Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, std::vector<std::string>* skipped = nullptr);
 // The prediction for a row under the given parameters (same unit as measured).
 double predict(const PublicRow& r, const CostParams& p);
 double abs_pct_error(double predicted, double measured);

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   using namespace shardwise;
   using namespace shardwise::bench;
   const std::string path = argc > 1 ? argv[1] : default_csv_path();
-  auto rows = load_public_rows(path);
+  std::vector<std::string> skipped;
+  auto rows = load_public_rows(path, &skipped);
   if (!rows) {
     std::fprintf(stderr, "validate_public: %s\n", rows.error().message().c_str());
     return 2;
@@ -35,5 +36,9 @@ int main(int argc, char** argv) {
   fmt::print("\nrows {}  median abs error {:.1f}%  max abs error {:.1f}%  (targets: median <= 12%, max <= 30%)\n", s.size(), median,
              s.back());
   fmt::print("(t = output tokens/s per GPU)\n");
+  if (!skipped.empty()) {
+    fmt::print("\n{} rows not expressible here (listed, not counted):\n", skipped.size());
+    for (const auto& why : skipped) fmt::print("  {}\n", why);
+  }
   return 0;
 }

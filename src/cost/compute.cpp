@@ -1,5 +1,7 @@
 // Kernels: the roofline of GEMMs and streaming ops, the breakdown records, and the
 // evaluation state built from a plan (docs/cost-model.md, "Compute").
+#include <numeric>
+
 #include "cost/env.hpp"
 
 namespace shardwise::detail {
@@ -54,6 +56,34 @@ GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
   return {Lay::kR, Lay::kR, 1.0};
 }
 
+// Rank i of stage st sends to rank i of stage st + 1 (w ranks on): of all such pairs in
+// every replica, the one whose span climbs highest. Stage blocks repeat modulo the inner
+// domains, so one period of replicas and of stages is enough; in a block [b, b + w) the
+// pairs that can cross a boundary are the first, the last, and the one that reaches it.
+Group worst_pp_pair(const ClusterSpec& c, std::int64_t w, std::int64_t pp, std::int64_t inst, std::int64_t reps) {
+  Group worst{2, w, 0};
+  std::size_t level = c.level_for_span(0, w);
+  if (c.levels.size() < 2) return worst;
+  const std::int64_t D = c.levels[c.levels.size() - 2].size;  // the outermost inner level
+  const std::int64_t r_count = inst % D == 0 ? 1 : std::min(reps, D / std::gcd(inst % D, D));
+  const std::int64_t st_count = w % D == 0 ? 1 : std::min(pp - 1, D / std::gcd(w % D, D));
+  for (std::int64_t r = 0; r < r_count; ++r) {
+    for (std::int64_t st = 0; st < st_count; ++st) {
+      const std::int64_t b = r * inst + st * w;
+      // the pair (k, k + w) crosses the boundary B = the next multiple of D iff B - w <= k < B
+      for (const std::int64_t k : {b, b + w - 1, std::max(b, (b / D + 1) * D - w)}) {
+        if (k < b || k >= b + w) continue;
+        const std::size_t l = c.level_for_span(k, k + w);
+        if (l > level) {
+          level = l;
+          worst = {2, w, k};
+        }
+      }
+    }
+  }
+  return worst;
+}
+
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd) {
   Env e;
   e.ctx = &ctx;
@@ -83,11 +113,18 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.ep = d.ep;
   e.etp = e.w / d.ep;
   e.pp = d.pp;
-  e.g_tp = {e.tp, 1};
-  e.g_w = {e.w, 1};
+  // Groups as placed: replicas tile the cluster from GPU 0 (replica r on GPUs r x inst ..),
+  // each instance stage by stage, each stage group by group. Every group of a kind runs
+  // in lockstep, so the worst-placed one over all replicas sets the time (a replica that
+  // straddles an NVLink domain is costed on the levels it spans; docs/cost-model.md).
+  const ClusterSpec& cl = ctx.cluster;
+  const std::int64_t inst = e.w * e.pp, reps = std::max<std::int32_t>(1, d.replicas);
+  e.g_tp = worst_placed(cl, e.tp, 1, 0, e.tp, reps * e.pp * e.a);
+  e.g_w = worst_placed(cl, e.w, 1, 0, e.w, reps * e.pp);
   e.g_dp = {e.a, e.tp};
-  e.g_etp = {e.etp, 1};
+  e.g_etp = worst_placed(cl, e.etp, 1, 0, e.etp, reps * e.pp * e.ep);
   e.g_pp = {2, e.w};
+  if (e.pp > 1) e.g_pp = worst_pp_pair(cl, e.w, e.pp, inst, reps);
   return e;
 }
 

@@ -1,6 +1,8 @@
 #include "hardware/collective.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 
 namespace shardwise {
 
@@ -16,12 +18,30 @@ const char* to_string(CollKind k) {
   return "?";
 }
 
+namespace {
+// Members of the group in the least-populated level-D domain it touches (all n when one
+// domain holds it): the first and the last domain may hold a part, a middle one D / s.
+std::int64_t members_per_domain(Group g, std::int64_t D) {
+  const std::int64_t n = g.size, s = std::max<std::int64_t>(1, g.stride), o = g.offset;
+  const std::int64_t d0 = o / D, d1 = (o + (n - 1) * s) / D;
+  if (d0 == d1) return n;
+  const std::int64_t first = ((d0 + 1) * D - 1 - o) / s + 1;  // members k with o + k s < (d0 + 1) D
+  const std::int64_t last = n - ((d1 * D - o + s - 1) / s);   // members k with o + k s >= d1 D
+  std::int64_t m = std::min(first, last);
+  if (d1 - d0 >= 2) m = std::min(m, D / s);
+  return std::max<std::int64_t>(1, m);
+}
+}  // namespace
+
 GroupSpan span_of(const ClusterSpec& c, Group g) {
   GroupSpan s;
   std::int64_t prev = 1;
   const int nlev = static_cast<int>(c.levels.size());
   for (int l = 0; l < nlev && prev < g.size; ++l) {
-    std::int64_t m = c.levels[static_cast<std::size_t>(l)].size / g.stride;
+    const std::int64_t D = c.levels[static_cast<std::size_t>(l)].size;
+    // aligned (the offset a multiple of the domain): D / stride per domain, as the
+    // hierarchical algorithms assume; otherwise the least-populated domain it touches
+    std::int64_t m = g.offset % D == 0 ? D / g.stride : members_per_domain(g, D);
     if (l == nlev - 1) m = g.size;  // the outermost level holds everything
     m = std::clamp<std::int64_t>(m, 1, g.size);
     if (m > prev) {
@@ -44,8 +64,13 @@ Seconds gather_time(const ClusterSpec& c, const GroupSpan& s, Bytes full, std::i
   Bytes chunk = full / static_cast<double>(n);
   for (int i = s.levels - 1; i >= 0; --i) {
     const TopologyLevel& lv = c.levels[static_cast<std::size_t>(s.level_index[i])];
+    // k - 1 chunks cross the level in ceil(log2 k) steps (recursive halving/doubling: the
+    // bytes of a ring, the latency of a tree; a ring's k - 1 steps would make a group that
+    // spans two levels cheaper than the same group inside one, which a split schedule over
+    // the one level also achieves)
     const double peers = static_cast<double>(s.fanout[i] - 1);
-    t += peers * lv.latency + (chunk * peers) / (lv.bandwidth * eff);
+    const double steps = std::ceil(std::log2(static_cast<double>(s.fanout[i])));
+    t += steps * lv.latency + (chunk * peers) / (lv.bandwidth * eff);
     *sent += chunk * peers;
     chunk = chunk * static_cast<double>(s.fanout[i]);
   }
@@ -57,7 +82,7 @@ CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes ful
   CollCost out{Seconds(0), Bytes(0)};
   if (kind == CollKind::kNone || full.value() <= 0.0) return out;
   if (kind == CollKind::kSendRecv) {
-    const std::size_t l = c.level_for_span(0, g.stride);
+    const std::size_t l = c.level_for_span(g.offset, g.offset + g.stride);
     const TopologyLevel& lv = c.levels[l];
     out.time = lv.latency + full / (lv.bandwidth * eff);
     out.bytes = full;
@@ -98,6 +123,44 @@ CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes ful
       break;
   }
   return out;
+}
+
+Group worst_placed(const ClusterSpec& c, std::int64_t size, std::int64_t stride, std::int64_t first, std::int64_t step,
+                   std::int64_t count) {
+  Group worst{size, stride, first};
+  if (c.levels.size() < 2 || count <= 1 || size * stride <= 1) return worst;
+  // fast path: every group tiles the inner domains exactly (all powers of two on 8-GPU
+  // nodes): each is placed as the first one is
+  const std::int64_t span = size * stride;
+  bool aligned = true;
+  for (std::size_t l = 0; l + 1 < c.levels.size() && aligned; ++l) {
+    const std::int64_t D = c.levels[l].size;
+    const bool inside = D % span == 0 && step % span == 0 && first % span == 0;
+    const bool whole = span % D == 0 && step % D == 0 && first % D == 0;
+    aligned = inside || whole;
+  }
+  if (aligned) return worst;
+  // the offsets repeat modulo every inner level's size: try one period of the largest
+  std::int64_t period = 1;
+  for (std::size_t l = 0; l + 1 < c.levels.size(); ++l) {
+    const std::int64_t D = c.levels[l].size;
+    period = std::max(period, D / std::gcd(step % D, D));
+  }
+  const auto badness = [&](Group g) {
+    const GroupSpan sp = span_of(c, g);
+    const int top = sp.levels > 0 ? sp.level_index[sp.levels - 1] : 0;
+    return std::pair<int, std::int64_t>{top * 1000 + sp.levels, -(sp.levels > 0 ? sp.fanout[0] : size)};
+  };
+  auto bad = badness(worst);
+  for (std::int64_t k = 1; k < std::min(count, period + 1); ++k) {
+    const Group g{size, stride, first + k * step};
+    const auto b = badness(g);
+    if (b > bad) {
+      bad = b;
+      worst = g;
+    }
+  }
+  return worst;
 }
 
 }  // namespace shardwise

@@ -12,10 +12,13 @@ namespace shardwise {
 enum class CollKind : std::uint8_t { kNone, kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 const char* to_string(CollKind k);
 
-// A group of `size` ranks spaced `stride` apart (rank order is node by node).
+// A group of `size` ranks spaced `stride` apart (rank order is node by node), the first at
+// global rank `offset`: a group that straddles a domain boundary (a replica of 64 GPUs at
+// GPU 64 of 72-GPU NVLink domains) reaches fewer peers per domain and crosses more levels.
 struct Group {
   std::int64_t size = 1;
   std::int64_t stride = 1;
+  std::int64_t offset = 0;
 };
 
 // How a group spreads over the levels: members per domain at each level.
@@ -27,6 +30,13 @@ struct GroupSpan {
   int level_index[4] = {0, 0, 0, 0};      // which cluster level each step uses
 };
 GroupSpan span_of(const ClusterSpec& c, Group g);
+
+// The worst-placed of `count` groups of `size` ranks with `stride`, the k-th starting at
+// first + k x step (k = 0 .. count - 1): the one whose span climbs highest (then the one
+// with the fewest members per innermost domain). Only the distinct offsets modulo the
+// level sizes are tried, so the cost does not grow with count.
+Group worst_placed(const ClusterSpec& c, std::int64_t size, std::int64_t stride, std::int64_t first, std::int64_t step,
+                   std::int64_t count);
 
 struct CollCost {
   Seconds time;

@@ -394,6 +394,23 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                    l.nodes - 1)
                      : "# replicas   below: the instances of one node; every node runs the same, behind one load balancer\n";
   }
+  // where each replica runs: GPU ranges from GPU 0 in order, as the simulator places them;
+  // a replica across an NVLink domain boundary is costed on the network there
+  {
+    const std::int64_t inst = d.instance_gpus(), gpn = ctx.cluster.gpus_per_node;
+    const std::int64_t domain = ctx.cluster.levels.size() > 1 ? ctx.cluster.levels.front().size : ctx.cluster.num_gpus;
+    const std::int64_t shown = std::min<std::int64_t>(d.replicas, 16);
+    for (std::int64_t r = 0; r < shown; ++r) {
+      const std::int64_t lo = r * inst, hi = lo + inst - 1;
+      const bool straddles = lo / domain != hi / domain && inst <= domain;
+      s += fmt::format("# replica {:<3} GPUs {}..{} on node{} {}{}{}\n", r, lo, hi, lo / gpn == hi / gpn ? "" : "s", lo / gpn,
+                       lo / gpn == hi / gpn ? "" : fmt::format("..{}", hi / gpn),
+                       straddles ? fmt::format(" (straddles NVLink domains {} and {}: its collectives are costed over the network)",
+                                               lo / domain, hi / domain)
+                                 : "");
+    }
+    if (shown < d.replicas) s += fmt::format("# ... and {} more replicas in the same pattern\n", d.replicas - shown);
+  }
   s += "\n";
   const std::string mem = memory_fraction(m);
 

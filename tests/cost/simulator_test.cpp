@@ -385,6 +385,31 @@ TEST(Pipeline, UnevenStagesSplitAsTheEnginesAndTheSlowestIsCosted) {
   EXPECT_EQ(moe_layers, 16);  // the breakdown reports the fullest stage's layers of the class
 }
 
+TEST(Placement, AReplicaThatStraddlesAnNvlinkDomainIsSlower) {
+  // issue 18: DeepSeek-V3 on gb200x144 (72-GPU NVLink domains), tp 8 x attn_dp 8 = 64-GPU
+  // instances. One replica sits inside domain 0; with two, the second spans GPUs 64..127,
+  // across the boundary at 72: its MoE all-to-alls and attention-DP gathers cross the
+  // network, and the slowest replica sets the step.
+  Workload w = test_support::decode(4096);
+  w.weights_dtype = DType::kFp8;
+  w.kv_dtype = DType::kFp8;
+  const SimContext ctx = test_support::ctx_for("deepseek-v3", "gb200x144", w);
+  Plan p = plan(8, 512);
+  p.deg.attn_dp = 8;
+  p.deg.ep = 64;
+  const Metrics one = evaluate(ctx, p);
+  p.deg.replicas = 2;
+  const Metrics two = evaluate(ctx, p);
+  ASSERT_TRUE(one.feasible() && two.feasible()) << one.reason << two.reason;
+  EXPECT_GT(two.tpot_s, one.tpot_s * 1.05);
+  // on H100 nodes of 8 the same replicas tile whole nodes: no replica is worse placed
+  const SimContext h = test_support::ctx_for("deepseek-v3", "h100x128", w);
+  p.deg.replicas = 1;
+  const double h1 = evaluate(h, p).tpot_s;
+  p.deg.replicas = 2;
+  EXPECT_DOUBLE_EQ(evaluate(h, p).tpot_s, h1);
+}
+
 }  // namespace
 }  // namespace shardwise
 

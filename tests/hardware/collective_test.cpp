@@ -10,24 +10,24 @@ ClusterSpec preset(const std::string& n) { return *cluster_from_preset(n); }
 
 TEST(Collective, AllReduceInsideOneNode) {
   // 8 ranks on NVLink (450 GB/s per direction, alpha 2 us), 8 MB tensor, efficiency 1:
-  // gather pass: 7 peers x (2 us + 1 MB / 450 GB/s) = 14 us + 15.556 us = 29.556 us;
-  // all-reduce = reduce-scatter + all-gather = 59.111 us; bytes sent 2 x 7 x 1 MB = 14 MB.
+  // gather pass: log2(8) = 3 steps x 2 us + 7 peers' 1 MB / 450 GB/s = 6 us + 15.556 us = 21.556 us;
+  // all-reduce = reduce-scatter + all-gather = 43.111 us; bytes sent 2 x 7 x 1 MB = 14 MB.
   const CollCost c = collective_cost(preset("h100x8"), CollKind::kAllReduce, {8, 1}, Bytes(8e6), 1.0);
-  EXPECT_NEAR(c.time.value(), 2.0 * (14e-6 + 7e6 / 450e9), 1e-12);
+  EXPECT_NEAR(c.time.value(), 2.0 * (6e-6 + 7e6 / 450e9), 1e-12);
   EXPECT_DOUBLE_EQ(c.bytes.value(), 14e6);
 }
 
 TEST(Collective, HierarchicalAllGatherAcrossTwoNodes) {
   // 16 ranks, 8 per node. Outer level first with the smallest chunks:
-  // network: 1 peer x (6 us + 1 MB / 50 GB/s) = 26 us; then chunks of 2 MB on NVLink:
-  // 7 peers x (2 us + 2 MB / 450 GB/s) = 14 us + 31.111 us. Total 71.111 us; bytes 1 + 14 = 15 MB (= 15/16 of 16 MB).
+  // network: 1 step of 6 us + 1 MB / 50 GB/s = 26 us; then chunks of 2 MB on NVLink:
+  // log2(8) = 3 steps x 2 us + 7 x 2 MB / 450 GB/s = 6 us + 31.111 us. Total 63.111 us; bytes 1 + 14 = 15 MB (= 15/16 of 16 MB).
   const ClusterSpec c = preset("h100x16");
   const GroupSpan s = span_of(c, {16, 1});
   ASSERT_EQ(s.levels, 2);
   EXPECT_EQ(s.fanout[0], 8);
   EXPECT_EQ(s.fanout[1], 2);
   const CollCost g = collective_cost(c, CollKind::kAllGather, {16, 1}, Bytes(16e6), 1.0);
-  EXPECT_NEAR(g.time.value(), 26e-6 + 14e-6 + 14e6 / 450e9, 1e-12);
+  EXPECT_NEAR(g.time.value(), 26e-6 + 6e-6 + 14e6 / 450e9, 1e-12);
   EXPECT_DOUBLE_EQ(g.bytes.value(), 15e6);
 }
 
@@ -65,6 +65,35 @@ TEST(Collective, MoreBandwidthIsNeverSlower) {
       }
     }
   }
+}
+
+TEST(Collective, AGroupThatStraddlesADomainIsCostedOnTheLevelsItSpans) {
+  // gb200x144: NVLink domains of 72 GPUs. A 64-rank group at GPU 0 is inside domain 0; at
+  // GPU 64 (the second 64-GPU replica) it holds 8 ranks in domain 0 (64..71) and 56 in
+  // domain 1: the least-populated domain has 8, so 8 NVLink peers, then 8 over the network.
+  const ClusterSpec c = preset("gb200x144");
+  const GroupSpan in = span_of(c, {64, 1, 0});
+  ASSERT_EQ(in.levels, 1);
+  EXPECT_EQ(in.fanout[0], 64);
+  const GroupSpan out = span_of(c, {64, 1, 64});
+  ASSERT_EQ(out.levels, 2);
+  EXPECT_EQ(out.fanout[0], 8);
+  EXPECT_EQ(out.fanout[1], 8);
+  EXPECT_EQ(out.level_index[1], 1);  // the network
+  // the straddling group is never cheaper, for every collective and size
+  for (CollKind k : {CollKind::kAllReduce, CollKind::kAllGather, CollKind::kReduceScatter, CollKind::kAllToAll}) {
+    for (double bytes : {1e3, 1e5, 1e7, 1e9}) {
+      EXPECT_GE(collective_cost(c, k, {64, 1, 64}, Bytes(bytes), 0.8).time.value(),
+                collective_cost(c, k, {64, 1, 0}, Bytes(bytes), 0.8).time.value())
+          << to_string(k) << " " << bytes;
+    }
+  }
+  // of the two 64-GPU replicas, the second is the worst placed; on h100 nodes every
+  // power-of-two group tiles the nodes and the first placement stands for all
+  EXPECT_EQ(worst_placed(c, 64, 1, 0, 64, 2).offset, 64);
+  EXPECT_EQ(worst_placed(preset("h100x64"), 8, 1, 0, 8, 8).offset, 0);
+  // a 6-rank group on 8-GPU nodes: the second (GPUs 6..11) straddles two nodes
+  EXPECT_EQ(span_of(preset("h100x16"), worst_placed(preset("h100x16"), 6, 1, 0, 6, 2)).levels, 2);
 }
 
 }  // namespace
