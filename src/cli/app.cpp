@@ -65,6 +65,16 @@ std::optional<Error> check_degree_flag(const char* flag, const std::optional<std
   return std::nullopt;
 }
 
+// The degree flags of simulate and verify.
+using OptDegree = std::optional<std::int32_t>;
+void add_degree_flags(CLI::App* cmd, OptDegree& tp, OptDegree& pp, OptDegree& ep, OptDegree& attn_dp, OptDegree& micro_batches) {
+  cmd->add_option("--tp", tp, "Tensor-parallel degree of attention (default 1)");
+  cmd->add_option("--pp", pp, "Pipeline stages (default 1); need not divide the layers (stages split as the engines split them)");
+  cmd->add_option("--ep", ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
+  cmd->add_option("--attn-dp", attn_dp, "Attention data-parallel groups per stage (default 1)");
+  cmd->add_option("--micro-batches", micro_batches, "Pipeline micro-batches (default: automatic)");
+}
+
 // The workload override flags shared by every command that takes a workload.
 void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--mode", o.mode, "Override the mode: decode, prefill or offline");
@@ -481,6 +491,13 @@ struct VerifyArgs {
 };
 
 int run_verify(VerifyArgs a) {
+  for (const auto& e : {check_degree_flag("--tp", a.tp, 1), check_degree_flag("--pp", a.pp, 1), check_degree_flag("--ep", a.ep, 1),
+                        check_degree_flag("--attn-dp", a.attn_dp, 1), check_degree_flag("--micro-batches", a.micro_batches, 0)}) {
+    if (e) return fail(*e);
+  }
+  if (a.decode_steps < 0 || a.decode_steps > 16) {
+    return fail(Error{"--decode-steps", "", "decode steps from 0 to 16", std::to_string(a.decode_steps)});
+  }
   exec::VerifyOptions o;
   if (!a.plan_file.empty()) {
     auto f = load_plan_file(a.plan_file);
@@ -557,12 +574,8 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
   simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
   add_workload_flags(simulate, sa.overrides);
-  simulate->add_option("--tp", sa.tp, "Tensor-parallel degree of attention (default 1)");
-  simulate->add_option("--pp", sa.pp, "Pipeline stages (default 1)");
-  simulate->add_option("--ep", sa.ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
-  simulate->add_option("--attn-dp", sa.attn_dp, "Attention data-parallel groups per stage (default 1)");
+  add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches);
   simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
-  simulate->add_option("--micro-batches", sa.micro_batches, "Pipeline micro-batches (default: automatic)");
   simulate->add_option("--sharding", sa.sharding,
                        "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), or a YAML/JSON file "
                        "mapping op slots to dimensions");
@@ -575,8 +588,8 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);
-  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard with masking and polishing; default), rl-paper (as published), exact (the provable "
-                 "optimum over the batch ladder), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
+  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard with masking and polishing; default), rl-paper (as published), exact (the optimum of "
+                 "degrees and sharding over the batch ladder, each winner at its own largest feasible batch), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
   plan->add_option("--time-limit", pa.time_limit,
                    "Stop each engine's search after this many seconds (default: none). It applies to the chosen engine and to each "
@@ -600,11 +613,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
                                     "rank's within 1e-9, bytes of every collective equal to the simulator's (docs/exec.md)");
   verify->add_option("--model", va.model, "A model preset or the path of a config.json (default: the --plan file's)");
   verify->add_option("--plan", va.plan_file, "A plan.json; degree and sharding flags given beside it override it");
-  verify->add_option("--tp", va.tp, "Tensor-parallel degree of attention (default 1)");
-  verify->add_option("--pp", va.pp, "Pipeline stages (default 1)");
-  verify->add_option("--ep", va.ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
-  verify->add_option("--attn-dp", va.attn_dp, "Attention data-parallel groups per stage (default 1)");
-  verify->add_option("--micro-batches", va.micro_batches, "Pipeline micro-batches (default: automatic)");
+  add_degree_flags(verify, va.tp, va.pp, va.ep, va.attn_dp, va.micro_batches);
   verify->add_option("--sharding", va.sharding,
                      "megatron (default), allgather, random:SEED (a random choice per op slot) or a YAML/JSON file of slot choices");
   verify->add_option("--seed", va.seed, "Seed of the weights and token ids (default 1)");

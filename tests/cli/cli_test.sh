@@ -165,5 +165,7 @@ printf '{"schema":"shardwise-plan/1","model":"llama-3.1-8b","cluster":"h100x8","
 expect 0 'tp 2 x attn_dp 1' -- simulate --plan "$tmp/ok.json"
 expect 2 "^shardwise: $tmp/ok.json with --tp 3: expected a plan valid on llama-3.1-8b and h100x8, found tp 3 does not divide" -- simulate --plan "$tmp/ok.json" --tp 3
 
+expect 2 '^shardwise: --tp: expected an integer from 1 to 1048576, found 0' -- verify --model llama-3.1-8b --tp 0
+expect 2 '^shardwise: --decode-steps: expected decode steps from 0 to 16, found -5' -- verify --model llama-3.1-8b --decode-steps -5
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
