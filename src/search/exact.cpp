@@ -101,37 +101,46 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
           if (!valid[3][o[3]]) continue;
           for (o[2] = 0; o[2] < n2; ++o[2]) {
             if (!valid[2][o[2]]) continue;
+            // every group but attention is fixed here: their sums once, attention's added in the loop
+            double base_act = 0;
+            double b_td[kMaxStageTypes] = {}, b_w[kMaxStageTypes] = {}, b_kv[kMaxStageTypes] = {};
+            double b_pf[kMaxStageTypes] = {}, b_ar[kMaxStageTypes] = {};
+            for (int g = 0; g < kNumSlotGroups; ++g) {
+              if (g == kGroupAttention) continue;
+              base_act = std::max(base_act, std::max(ph.decode ? t.dec[o[g]].act[g] : 0.0, ph.prefill ? t.pre[o[g]].act[g] : 0.0));
+              for (int st = 0; st < types; ++st) {
+                if (ph.decode) b_td[st] += t.dec[o[g]].time[st][g];
+                b_w[st] += ph.decode ? t.dec[o[g]].weights[st][g] : t.pre[o[g]].weights[st][g];
+                b_kv[st] += ph.decode ? t.dec[o[g]].kv_per_seq[st][g] : t.pre[o[g]].kv_per_seq[st][g];
+              }
+              for (int st = 0; ph.prefill && st < p0.stage_types; ++st) b_pf[st] += t.pre[o[g]].time[st][g];
+              for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) b_ar[st] += t.arr[o[g]].time[st][g];
+            }
+            // embedding=vocab (option 0), lm_head=none (option 1) of a tied head on one stage: the one
+            // weight term that couples two groups, so never in the tables (0 when untied or pp > 1)
+            if (o[5] == 0 && o[6] == 1) {
+              for (int st = 0; st < types; ++st) b_w[st] += tied_extra;
+            }
             for (o[1] = 0; o[1] < n1; ++o[1]) {
               if (!valid[1][o[1]]) continue;
-              // stage times and memory, group by group (table i holds option i of every group)
-              // table o of a group is the evaluation that gave the group option o
-              double dec_stage = 0, pre_stage = 0, mem = 0, act = 0;
-              for (int g = 0; g < kNumSlotGroups; ++g) act = std::max(act, std::max(ph.decode ? t.dec[o[g]].act[g] : 0.0, ph.prefill ? t.pre[o[g]].act[g] : 0.0));
+              // stage times and memory: the other groups' sums plus attention's option o[1]
+              // (table i holds option i of every group)
+              const int a1 = o[1];
+              constexpr int ga = kGroupAttention;
+              double dec_stage = 0, pre_stage = 0, mem = 0;
+              const double act =
+                  std::max(base_act, std::max(ph.decode ? t.dec[a1].act[ga] : 0.0, ph.prefill ? t.pre[a1].act[ga] : 0.0));
               for (int st = 0; st < types; ++st) {
-                double td = 0, wgt = 0, kv = 0;
-                for (int g = 0; g < kNumSlotGroups; ++g) {
-                  if (ph.decode) td += t.dec[o[g]].time[st][g];
-                  wgt += ph.decode ? t.dec[o[g]].weights[st][g] : t.pre[o[g]].weights[st][g];
-                  kv += ph.decode ? t.dec[o[g]].kv_per_seq[st][g] : t.pre[o[g]].kv_per_seq[st][g];
-                }
-                // embedding=vocab (option 0), lm_head=none (option 1) of a tied head on one stage: the one
-                // weight term that couples two groups, so never in the tables (0 when untied or pp > 1)
-                if (o[5] == 0 && o[6] == 1) wgt += tied_extra;
+                const double td = ph.decode ? b_td[st] + t.dec[a1].time[st][ga] : 0.0;
+                const double wgt = b_w[st] + (ph.decode ? t.dec[a1].weights[st][ga] : t.pre[a1].weights[st][ga]);
+                const double kv = b_kv[st] + (ph.decode ? t.dec[a1].kv_per_seq[st][ga] : t.pre[a1].kv_per_seq[st][ga]);
                 dec_stage = std::max(dec_stage, td);
                 mem = std::max(mem, wgt + kv * bg);
               }
               double arr_stage = 0;
               if (ph.prefill) {
-                for (int st = 0; st < p0.stage_types; ++st) {
-                  double tpf = 0;
-                  for (int g = 0; g < kNumSlotGroups; ++g) tpf += t.pre[o[g]].time[st][g];
-                  pre_stage = std::max(pre_stage, tpf);
-                }
-                for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) {
-                  double ta = 0;
-                  for (int g = 0; g < kNumSlotGroups; ++g) ta += t.arr[o[g]].time[st][g];
-                  arr_stage = std::max(arr_stage, ta);
-                }
+                for (int st = 0; st < p0.stage_types; ++st) pre_stage = std::max(pre_stage, b_pf[st] + t.pre[a1].time[st][ga]);
+                for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) arr_stage = std::max(arr_stage, b_ar[st] + t.arr[a1].time[st][ga]);
               }
               mem += 2.0 * act + ref.reserve;
               if (mem > cap) continue;
@@ -197,6 +206,10 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
   pool.parallel_for(combos.size(), [&](std::size_t ci) {
     Phases ph = phases;  // per task: the offline prefill below depends on the batch (shared, it was a data race)
     Best& best = results[ci];
+    // offline: the prefill chunk stops changing once every group has its budget's worth of
+    // sequences, and with it the prefill tables (per hub pair): kept from the last batch
+    std::vector<GroupTables> pre_cache(w.mode == Mode::kOffline ? 4 * 27 : 0);
+    std::int64_t cached_chunk = -1, next_chunk = -1;
     for (std::size_t bi = 0; bi < space.batch.size(); ++bi) {
       if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
       Plan base;
@@ -220,6 +233,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
       Tables t;
       for (int h1 = 0; h1 < 2; ++h1) {
         for (int h2 = 0; h2 < 2; ++h2) {
+          const std::size_t hub = static_cast<std::size_t>(h1 * 2 + h2);
           for (int i = 0; i < 27; ++i) {
             Plan p = base;
             p.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = static_cast<std::uint8_t>(h1);
@@ -239,14 +253,21 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
                 pre.micro_batches = 1;
                 ph.op = offline_prefill(w, p.batch, p.deg.attn_dp);
                 pb = ph.op.chunk;
-                ph.arrivals = ph.op.arrivals != ph.op.chunk;
+                // the arrivals' prefill gives only the TTFT: without a TTFT SLO it decides nothing
+                ph.arrivals = ph.op.arrivals != ph.op.chunk && w.ttft_ms.has_value();
                 if (ph.arrivals) {
                   evaluate_grouped(ctx, pre, Phase::kPrefill, ph.op.arrivals, w.isl, w.isl, &t.arr[i]);
                   ++best.evaluations;
                 }
               }
-              evaluate_grouped(ctx, pre, Phase::kPrefill, pb, w.isl, w.isl, &t.pre[i]);
-              ++best.evaluations;
+              if (w.mode == Mode::kOffline && pb == cached_chunk) {
+                t.pre[i] = pre_cache[hub * 27 + static_cast<std::size_t>(i)];
+              } else {
+                evaluate_grouped(ctx, pre, Phase::kPrefill, pb, w.isl, w.isl, &t.pre[i]);
+                ++best.evaluations;
+                if (w.mode == Mode::kOffline) pre_cache[hub * 27 + static_cast<std::size_t>(i)] = t.pre[i];
+              }
+              next_chunk = pb;
             }
           }
           // more kinds of stage than the table holds: score every sharding with the plain simulator
@@ -294,6 +315,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
           }
         }
       }
+      cached_chunk = next_chunk;  // every hub pair's prefill tables of this chunk are in the cache now
       if (!any_mem || !any_slo) break;  // more sequences only need more memory and time
     }
   });
