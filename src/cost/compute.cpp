@@ -57,31 +57,23 @@ GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
 }
 
 // Rank i of stage st sends to rank i of stage st + 1 (w ranks on): of all such pairs in
-// every replica, the one whose span climbs highest. Stage blocks repeat modulo the inner
-// domains, so one period of replicas and of stages is enough; in a block [b, b + w) the
-// pairs that can cross a boundary are the first, the last, and the one that reaches it.
-Group worst_pp_pair(const ClusterSpec& c, std::int64_t w, std::int64_t pp, std::int64_t inst, std::int64_t reps) {
-  Group worst{2, w, 0};
-  std::size_t level = c.level_for_span(0, w);
-  if (c.levels.size() < 2) return worst;
-  const std::int64_t D = c.levels[c.levels.size() - 2].size;  // the outermost inner level
+// every replica, the one whose span climbs highest. The pairs cover an instance's ranks
+// consecutively, so a pair crosses a boundary of the outermost inner level (D GPUs) iff
+// some replica's range r x inst .. (r + 1) x inst - 1 holds one past its start (the pair
+// max(r x inst, B - w) then reaches it); replicas repeat modulo D.
+Group worst_pp_pair(const ClusterSpec& c, std::int64_t w, std::int64_t inst, std::int64_t reps) {
+  if (c.levels.size() < 2) return {2, w, 0};
+  const std::int64_t D = c.levels[c.levels.size() - 2].size;
+  if (w >= D) return {2, w, 0};  // every pair already crosses
   const std::int64_t r_count = inst % D == 0 ? 1 : std::min(reps, D / std::gcd(inst % D, D));
-  const std::int64_t st_count = w % D == 0 ? 1 : std::min(pp - 1, D / std::gcd(w % D, D));
   for (std::int64_t r = 0; r < r_count; ++r) {
-    for (std::int64_t st = 0; st < st_count; ++st) {
-      const std::int64_t b = r * inst + st * w;
-      // the pair (k, k + w) crosses the boundary B = the next multiple of D iff B - w <= k < B
-      for (const std::int64_t k : {b, b + w - 1, std::max(b, (b / D + 1) * D - w)}) {
-        if (k < b || k >= b + w) continue;
-        const std::size_t l = c.level_for_span(k, k + w);
-        if (l > level) {
-          level = l;
-          worst = {2, w, k};
-        }
-      }
+    const std::int64_t lo = r * inst, hi = lo + inst - 1;
+    if (lo / D != hi / D) {
+      const std::int64_t boundary = (lo / D + 1) * D;
+      return {2, w, std::max(lo, boundary - w)};
     }
   }
-  return worst;
+  return {2, w, 0};
 }
 
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd) {
@@ -124,7 +116,7 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.g_dp = {e.a, e.tp};
   e.g_etp = worst_placed(cl, e.etp, 1, 0, e.etp, reps * e.pp * e.ep);
   e.g_pp = {2, e.w};
-  if (e.pp > 1) e.g_pp = worst_pp_pair(cl, e.w, e.pp, inst, reps);
+  if (e.pp > 1) e.g_pp = worst_pp_pair(cl, e.w, inst, reps);
   return e;
 }
 

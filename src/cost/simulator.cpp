@@ -87,6 +87,33 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
   return out;
 }
 
+// batch = max: the largest concurrency that fits memory and meets the SLOs. Memory grows
+// linearly in the batch; TPOT and TTFT grow monotonically, so double, then bisect on
+// feasibility (a step multiple of attn_dp keeps groups even). `start` groups' worth is the
+// first batch tried (1 for evaluate(); the exact search passes a known feasible one).
+Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t start, Breakdown* bd, bool explain) {
+  const std::int64_t a = probe.deg.attn_dp;
+  Metrics lo = evaluate_at(ctx, probe, start * a, bd, explain);
+  if (!lo.feasible()) return lo;
+  if (bd) bd->ops.clear();
+  std::int64_t good = start, bad = 2 * start;
+  while (bad <= kMaxBatch / a) {
+    Metrics m = evaluate_at(ctx, probe, bad * a, nullptr, false);
+    if (!m.feasible()) break;
+    good = bad;
+    bad *= 2;
+  }
+  while (bad - good > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    if (evaluate_at(ctx, probe, mid * a, nullptr, false).feasible()) {
+      good = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  return evaluate_at(ctx, probe, good * a, bd, explain);
+}
+
 }  // namespace
 
 OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp) {
@@ -164,29 +191,23 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd, bool ex
     return out;
   }
   if (plan.batch > 0) return evaluate_at(ctx, plan, plan.batch, bd, explain);
-  // batch = max: the largest concurrency that fits memory and meets the SLOs.
-  // Memory grows linearly in the batch; TPOT and TTFT grow monotonically, so
-  // bisect on feasibility (a step multiple of attn_dp keeps groups even).
-  const std::int64_t a = plan.deg.attn_dp;
-  Metrics lo = evaluate_at(ctx, probe, a, bd, explain);
-  if (!lo.feasible()) return lo;
-  if (bd) bd->ops.clear();
-  std::int64_t good = 1, bad = 2;
-  while (bad <= kMaxBatch / a) {
-    Metrics m = evaluate_at(ctx, probe, bad * a, nullptr, false);
-    if (!m.feasible()) break;
-    good = bad;
-    bad *= 2;
+  return max_batch_search(ctx, probe, 1, bd, explain);
+}
+
+Metrics evaluate_max_from(const SimContext& ctx, const Plan& plan, std::int64_t feasible_batch) {
+  Plan probe = plan;
+  probe.batch = plan.deg.attn_dp;
+  if (auto why = validate_plan(probe, ctx.model, ctx.cluster)) {
+    Metrics out;
+    out.infeasible = Infeasible::kInvalidPlan;
+    out.reason = *why;
+    return out;
   }
-  while (bad - good > 1) {
-    const std::int64_t mid = good + (bad - good) / 2;
-    if (evaluate_at(ctx, probe, mid * a, nullptr, false).feasible()) {
-      good = mid;
-    } else {
-      bad = mid;
-    }
-  }
-  return evaluate_at(ctx, probe, good * a, bd, explain);
+  // the doubling of evaluate() visits 1, 2, 4, ... groups' worth: start at the largest power
+  // of two the known feasible batch covers (the same bracket when feasibility is monotone)
+  std::int64_t start = 1;
+  while (start * 2 * plan.deg.attn_dp <= feasible_batch) start *= 2;
+  return max_batch_search(ctx, probe, start, nullptr, false);
 }
 
 Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan) {

@@ -134,6 +134,11 @@ OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, c
 // `explain` = false skips formatting the reason of an infeasible plan (the kind is
 // still set): search loops use it so that no evaluation allocates.
 Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd = nullptr, bool explain = true);
+// The plan at batch "max", the doubling started at the largest power of two of attention
+// groups' worth within `feasible_batch` (a batch known to be feasible: the exact search's
+// ladder winner). The same answer as evaluate() with batch max when feasibility is
+// monotone in the batch, with fewer evaluations; no reason is formatted.
+Metrics evaluate_max_from(const SimContext& ctx, const Plan& plan, std::int64_t feasible_batch);
 
 // The breakdown of one step (decode of b sequences at context `seq`, or prefill of b
 // prompts of `seq` tokens) of a valid plan, with the automatic or planned

@@ -72,13 +72,15 @@ struct Best {
   Plan plan;
   bool found = false;
   std::int64_t evaluations = 0;
-  std::vector<Sharding> winners;  // the best sharding at each ladder batch (distinct), refined afterwards
+  std::vector<Sharding> winners;        // the best sharding at each ladder batch (distinct), refined afterwards
+  std::vector<std::int64_t> winner_batch;  // the largest ladder batch at which each won (feasible)
 };
 
 // Scores every sharding for one (degrees, batch, hubs); returns the best feasible.
 // `any_mem` / `any_slo`: whether some sharding fits memory / meets the SLOs.
+// `floor`: the best value already found for these degrees (options that cannot beat it are skipped).
 void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phases& ph, const bool valid[kNumSlotGroups][27],
-           Best& best, bool& any_mem, bool& any_slo) {
+           Best& best, bool& any_mem, bool& any_slo, double floor) {
   const Workload& w = ctx.workload;
   const GroupTables& d0 = t.dec[0];
   const GroupTables& p0 = t.pre[0];
@@ -91,6 +93,41 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
   const double b = static_cast<double>(base.batch);
   int o[kNumSlotGroups] = {0};
   const int n1 = kGroups[1].n, n2 = kGroups[2].n, n3 = kGroups[3].n, n4 = kGroups[4].n, n5 = kGroups[5].n, n6 = kGroups[6].n;
+  // attention's 27 options, packed: the innermost loop reads these (a few KB) instead of
+  // striding through 27 whole tables per phase
+  constexpr int ga = kGroupAttention;
+  struct AttnOpt {
+    double act = 0;
+    double td[kMaxStageTypes] = {}, w[kMaxStageTypes] = {}, kv[kMaxStageTypes] = {}, pf[kMaxStageTypes] = {}, ar[kMaxStageTypes] = {};
+  };
+  AttnOpt att[27];
+  for (int a = 0; a < n1; ++a) {
+    AttnOpt& x = att[a];
+    x.act = std::max(ph.decode ? t.dec[a].act[ga] : 0.0, ph.prefill ? t.pre[a].act[ga] : 0.0);
+    for (int st = 0; st < types; ++st) {
+      x.td[st] = ph.decode ? t.dec[a].time[st][ga] : 0.0;
+      x.w[st] = ph.decode ? t.dec[a].weights[st][ga] : t.pre[a].weights[st][ga];
+      x.kv[st] = ph.decode ? t.dec[a].kv_per_seq[st][ga] : t.pre[a].kv_per_seq[st][ga];
+    }
+    for (int st = 0; ph.prefill && st < p0.stage_types; ++st) x.pf[st] = t.pre[a].time[st][ga];
+    for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) x.ar[st] = t.arr[a].time[st][ga];
+  }
+  // the smallest of each over the valid options, for the bounds below
+  AttnOpt lo;
+  bool any_valid = false;
+  for (int a = 0; a < n1; ++a) {
+    if (!valid[1][a]) continue;
+    const AttnOpt& x = att[a];
+    for (int st = 0; st < kMaxStageTypes; ++st) {
+      lo.td[st] = any_valid ? std::min(lo.td[st], x.td[st]) : x.td[st];
+      lo.w[st] = any_valid ? std::min(lo.w[st], x.w[st] + x.kv[st] * bg) : x.w[st] + x.kv[st] * bg;  // weights + KV
+      lo.pf[st] = any_valid ? std::min(lo.pf[st], x.pf[st]) : x.pf[st];
+    }
+    lo.act = any_valid ? std::min(lo.act, x.act) : x.act;
+    any_valid = true;
+  }
+  if (!any_valid) return;
+  const double pp = static_cast<double>(base.deg.pp);
   for (o[6] = 0; o[6] < n6; ++o[6]) {
     if (!valid[6][o[6]]) continue;
     for (o[5] = 0; o[5] < n5; ++o[5]) {
@@ -121,32 +158,54 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
             if (o[5] == 0 && o[6] == 1) {
               for (int st = 0; st < types; ++st) b_w[st] += tied_extra;
             }
+            // bounds over every attention option: no option fits memory, or none can beat the
+            // best so far (times only add, the objective falls as they grow): skip them all.
+            // Pruned options are counted as fitting and meeting the SLOs, so that the batch
+            // loop never stops early on their account.
+            {
+              double lb_mem = 0, lb_dec = 0, lb_pre = 0;
+              for (int st = 0; st < types; ++st) {
+                lb_mem = std::max(lb_mem, b_w[st] + b_kv[st] * bg + lo.w[st]);
+                if (ph.decode) lb_dec = std::max(lb_dec, b_td[st] + lo.td[st]);
+              }
+              for (int st = 0; ph.prefill && st < p0.stage_types; ++st) lb_pre = std::max(lb_pre, b_pf[st] + lo.pf[st]);
+              lb_mem += 2.0 * std::max(base_act, lo.act) + ref.reserve;
+              if (lb_mem > cap) continue;
+              double ub = 0;
+              if (w.mode == Mode::kDecode) {
+                ub = b / (std::max(static_cast<double>(d0.micro_batches), pp) * (lb_dec + d0.overhead_s)) / gpus;
+              } else if (w.mode == Mode::kPrefill) {
+                ub = b * static_cast<double>(w.isl) / ((static_cast<double>(p0.micro_batches) + pp - 1.0) * (lb_pre + p0.overhead_s)) / gpus;
+              } else {
+                const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (lb_dec + d0.overhead_s);
+                const double round = static_cast<double>(w.osl) * tpot_dec + b * (lb_pre + p0.overhead_s) / static_cast<double>(ph.op.chunk);
+                ub = b * static_cast<double>(w.osl) / round / gpus;
+              }
+              if (ub <= std::max(floor, best.found ? best.value : 0.0) && (best.found || floor > 0)) {
+                any_mem = any_slo = true;
+                continue;
+              }
+            }
             for (o[1] = 0; o[1] < n1; ++o[1]) {
               if (!valid[1][o[1]]) continue;
               // stage times and memory: the other groups' sums plus attention's option o[1]
               // (table i holds option i of every group)
-              const int a1 = o[1];
-              constexpr int ga = kGroupAttention;
+              const AttnOpt& x = att[o[1]];
               double dec_stage = 0, pre_stage = 0, mem = 0;
-              const double act =
-                  std::max(base_act, std::max(ph.decode ? t.dec[a1].act[ga] : 0.0, ph.prefill ? t.pre[a1].act[ga] : 0.0));
+              const double act = std::max(base_act, x.act);
               for (int st = 0; st < types; ++st) {
-                const double td = ph.decode ? b_td[st] + t.dec[a1].time[st][ga] : 0.0;
-                const double wgt = b_w[st] + (ph.decode ? t.dec[a1].weights[st][ga] : t.pre[a1].weights[st][ga]);
-                const double kv = b_kv[st] + (ph.decode ? t.dec[a1].kv_per_seq[st][ga] : t.pre[a1].kv_per_seq[st][ga]);
-                dec_stage = std::max(dec_stage, td);
-                mem = std::max(mem, wgt + kv * bg);
-              }
-              double arr_stage = 0;
-              if (ph.prefill) {
-                for (int st = 0; st < p0.stage_types; ++st) pre_stage = std::max(pre_stage, b_pf[st] + t.pre[a1].time[st][ga]);
-                for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) arr_stage = std::max(arr_stage, b_ar[st] + t.arr[a1].time[st][ga]);
+                dec_stage = std::max(dec_stage, ph.decode ? b_td[st] + x.td[st] : 0.0);
+                mem = std::max(mem, b_w[st] + x.w[st] + (b_kv[st] + x.kv[st]) * bg);
               }
               mem += 2.0 * act + ref.reserve;
               if (mem > cap) continue;
+              double arr_stage = 0;
+              if (ph.prefill) {
+                for (int st = 0; st < p0.stage_types; ++st) pre_stage = std::max(pre_stage, b_pf[st] + x.pf[st]);
+                for (int st = 0; ph.arrivals && st < t.arr[0].stage_types; ++st) arr_stage = std::max(arr_stage, b_ar[st] + x.ar[st]);
+              }
               any_mem = true;
               double value = 0, tpot = 0, ttft = 0;
-              const double pp = static_cast<double>(base.deg.pp);
               if (w.mode == Mode::kDecode) {
                 tpot = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s);
                 value = b / tpot / gpus;
@@ -210,6 +269,8 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
     // sequences, and with it the prefill tables (per hub pair): kept from the last batch
     std::vector<GroupTables> pre_cache(w.mode == Mode::kOffline ? 4 * 27 : 0);
     std::int64_t cached_chunk = -1, next_chunk = -1;
+    bool valid[kNumSlotGroups][27] = {};
+    bool valid_known = false;
     for (std::size_t bi = 0; bi < space.batch.size(); ++bi) {
       if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
       Plan base;
@@ -217,17 +278,20 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
       base.batch = space.batch.size() == 1 ? space.batch[0] : space.batch[bi] * base.deg.attn_dp;
       base.sharding = neutral_sharding();
       if (validate_plan(base, m, ctx.cluster)) break;  // a degree or batch rule: larger batches fail the same way
-      // which options of each group break a divisibility rule
-      bool valid[kNumSlotGroups][27] = {};
-      for (int g = 1; g < kNumSlotGroups; ++g) {
-        for (int o = 0; o < kGroups[g].n; ++o) {
-          Plan p = base;
-          apply_option(p.sharding, g, o);
-          valid[g][o] = !validate_plan(p, m, ctx.cluster).has_value();
-          // slots that do not exist in this model: keep only their first option
-          if ((g == kGroupRouter || g == kGroupExperts) && !moe && o > 0) valid[g][o] = false;
-          if (g == kGroupMlp && !has_mlp && o > 0) valid[g][o] = false;
+      // which options of each group break a divisibility rule: the rules of a sharding depend
+      // on the degrees, not the batch (whose own rules the base plan just passed): once per combo
+      if (bi == 0 || !valid_known) {
+        for (int g = 1; g < kNumSlotGroups; ++g) {
+          for (int o = 0; o < kGroups[g].n; ++o) {
+            Plan p = base;
+            apply_option(p.sharding, g, o);
+            valid[g][o] = !validate_plan(p, m, ctx.cluster).has_value();
+            // slots that do not exist in this model: keep only their first option
+            if ((g == kGroupRouter || g == kGroupExperts) && !moe && o > 0) valid[g][o] = false;
+            if (g == kGroupMlp && !has_mlp && o > 0) valid[g][o] = false;
+          }
         }
+        valid_known = true;
       }
       bool any_mem = false, any_slo = false;
       Tables t;
@@ -304,9 +368,16 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
             q.sharding[static_cast<std::size_t>(Slot::kAttnNorm)] = static_cast<std::uint8_t>(h1);
             q.sharding[static_cast<std::size_t>(Slot::kFfnNorm)] = static_cast<std::uint8_t>(h2);
             return q;
-          }(), t, ph, valid, local, any_mem, any_slo);
-          if (local.found && std::find(best.winners.begin(), best.winners.end(), local.plan.sharding) == best.winners.end()) {
-            best.winners.push_back(local.plan.sharding);
+          }(), t, ph, valid, local, any_mem, any_slo, best.found ? best.value : 0.0);
+          if (local.found) {
+            const auto it = std::find(best.winners.begin(), best.winners.end(), local.plan.sharding);
+            if (it == best.winners.end()) {
+              best.winners.push_back(local.plan.sharding);
+              best.winner_batch.push_back(local.plan.batch);
+            } else {
+              auto& wb = best.winner_batch[static_cast<std::size_t>(it - best.winners.begin())];
+              wb = std::max(wb, local.plan.batch);
+            }
           }
           if (local.found && local.value > best.value) {
             best.value = local.value;
@@ -326,13 +397,13 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
   if (!w.batch && opt.refine_batch) {
     pool.parallel_for(combos.size(), [&](std::size_t ci) {
       Best& best = results[ci];
-      for (const Sharding& sh : best.winners) {
+      for (std::size_t k = 0; k < best.winners.size(); ++k) {
         if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
         Plan p;
         p.deg = combos[ci];
         p.batch = 0;
-        p.sharding = sh;
-        const Metrics mm = evaluate(ctx, p, nullptr, false);
+        p.sharding = best.winners[k];
+        const Metrics mm = evaluate_max_from(ctx, p, best.winner_batch[k]);
         best.evaluations += 1 + 2 * static_cast<std::int64_t>(std::log2(static_cast<double>(std::max<std::int64_t>(2, mm.batch))));
         if (mm.feasible() && mm.objective > best.value) {
           best.value = mm.objective;
