@@ -1,6 +1,7 @@
 #include "hardware/collective.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
@@ -41,7 +42,7 @@ GroupSpan span_of(const ClusterSpec& c, Group g) {
     const std::int64_t D = c.levels[static_cast<std::size_t>(l)].size;
     // aligned (the offset a multiple of the domain): D / stride per domain, as the
     // hierarchical algorithms assume; otherwise the least-populated domain it touches
-    std::int64_t m = g.offset % D == 0 ? D / g.stride : members_per_domain(g, D);
+    std::int64_t m = (g.offset == 0 || g.offset % D == 0) ? D / g.stride : members_per_domain(g, D);
     if (l == nlev - 1) m = g.size;  // the outermost level holds everything
     m = std::clamp<std::int64_t>(m, 1, g.size);
     if (m > prev) {
@@ -69,7 +70,7 @@ Seconds gather_time(const ClusterSpec& c, const GroupSpan& s, Bytes full, std::i
     // spans two levels cheaper than the same group inside one, which a split schedule over
     // the one level also achieves)
     const double peers = static_cast<double>(s.fanout[i] - 1);
-    const double steps = std::ceil(std::log2(static_cast<double>(s.fanout[i])));
+    const double steps = static_cast<double>(std::bit_width(static_cast<std::uint64_t>(s.fanout[i] - 1)));  // ceil(log2 k)
     t += steps * lv.latency + (chunk * peers) / (lv.bandwidth * eff);
     *sent += chunk * peers;
     chunk = chunk * static_cast<double>(s.fanout[i]);
