@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -29,7 +30,7 @@ LayerRange stage_layers(std::int64_t layers, std::int64_t pp, std::int64_t st) {
 namespace {
 int choice(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
 bool is(const Plan& p, Slot s, const char* name) {
-  return std::string(slot_info(s).choices[static_cast<std::size_t>(choice(p, s))]) == name;
+  return std::strcmp(slot_info(s).choices[static_cast<std::size_t>(choice(p, s))], name) == 0;
 }
 }  // namespace
 
@@ -76,7 +77,9 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   if ((is(p, Slot::kQkv, "hidden") || is(p, Slot::kOProj, "hidden")) && m.hidden % tp != 0) {
     return fmt::format("tp {} does not divide the hidden size {}", tp, m.hidden);
   }
-  const std::int64_t dense_ffn = m.num_dense_layers() > 0 ? m.ffn : 0;
+  // the MLP rules only concern plans that split an MLP (counting dense layers walks them all)
+  const bool mlp_split = !is(p, Slot::kFfn1, "none") || !is(p, Slot::kFfn2, "none");
+  const std::int64_t dense_ffn = mlp_split && m.num_dense_layers() > 0 ? m.ffn : 0;
   const std::int64_t shared_ffn = m.moe.num_shared * m.moe.shared_ffn;
   for (std::int64_t f : {dense_ffn, shared_ffn}) {
     if (f == 0) continue;
