@@ -16,12 +16,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   double gw_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // weights by group
   // the layers of each stage, split as the engines split them (uneven when pp does not divide)
   const std::int64_t num_layers = static_cast<std::int64_t>(g.layer_class.size());
-  // the ranges once (stage_layers' rule, summed up): the loops below run per stage
-  const std::int64_t base_layers = num_layers / e.pp, extra_from = e.pp - 1 - num_layers % e.pp;
-  const auto range = [&](std::int64_t st) {
-    const auto before = [&](std::int64_t s2) { return std::max<std::int64_t>(0, std::min(s2, e.pp - 1) - extra_from); };
-    return LayerRange{st * base_layers + before(st), (st + 1) * base_layers + before(st + 1)};
-  };
+  const auto range = [&](std::int64_t st) { return stage_layers(num_layers, e.pp, st); };
   for (std::size_t c = 0; c < ncls; ++c) {
     e.cls = static_cast<int>(c);
     // layers of this class on the fullest stage, for the breakdown

@@ -164,4 +164,24 @@ Group worst_placed(const ClusterSpec& c, std::int64_t size, std::int64_t stride,
   return worst;
 }
 
+// Rank i of stage st sends to rank i of stage st + 1 (w ranks on): of all such pairs in
+// every replica, the one whose span climbs highest. The pairs cover an instance's ranks
+// consecutively, so a pair crosses a boundary of the outermost inner level (D GPUs) iff
+// some replica's range r x inst .. (r + 1) x inst - 1 holds one past its start (the pair
+// max(r x inst, B - w) then reaches it); replicas repeat modulo D.
+Group worst_pp_pair(const ClusterSpec& c, std::int64_t w, std::int64_t inst, std::int64_t reps) {
+  if (c.levels.size() < 2) return {2, w, 0};
+  const std::int64_t D = c.levels[c.levels.size() - 2].size;
+  if (w >= D) return {2, w, 0};  // every pair already crosses
+  const std::int64_t r_count = inst % D == 0 ? 1 : std::min(reps, D / std::gcd(inst % D, D));
+  for (std::int64_t r = 0; r < r_count; ++r) {
+    const std::int64_t lo = r * inst, hi = lo + inst - 1;
+    if (lo / D != hi / D) {
+      const std::int64_t boundary = (lo / D + 1) * D;
+      return {2, w, std::max(lo, boundary - w)};
+    }
+  }
+  return {2, w, 0};
+}
+
 }  // namespace shardwise

@@ -38,6 +38,11 @@ GroupSpan span_of(const ClusterSpec& c, Group g);
 Group worst_placed(const ClusterSpec& c, std::int64_t size, std::int64_t stride, std::int64_t first, std::int64_t step,
                    std::int64_t count);
 
+// Pipeline send/recv: rank i of stage st to rank i of stage st + 1, w ranks on, in
+// instances of inst GPUs repeated `reps` times from GPU 0. The pair {2, w, offset} whose
+// span climbs highest (a pair crosses a domain boundary iff an instance's range holds one).
+Group worst_pp_pair(const ClusterSpec& c, std::int64_t w, std::int64_t inst, std::int64_t reps);
+
 struct CollCost {
   Seconds time;
   Bytes bytes;  // bytes each GPU sends (what the breakdown reports)

@@ -17,16 +17,6 @@ Sharding paper_allgather_sharding() {
   return s;
 }
 
-LayerRange stage_layers(std::int64_t layers, std::int64_t pp, std::int64_t st) {
-  const std::int64_t base = layers / pp, rem = layers % pp;
-  const std::int64_t extra_from = pp - 1 - rem;  // stages extra_from .. pp - 2 hold one more
-  const auto extra_before = [&](std::int64_t s) { return std::max<std::int64_t>(0, std::min(s, pp - 1) - extra_from); };
-  LayerRange r;
-  r.first = st * base + extra_before(st);
-  r.last = (st + 1) * base + extra_before(st + 1);
-  return r;
-}
-
 namespace {
 int choice(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
 bool is(const Plan& p, Slot s, const char* name) {

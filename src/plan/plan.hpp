@@ -48,7 +48,16 @@ struct LayerRange {
   std::int64_t first = 0, last = 0;
   [[nodiscard]] std::int64_t size() const { return last - first; }
 };
-LayerRange stage_layers(std::int64_t layers, std::int64_t pp, std::int64_t st);
+// Inline: the simulator calls it per stage in its hot path.
+inline LayerRange stage_layers(std::int64_t layers, std::int64_t pp, std::int64_t st) {
+  const std::int64_t base = layers / pp, rem = layers % pp;
+  const std::int64_t extra_from = pp - 1 - rem;  // stages extra_from .. pp - 2 hold one more
+  const auto extra_before = [&](std::int64_t s) {
+    const std::int64_t k = (s < pp - 1 ? s : pp - 1) - extra_from;
+    return k > 0 ? k : std::int64_t{0};
+  };
+  return LayerRange{st * base + extra_before(st), (st + 1) * base + extra_before(st + 1)};
+}
 
 using Sharding = std::array<std::uint8_t, kNumSlots>;  // choice index per slot; all 0 = Megatron
 constexpr Sharding megatron_sharding() { return Sharding{}; }

@@ -133,5 +133,12 @@ TEST(Quantity, ImplausiblySmallRatesAndSizesAreRefused) {
   }
 }
 
+TEST(Files, AFileOverTheLimitIsRefusedNotReadWhole) {
+  // /dev/zero never ends: the reader stops at kMaxInputFileBytes and says so
+  auto z = read_text_file("/dev/zero");
+  ASSERT_FALSE(z.ok());
+  EXPECT_EQ(z.error().message(), "/dev/zero: expected a file of at most 64 MiB, found a larger file");
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -96,5 +96,23 @@ TEST(Collective, AGroupThatStraddlesADomainIsCostedOnTheLevelsItSpans) {
   EXPECT_EQ(span_of(preset("h100x16"), worst_placed(preset("h100x16"), 6, 1, 0, 6, 2)).levels, 2);
 }
 
+TEST(Collective, ThePipelinePairThatCrossesADomainIsTheWorstPlaced) {
+  // h100x16 (nodes of 8): stages of w = 4 GPUs, pp 4 (inst 16): stage 1 (GPUs 4..7) sends to
+  // stage 2 (8..11) across the node boundary at 8: the pair (4, 8) is on the network
+  const ClusterSpec c = preset("h100x16");
+  const Group g = worst_pp_pair(c, 4, 16, 1);
+  EXPECT_EQ(g.offset, 4);
+  EXPECT_EQ(c.level_for_span(g.offset, g.offset + g.stride), 1u);
+  // pp 2 of w 4 (inst 8): stage 0 (0..3) to stage 1 (4..7) stays in node 0, and so does every
+  // replica (8 GPUs each, aligned to nodes)
+  const Group in = worst_pp_pair(c, 4, 8, 2);
+  EXPECT_EQ(c.level_for_span(in.offset, in.offset + in.stride), 0u);
+  // gb200x144, two 64-GPU instances of pp 2 (w 32): replica 1 (64..127) crosses GPU 72
+  const ClusterSpec gb = preset("gb200x144");
+  const Group x = worst_pp_pair(gb, 32, 64, 2);
+  EXPECT_EQ(gb.level_for_span(x.offset, x.offset + x.stride), 1u);
+  EXPECT_EQ(gb.level_for_span(worst_pp_pair(gb, 32, 64, 1).offset, worst_pp_pair(gb, 32, 64, 1).offset + 32), 0u);
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -244,5 +244,23 @@ TEST(Launch, EngineNamesAndRepos) {
   EXPECT_EQ(hf_repo_for("gpt-moe-1.6t"), "");  // synthetic: a placeholder and a note
 }
 
+TEST(Launch, EachReplicaNamesItsGpusAndNodesAndAStraddleIsFlagged) {
+  // gb200x144: nodes of 4, NVLink domains of 72. Two 64-GPU replicas: GPUs 0..63 (nodes 0..15),
+  // GPUs 64..127 (nodes 16..31), across the boundary at 72
+  const Case gb = make_case("deepseek-v3", "gb200x144", "decode-16k", DType::kFp8);
+  Plan p = plan_of(8, 8, 64, 512, 2);
+  const PlanFile file{p, "deepseek-v3", "gb200x144", "decode-16k", {}};
+  LaunchOptions o;
+  o.engine = ServeEngine::kSglang;
+  const std::string s = launch_text(gb.ctx, file, fit_engine(o.engine, gb.ctx, gb.space, p), o);
+  EXPECT_NE(s.find("# replica 0   GPUs 0..63 on nodes 0..15\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("# replica 1   GPUs 64..127 on nodes 16..31 (straddles NVLink domains 0 and 1"), std::string::npos) << s;
+  // on H100 nodes of 8 the same replicas straddle nothing
+  const Case h = make_case("deepseek-v3", "h100x128", "decode-16k", DType::kFp8);
+  const std::string t = launch_text(h.ctx, PlanFile{p, "deepseek-v3", "h100x128", "decode-16k", {}}, fit_engine(o.engine, h.ctx, h.space, p), o);
+  EXPECT_NE(t.find("# replica 1   GPUs 64..127 on nodes 8..15\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("straddles"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardwise
