@@ -8,12 +8,22 @@
 
 namespace shardwise::bench {
 
-enum class RowMetric { kOfflineMaxThroughput, kStaticBatchThroughput, kTtft };
+enum class RowMetric {
+  kOfflineMaxThroughput,   // output tok/s per GPU of the offline stream at the engine's concurrency
+  kStaticBatchThroughput,  // output tok/s per GPU of one static batch (min-latency rows: batch 1)
+  kTtft,                   // first-token latency of one prompt, ms
+  kDecodeThroughput,       // output tok/s per GPU of a decode-only (disaggregated) instance
+  kPrefillThroughput,      // input tok/s per GPU of a prefill-only (disaggregated) instance
+};
 
 struct PublicRow {
   int id = 0;
   std::string label;   // "Llama-3.1-70B TP8 1000/1000 offline"
-  std::string gpu;     // "h100", "a100"
+  std::string gpu;     // "h100", "h200", "b200", "gb200", "a100"
+  std::string family;  // "dense" or "moe"
+  std::string scenario;  // "offline", "static", "min-latency", "ttft", "decode-only", "prefill-only"
+  std::string engine_name;  // "trtllm", "vllm", "sglang"
+  std::int64_t batch_cap = 0;  // the concurrency the engine was given (0: unbounded): max batch is clamped to it
   RowMetric metric = RowMetric::kOfflineMaxThroughput;
   double measured = 0; // output tok/s per GPU, or TTFT in ms
   ModelSpec model;

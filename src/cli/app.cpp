@@ -67,7 +67,12 @@ std::optional<Error> check_degree_flag(const char* flag, const std::optional<std
 
 // The degree flags of simulate and verify.
 using OptDegree = std::optional<std::int32_t>;
-void add_degree_flags(CLI::App* cmd, OptDegree& tp, OptDegree& pp, OptDegree& ep, OptDegree& attn_dp, OptDegree& micro_batches) {
+void add_degree_flags(CLI::App* cmd, OptDegree& tp, OptDegree& pp, OptDegree& ep, OptDegree& attn_dp, OptDegree& micro_batches,
+                      OptDegree* redundant = nullptr) {
+  if (redundant) {
+    cmd->add_option("--redundant-experts", *redundant,
+                    "Redundant expert slots (EPLB copies of the busiest experts) so that ep need only divide experts + N (default 0)");
+  }
   cmd->add_option("--tp", tp, "Tensor-parallel degree of attention (default 1)");
   cmd->add_option("--pp", pp, "Pipeline stages (default 1); need not divide the layers (stages split as the engines split them)");
   cmd->add_option("--ep", ep, "Expert-parallel degree over the stage's tp x attn-dp ranks (default 1)");
@@ -84,12 +89,17 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--batch", o.batch, "Override the concurrent sequences per model instance: a number or 'max'");
   cmd->add_option("--ttft-ms", o.ttft_ms, "Override the time-to-first-token SLO (ms)");
   cmd->add_option("--tpot-ms", o.tpot_ms, "Override the time-per-output-token SLO (ms)");
-  cmd->add_option("--weights-dtype", o.weights_dtype, "Override the weight format: fp32, bf16, fp16, fp8, int8, int4, fp4");
-  cmd->add_option("--kv-dtype", o.kv_dtype, "Override the KV-cache format: fp32, bf16, fp16, fp8, int8, int4, fp4");
+  cmd->add_option("--weights-dtype", o.weights_dtype,
+                  "Override every weight's format: fp32, bf16, fp16, fp8, int8, int4, fp4, or auto (the checkpoint's own, the default)");
+  cmd->add_option("--kv-dtype", o.kv_dtype, "Override the KV-cache format: fp32, bf16, fp16, fp8, int8, int4, fp4, or auto");
+  cmd->add_option("--expert-dtype", o.expert_dtype, "Override the routed experts' format alone (e.g. fp4 experts beside fp8 attention)");
+  cmd->add_option("--spec-tokens", o.spec_tokens, "Speculative decoding: draft tokens (MTP) verified per decode step (default 0)");
+  cmd->add_option("--spec-acceptance", o.spec_acceptance, "Speculative decoding: probability each draft token is accepted (0 to 1)");
 }
 
 bool any_override(const WorkloadOverrides& o) {
-  return o.mode || o.isl || o.osl || o.context || o.batch || o.ttft_ms || o.tpot_ms || o.weights_dtype || o.kv_dtype;
+  return o.mode || o.isl || o.osl || o.context || o.batch || o.ttft_ms || o.tpot_ms || o.weights_dtype || o.kv_dtype || o.expert_dtype ||
+         o.spec_tokens || o.spec_acceptance;
 }
 
 struct DescribeArgs {
@@ -98,6 +108,13 @@ struct DescribeArgs {
   bool json = false;
   bool ops = false;
 };
+
+// The formats describe reports: the workload's, or the checkpoint's own where it leaves them auto.
+void set_describe_formats(DescribeOptions& opts, const std::optional<ModelSpec>& model, const Workload& w) {
+  const Formats f = resolve_formats(model ? *model : ModelSpec{}, w);
+  opts.weights_dtype = model && model->is_moe() ? f.experts : f.dense;
+  opts.kv_dtype = f.kv;
+}
 
 int run_describe(const DescribeArgs& a) {
   if (a.model.empty() && a.cluster.empty() && a.workload.empty()) {
@@ -123,8 +140,7 @@ int run_describe(const DescribeArgs& a) {
     auto w2 = apply_overrides(std::move(w).value(), a.overrides);
     if (!w2) return fail(w2.error());
     workload = std::move(w2).value();
-    opts.weights_dtype = workload->weights_dtype;
-    opts.kv_dtype = workload->kv_dtype;
+    set_describe_formats(opts, model, *workload);
     if (workload->mode == Mode::kDecode) opts.contexts = {workload->context};
   } else if (any_override(a.overrides)) {
     // Without a workload only the dtype and context flags mean something for a model.
@@ -136,8 +152,7 @@ int run_describe(const DescribeArgs& a) {
     base.context = 1;
     auto w = apply_overrides(base, o);
     if (!w) return fail(w.error());
-    opts.weights_dtype = w->weights_dtype;
-    opts.kv_dtype = w->kv_dtype;
+    set_describe_formats(opts, model, *w);
     if (o.context) opts.contexts = {*o.context};
   }
   if (a.json) {
@@ -187,14 +202,15 @@ Expected<Inputs> load_inputs(const std::string& model, const std::string& cluste
 struct SimulateArgs {
   std::string model, cluster, workload, sharding = "megatron", plan_file;
   WorkloadOverrides overrides;
-  std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches;
+  std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches, redundant_experts;
   bool json = false;
 };
 
 int run_simulate(SimulateArgs a) {
   for (const auto& e : {check_degree_flag("--tp", a.tp, 1), check_degree_flag("--pp", a.pp, 1), check_degree_flag("--ep", a.ep, 1),
                         check_degree_flag("--attn-dp", a.attn_dp, 1), check_degree_flag("--replicas", a.replicas, 1),
-                        check_degree_flag("--micro-batches", a.micro_batches, 0)}) {
+                        check_degree_flag("--micro-batches", a.micro_batches, 0),
+                        check_degree_flag("--redundant-experts", a.redundant_experts, 0)}) {
     if (e) return fail(*e);
   }
   Plan plan;
@@ -236,6 +252,7 @@ int run_simulate(SimulateArgs a) {
   note("--attn-dp", a.attn_dp);
   note("--replicas", a.replicas);
   note("--micro-batches", a.micro_batches);
+  note("--redundant-experts", a.redundant_experts);
   if (a.overrides.batch) flags += (flags.empty() ? "--batch " : " --batch ") + *a.overrides.batch;
   if (a.plan_file.empty() && a.sharding != "megatron") flags += (flags.empty() ? "--sharding " : " --sharding ") + a.sharding;
   if (a.tp) plan.deg.tp = *a.tp;
@@ -244,6 +261,7 @@ int run_simulate(SimulateArgs a) {
   if (a.attn_dp) plan.deg.attn_dp = *a.attn_dp;
   if (a.replicas) plan.deg.replicas = *a.replicas;
   if (a.micro_batches) plan.micro_batches = *a.micro_batches;
+  if (a.redundant_experts) plan.redundant_experts = *a.redundant_experts;
   plan.batch = in->workload.batch.value_or(0);
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
   Breakdown bd;
@@ -574,7 +592,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
   simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
   add_workload_flags(simulate, sa.overrides);
-  add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches);
+  add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches, &sa.redundant_experts);
   simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
   simulate->add_option("--sharding", sa.sharding,
                        "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), or a YAML/JSON file "

@@ -4,11 +4,12 @@
 namespace shardwise::detail {
 
 // --- collectives -----------------------------------------------------------
-double coll(Env& e, CollKind k, Group g, double full, const char* gname) {
+double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest) {
   if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
-  // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call
+  // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call;
+  // `slowest` scales the time, not the bytes: the busiest receiver of an uneven all-to-all
   CollCost c = collective_cost(e.ctx->cluster, k, g, Bytes(full), e.p->comm_efficiency);
-  c.time += Seconds(e.p->comm_overhead_us * 1e-6);
+  c.time = c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6);
   if (e.bd) {
     // A conversion made of two collectives reports the larger kind; times and bytes add.
     if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {
@@ -36,8 +37,8 @@ CollKind transition(Lay from, Lay to) {
   return CollKind::kNone;
 }
 
-double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname) {
-  return coll(e, transition(from, to), g, full, gname);
+double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname, double slowest) {
+  return coll(e, transition(from, to), g, full, gname, slowest);
 }
 
 // Attention scope (tp group, tokens split over attn_dp groups) -> MLP scope (all

@@ -7,11 +7,11 @@ namespace shardwise::detail {
 // --- compute ---------------------------------------------------------------
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x rows / (rows + gemm_half_rows).
-double gemm_time(Env& e, double rows, double flops, double bytes) {
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes) {
   e.op_flops = flops;
   e.op_bytes = bytes;
   const double eff = e.p->gemm_efficiency * rows / (rows + e.p->gemm_half_rows);
-  const double tc = flops / (e.gemm_peak * std::max(eff, 1e-6));
+  const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * e.p->mem_efficiency);
   return std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
 }
@@ -54,6 +54,26 @@ GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
   return {Lay::kR, Lay::kR, 1.0};
 }
 
+double gemm_peak_for(const GpuSpec& gpu, DType d) {
+  // GEMMs run in the weights' format where the GPU has tensor cores for it; 4-bit weights
+  // without fp4 tensor cores are dequantised into bf16 GEMMs (weight-only, W4A16: the
+  // bytes shrink, the FLOPs do not), as the MXFP4 MoE kernels do on Hopper
+  const bool has8 = gpu.fp8.value() > 0, has4 = gpu.fp4.value() > 0;
+  if ((d == DType::kFp8 || d == DType::kInt8) && has8) return gpu.fp8.value();
+  if (d == DType::kFp4 || d == DType::kInt4) return has4 ? gpu.fp4.value() : gpu.bf16.value();
+  return gpu.bf16.value();
+}
+double dispatch_bytes(const GpuSpec& gpu, DType experts) {
+  // tokens travel to the experts in the format the expert GEMMs read: NVFP4 (4 bits + one fp8
+  // scale per 16: 0.5625 B) where fp4 runs natively, fp8 for fp8/int8 experts on fp8 hardware
+  // (1 B; DeepEP's fp8 dispatch), else bf16 (2 B; weight-only 4-bit experts read bf16 tokens)
+  const bool quant = experts == DType::kFp8 || experts == DType::kInt8 || experts == DType::kFp4 || experts == DType::kInt4;
+  const bool four = experts == DType::kFp4 || experts == DType::kInt4;
+  if (four && gpu.fp4.value() > 0) return 0.5625;
+  if (quant && !four && gpu.fp8.value() > 0) return 1.0;
+  return 2.0;
+}
+double tokens_verified(const Workload& w) { return 1.0 + static_cast<double>(w.spec_tokens); }
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd) {
   Env e;
   e.ctx = &ctx;
@@ -63,18 +83,24 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.bd = bd;
   if (bd) bd->phase = phase;
   const GpuSpec& gpu = ctx.cluster.gpu;
-  e.wb = bytes_per_element(ctx.workload.weights_dtype);
-  e.kvb = bytes_per_element(ctx.workload.kv_dtype);
+  const Formats& f = ctx.formats;
+  e.wb = bytes_per_element(f.other);
+  e.wb_attn = bytes_per_element(f.attention);
+  e.wb_dense = bytes_per_element(f.dense);
+  e.wb_exp = bytes_per_element(f.experts);
+  e.kvb = bytes_per_element(f.kv);
   e.ab = 2.0;
-  // GEMMs run in the weights' format where the GPU has tensor cores for it, else in bf16
-  const DType wd = ctx.workload.weights_dtype;
-  e.gemm_peak = gpu.bf16.value();
-  if ((wd == DType::kFp8 || wd == DType::kInt8) && gpu.fp8.value() > 0) e.gemm_peak = gpu.fp8.value();
-  if ((wd == DType::kFp4 || wd == DType::kInt4) && gpu.fp4.value() > 0) e.gemm_peak = gpu.fp4.value();
-  if ((wd == DType::kFp4 || wd == DType::kInt4) && gpu.fp4.value() <= 0 && gpu.fp8.value() > 0) e.gemm_peak = gpu.fp8.value();
+  e.peak = gemm_peak_for(gpu, f.other);
+  e.peak_attn = gemm_peak_for(gpu, f.attention);
+  e.peak_dense = gemm_peak_for(gpu, f.dense);
+  e.peak_exp = gemm_peak_for(gpu, f.experts);
+  e.disp_b = dispatch_bytes(gpu, f.experts);
+  if (phase == Phase::kDecode) e.q_per_seq = tokens_verified(ctx.workload);
   // attention math runs in fp8 when the KV cache is fp8 and the GPU has fp8 tensor cores (FP8 FMHA)
-  const DType kd = ctx.workload.kv_dtype;
-  e.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0) ? gpu.fp8.value() : gpu.bf16.value();
+  const DType kd = f.kv;
+  // MLA kernels (FlashMLA, TensorRT-LLM's) dequantise an fp8 latent cache and compute in bf16
+  const bool mla = ctx.model.attention == AttentionKind::kMla;
+  e.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0 && !mla) ? gpu.fp8.value() : gpu.bf16.value();
   e.hbm = gpu.hbm_bandwidth.value();
   const Degrees& d = plan.deg;
   e.tp = d.tp;
@@ -95,6 +121,12 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.g_etp = worst_placed(cl, e.etp, 1, 0, e.etp, reps * e.pp * e.ep);
   e.g_pp = {2, e.w};
   if (e.pp > 1) e.g_pp = worst_pp_pair(cl, e.w, inst, reps);
+  if (ctx.model.is_moe()) {
+    const double k = static_cast<double>(ctx.model.moe.top_k);
+    e.moe = moe_terms(ctx.moe_z_experts, ctx.moe_log_untouched, static_cast<double>(ctx.model.moe.num_experts),
+                      static_cast<double>(plan.redundant_experts), static_cast<double>(e.ep), ctx.params.expert_skew);
+    e.moe.dedup = network_dedup(e, k);
+  }
   return e;
 }
 

@@ -16,6 +16,9 @@ enum class Lay : std::uint8_t { kR, kSt, kSf, kP };
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 inline int ch(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
+struct Env;
+// Expert slots each EP group holds: (routed experts + redundant copies) / ep.
+double expert_slots_per_rank(const Env& e, const LayerShape& s);
 
 struct Env {
   const SimContext* ctx = nullptr;
@@ -23,9 +26,18 @@ struct Env {
   const CostParams* p = nullptr;
   Phase phase = Phase::kDecode;
   double ab = 2.0;  // activation bytes per element
-  double wb = 2.0;  // weight bytes per element
+  // weight bytes per element and the tensor-core peak its GEMMs run at, per component
+  // (Formats: attention, dense MLP / shared experts, routed experts, the rest)
+  double wb = 2.0, wb_attn = 2.0, wb_dense = 2.0, wb_exp = 2.0;
+  double peak = 0, peak_attn = 0, peak_dense = 0, peak_exp = 0;
   double kvb = 2.0; // KV-cache bytes per element
-  double gemm_peak = 0, attn_peak = 0, hbm = 0;
+  double disp_b = 2.0;  // bytes per element of the MoE dispatch payload (the experts' input format)
+  double q_per_seq = 1.0;  // tokens each sequence brings to a decode step (1 + speculative drafts)
+  // the batch-independent terms of the expert load (expert_load), computed once per evaluation
+  struct MoeTerms {
+    double slots = 1, excess = 0, z_ep = 0, log_untouched = 0, dedup = 1;
+  } moe;
+  double attn_peak = 0, hbm = 0;
   std::int64_t tp = 1, a = 1, w = 1, ep = 1, etp = 1, pp = 1;
   Group g_tp, g_w, g_dp, g_etp, g_pp;
   // per-evaluation accumulators
@@ -44,16 +56,25 @@ struct Env {
 };
 
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd);
+// The tensor-core peak of a GEMM on weights of format d (compute.cpp has the rule).
+double gemm_peak_for(const GpuSpec& gpu, DType d);
+// Bytes per element of the tokens sent to experts of format `experts`.
+double dispatch_bytes(const GpuSpec& gpu, DType experts);
+// Tokens per sequence in a decode step: the new one plus the speculative drafts verified.
+double tokens_verified(const Workload& w);
 
+inline double expert_slots_per_rank(const Env& e, const LayerShape& s) {
+  return static_cast<double>((s.experts + e.plan->redundant_experts) / e.ep);
+}
 // --- collectives and layouts (collectives.cpp) ---------------------------------
-double coll(Env& e, CollKind k, Group g, double full, const char* gname);
+double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest = 1.0);
 CollKind transition(Lay from, Lay to);
-double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname);
+double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname, double slowest = 1.0);
 double to_mlp(Env& e, Lay from, Lay need, double full);
 double to_attn(Env& e, Lay from, Lay need, double full);
 
 // --- compute (compute.cpp) -------------------------------------------------------
-double gemm_time(Env& e, double rows, double flops, double bytes);
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes);
 double stream_time(Env& e, double bytes);
 void record(Env& e, const char* op, int slot, double compute_s, double comm_s);
 // A GEMM-like op over group size g with a column / row / none choice.
@@ -96,11 +117,28 @@ void check_memory(const MemoryBreakdown& m, Metrics& out, bool explain);
 
 // --- one layer (layer.cpp, moe.cpp) -----------------------------------------------
 double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq);
+// The load of the expert groups of one MoE layer for `tokens` tokens (docs/cost-model.md,
+// "Expert load"): token copies per group on average and on the busiest group, its relative
+// excess from routing skew (after EPLB when redundant > 0), and the experts it touches.
+struct ExpertLoad {
+  double mean = 0, busiest = 0, excess = 0, touched = 0;
+};
+double extreme_z(double n);
+// The network share of an MoE all-to-all with DeepEP-style dedup (prefill: one copy of a token
+// per remote NVLink domain, fanned out there) over the plain per-expert copies; 1 in decode.
+double network_dedup(const Env& e, double k);  // sqrt(2 ln n): the expected maximum of n normals, in standard deviations
+ExpertLoad expert_load(double tokens, double k, double experts, double redundant, double ep, double skew);
+// The terms of expert_load that do not depend on the tokens (Env::moe), and the load from them.
+Env::MoeTerms moe_terms(double k, double experts, double redundant, double ep, double skew);
+Env::MoeTerms moe_terms(double z_experts, double log_untouched, double experts, double redundant, double ep, double skew);
+ExpertLoad expert_load(const Env::MoeTerms& m, double tokens, double k, double ep);
 // The MoE block of an MoE layer: router, dispatch, expert FFNs, combine. Its input is in
 // ffn_need's layout; its output is split on tokens over the stage's W ranks.
 void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need);
 
 // --- a pipeline stage and a step (stage.cpp) ----------------------------------------
+// The LM head over `tokens` tokens of the stage (each attention group its own), logits gathered.
+double lm_head_time(Env& e, double tokens);
 struct StageResult {
   double time = 0;        // the slowest stage, one micro-batch
   double weights = 0;     // bytes per rank on the fullest stage
@@ -114,6 +152,11 @@ struct StepResult {
 };
 // One decode step of b sequences (or one prefill batch of b prompts) with the
 // automatic or planned micro-batching; memory counted for kv_ctx tokens per sequence.
+// The speculative draft pass of a decode step over `seqs` sequences (none without drafts).
+struct Draft {
+  double time = 0, weights = 0;
+};
+Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq);
 StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
                 Breakdown* bd);
 

@@ -25,21 +25,19 @@ double qkv_params_per_rank(const Plan& p, const LayerShape& s, double tp) {
 double layer_weight_bytes(const Env& e, const LayerShape& s) {
   const Plan& p = *e.plan;
   const double tp = static_cast<double>(e.tp), w = static_cast<double>(e.w);
-  double params = s.norm_params;
-  params += s.qkv_replicated_params + qkv_params_per_rank(p, s, tp);
-  params += s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp);
+  double bytes = s.norm_params * e.wb;
+  bytes += (s.qkv_replicated_params + qkv_params_per_rank(p, s, tp) + s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp)) * e.wb_attn;
   if (s.ffn > 0) {
-    params += s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w);
-    params += s.ffn2_params / (ch(p, Slot::kFfn2) == 2 ? 1.0 : w);
+    bytes += (s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w) + s.ffn2_params / (ch(p, Slot::kFfn2) == 2 ? 1.0 : w)) * e.wb_dense;
   }
   if (s.moe) {
-    const double local_experts = static_cast<double>(s.experts / e.ep);
+    const double slots = expert_slots_per_rank(e, s);
     const double etp = static_cast<double>(e.etp);
-    params += s.router_params;
-    params += local_experts * s.expert_ffn1_params / (ch(p, Slot::kExpertFfn1) == 0 ? etp : 1.0);
-    params += local_experts * s.expert_ffn2_params / (ch(p, Slot::kExpertFfn2) == 0 ? etp : 1.0);
+    bytes += s.router_params * e.wb;
+    bytes += (slots * s.expert_ffn1_params / (ch(p, Slot::kExpertFfn1) == 0 ? etp : 1.0) +
+              slots * s.expert_ffn2_params / (ch(p, Slot::kExpertFfn2) == 0 ? etp : 1.0)) * e.wb_exp;
   }
-  return params * e.wb;
+  return bytes;
 }
 
 // The same bytes split by slot group (norms and router are constant per group choice).
@@ -48,16 +46,16 @@ void layer_weight_bytes_grouped(const Env& e, const LayerShape& s, double* out) 
   const double tp = static_cast<double>(e.tp), w = static_cast<double>(e.w);
   out[kGroupConst] += s.norm_params * e.wb;
   out[kGroupAttention] += (s.qkv_replicated_params + qkv_params_per_rank(p, s, tp) +
-                           s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp)) * e.wb;
+                           s.o_params / (ch(p, Slot::kOProj) == 2 ? 1.0 : tp)) * e.wb_attn;
   if (s.ffn > 0) {
-    out[kGroupMlp] += (s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w) + s.ffn2_params / (ch(p, Slot::kFfn2) == 2 ? 1.0 : w)) * e.wb;
+    out[kGroupMlp] += (s.ffn1_params / (ch(p, Slot::kFfn1) == 2 ? 1.0 : w) + s.ffn2_params / (ch(p, Slot::kFfn2) == 2 ? 1.0 : w)) * e.wb_dense;
   }
   if (s.moe) {
-    const double local_experts = static_cast<double>(s.experts / e.ep);
+    const double slots = expert_slots_per_rank(e, s);
     const double etp = static_cast<double>(e.etp);
     out[kGroupRouter] += s.router_params * e.wb;
-    out[kGroupExperts] += (local_experts * s.expert_ffn1_params / (ch(p, Slot::kExpertFfn1) == 0 ? etp : 1.0) +
-                           local_experts * s.expert_ffn2_params / (ch(p, Slot::kExpertFfn2) == 0 ? etp : 1.0)) * e.wb;
+    out[kGroupExperts] += (slots * s.expert_ffn1_params / (ch(p, Slot::kExpertFfn1) == 0 ? etp : 1.0) +
+                           slots * s.expert_ffn2_params / (ch(p, Slot::kExpertFfn2) == 0 ? etp : 1.0)) * e.wb_exp;
   }
 }
 

@@ -13,7 +13,7 @@ Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string&
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"gpu", "gemm_efficiency", "gemm_half_rows", "mem_efficiency", "attn_efficiency", "kernel_overhead_us",
-                    "comm_efficiency", "comm_overhead_us", "attn_mem_efficiency", "step_overhead_us", "fit"});
+                    "comm_efficiency", "comm_overhead_us", "attn_mem_efficiency", "step_overhead_us", "expert_skew", "fit"});
   CostParams p;
   p.gpu = r.string_or("gpu", gpu);
   p.gemm_efficiency = r.number("gemm_efficiency", 0.01, 1.0);
@@ -25,20 +25,23 @@ Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string&
   p.comm_overhead_us = r.number("comm_overhead_us", 0.0, 1e4);
   p.attn_mem_efficiency = r.number("attn_mem_efficiency", 0.01, 1.0);
   p.step_overhead_us = r.number("step_overhead_us", 0.0, 1e6);
+  p.expert_skew = r.number_or("expert_skew", p.expert_skew, 0.0, 4.0);
   if (sink.failed()) return *sink.first;
   p.calibrated = (p.gpu == gpu);
   return p;
 }
 
 CostParams cost_params_for(const std::string& gpu) {
-  // H200 is the H100 chip with more and faster HBM: the H100 fit carries over.
-  // Newer GPUs without public measurements here also fall back to it (marked uncalibrated).
-  const std::string own = gpu;
-  for (const std::string& want : {own, std::string("h100")}) {
+  // One fit per silicon: H200 is the H100 chip with more and faster HBM, GB200's GPUs are
+  // B200s; those share their sibling's fit (calibrated: the fit saw their rows too). Other
+  // GPUs fall back to the H100 fit, marked uncalibrated.
+  const std::string silicon = gpu == "h200" ? "h100" : gpu == "gb200" ? "b200" : gpu;
+  for (const std::string& want : {silicon, std::string("h100")}) {
     for (const auto& e : embedded_calibration()) {
       if (want == e.name) {
-        auto p = parse_cost_params(e.text, e.path, gpu);
+        auto p = parse_cost_params(e.text, e.path, want);
         SW_CHECK(p.ok(), "embedded calibration data must parse");
+        p->calibrated = (want == silicon);  // p->gpu names the fit used
         return *p;
       }
     }

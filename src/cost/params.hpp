@@ -18,6 +18,7 @@ struct CostParams {
   double comm_overhead_us = 10;  // fixed cost per collective call (launch, synchronisation) on top of alpha-beta
   double attn_mem_efficiency = 0.7;  // achieved / peak HBM bandwidth of decode attention (paged KV reads)
   double step_overhead_us = 0;   // fixed engine cost per iteration (scheduling, sampling, launches)
+  double expert_skew = 0.3;      // coefficient of variation of the experts' shares of the routed tokens
   bool calibrated = false;       // false: defaults or another GPU's fit
   friend bool operator==(const CostParams&, const CostParams&) = default;
 };

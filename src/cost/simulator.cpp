@@ -40,7 +40,7 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       const StepResult s = step(ctx, plan, Phase::kDecode, b, w.context, w.context + 1, bd);
       out.micro_batches = s.m;
       out.step_s = s.stage_s;
-      out.tpot_s = static_cast<double>(std::max<std::int64_t>(s.m, plan.deg.pp)) * s.stage_s;
+      out.tpot_s = static_cast<double>(std::max<std::int64_t>(s.m, plan.deg.pp)) * s.stage_s / tokens_per_step(w);
       out.output_tok_s_per_gpu = static_cast<double>(b) / out.tpot_s / gpus;
       out.memory = s.mem;
       out.objective = out.output_tok_s_per_gpu;
@@ -61,7 +61,7 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       // group, interleaved (the stages work concurrently in steady state)
       const std::int64_t ctx_avg = w.isl + w.osl / 2;
       const StepResult d = step(ctx, plan, Phase::kDecode, b, ctx_avg, w.isl + w.osl, bd);
-      const double tpot_dec = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s;
+      const double tpot_dec = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s / tokens_per_step(w);
       const OfflinePrefill op = offline_prefill(w, b, plan.deg.attn_dp);
       Plan pre = plan;
       pre.micro_batches = 1;
@@ -177,7 +177,13 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
 }
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
-  return SimContext{m, c, w, p, build_graph(m), engine};
+  SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value()};
+  if (m.is_moe()) {
+    const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);
+    ctx.moe_z_experts = e > 1.0 ? std::sqrt(2.0 * std::log(e)) : 0.0;
+    ctx.moe_log_untouched = std::log1p(-std::min(k / e, 1.0 - 1e-12));
+  }
+  return ctx;
 }
 
 Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd, bool explain) {
@@ -225,7 +231,7 @@ Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan) {
   const StepResult pf = step(ctx, plan, Phase::kPrefill, b, w.isl, w.isl + w.osl, nullptr);
   const StepResult d = step(ctx, plan, Phase::kDecode, b, w.isl + w.osl / 2, w.isl + w.osl, nullptr);
   out.ttft_s = static_cast<double>(pf.m + plan.deg.pp - 1) * pf.stage_s;
-  out.tpot_s = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s;
+  out.tpot_s = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s / tokens_per_step(w);
   const double total = out.ttft_s + static_cast<double>(w.osl) * out.tpot_s;
   out.output_tok_s_per_gpu = static_cast<double>(b * w.osl) / total / static_cast<double>(plan.deg.instance_gpus());
   out.memory = d.mem;

@@ -96,6 +96,11 @@ struct SimContext {
   CostParams params;
   ModelGraph graph;
   EngineTraits engine;
+  Formats formats;  // resolve_formats(model, workload)
+  bool weights_given = false;  // the workload named the weights' format (else the checkpoint's own)
+  // model-only terms of the expert load (docs/cost-model.md, "Expert load"), computed once:
+  // sqrt(2 ln E) and ln(1 - k / E) for E routed experts and top-k
+  double moe_z_experts = 0, moe_log_untouched = 0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});

@@ -6,6 +6,16 @@
 namespace shardwise {
 namespace detail {
 
+double lm_head_time(Env& e, double tokens) {
+  const ModelGraph& g = e.ctx->graph;
+  const double h = static_cast<double>(g.hidden), v = static_cast<double>(g.vocab), tp = static_cast<double>(e.tp);
+  const bool head_vocab = ch(*e.plan, Slot::kLmHead) == 0;
+  const double rows = tokens / static_cast<double>(e.a);
+  const double params = v * h / (head_vocab ? tp : 1.0);
+  return gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab) +
+         (head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0);
+}
+
 StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::int64_t seqs_per_group, GroupTables* gt) {
   const ModelGraph& g = e.ctx->graph;
   const Plan& p = *e.plan;
@@ -55,7 +65,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   double t_head = convert(e, attn_need, Lay::kR, e.g_tp, tg * h * e.ab, "tp");
   {
     const double params = v * h / (head_vocab ? tp : 1.0);
-    const double gemm = gemm_time(e, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab);
+    const double gemm = gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab);
     const double gather = head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0;
     record(e, "lm_head", static_cast<int>(Slot::kLmHead), gemm, t_head + gather);
     t_head += gemm + gather;
@@ -153,6 +163,20 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   return r;
 }
 
+Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq) {
+  Draft out;
+  if (ctx.workload.spec_tokens <= 0) return out;
+  // speculative drafts: spec_tokens sequential passes of one MTP module (a decoder layer of
+  // the model's last kind and the LM head) over one token per sequence
+  Env d = make_env(ctx, plan, Phase::kDecode, nullptr);
+  d.q_per_seq = 1.0;
+  const ModelGraph& g = ctx.graph;
+  const LayerShape& last = g.classes[g.layer_class.back()];
+  const double pass = layer_time(d, last, seqs, seq) + lm_head_time(d, seqs);
+  out.time = static_cast<double>(ctx.workload.spec_tokens) * pass;
+  out.weights = layer_weight_bytes(d, last);  // the MTP module's own layer (embedding and head shared)
+  return out;
+}
 // One decode step of b sequences (or one prefill batch of b prompts) with the
 // automatic or planned micro-batching; memory counted for kv_ctx tokens per sequence.
 StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
@@ -162,13 +186,15 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
   std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
   m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
-  const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
+  const double T = phase == Phase::kDecode ? seqs_micro * e.q_per_seq : seqs_micro * static_cast<double>(seq);
   const StageResult r = stage(e, T, seq, kv_ctx, bg);
   StepResult out;
-  out.stage_s = r.time + e.p->step_overhead_us * 1e-6;
+  const Draft draft = phase == Phase::kDecode ? draft_pass(ctx, plan, seqs_micro, seq) : Draft{};
+  out.stage_s = r.time + e.p->step_overhead_us * 1e-6 + draft.time;
+  const double draft_weights = draft.weights;
   out.m = m;
   out.mem.capacity = ctx.cluster.gpu.hbm_capacity;
-  out.mem.weights = Bytes(r.weights);
+  out.mem.weights = Bytes(r.weights + draft_weights);
   out.mem.kv_cache = Bytes(r.kv_per_seq * static_cast<double>(bg));
   out.mem.activations = Bytes(2.0 * e.max_act);
   out.mem.reserve = Bytes(reserve_bytes(ctx.cluster.gpu));
@@ -187,10 +213,12 @@ bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std:
   std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
   m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
-  const double T = phase == Phase::kDecode ? seqs_micro : seqs_micro * static_cast<double>(seq);
+  const double T = phase == Phase::kDecode ? seqs_micro * e.q_per_seq : seqs_micro * static_cast<double>(seq);
   stage(e, T, seq, kv_ctx, bg, out);
-  out->overhead_s = e.p->step_overhead_us * 1e-6;
-  out->reserve = reserve_bytes(ctx.cluster.gpu);
+  // the speculative draft pass is costed at this plan's sharding (docs/search.md)
+  const Draft draft = phase == Phase::kDecode ? draft_pass(ctx, plan, seqs_micro, seq) : Draft{};
+  out->overhead_s = e.p->step_overhead_us * 1e-6 + draft.time;
+  out->reserve = reserve_bytes(ctx.cluster.gpu) + draft.weights;
   out->micro_batches = m;
   out->seqs_per_group = bg;
   return out->stage_types > 0;

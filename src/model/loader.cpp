@@ -11,6 +11,7 @@
 #include "core/embedded_data.hpp"
 #include "core/fields.hpp"
 #include "model/derived.hpp"
+#include "model/quant.hpp"
 
 namespace shardwise {
 namespace {
@@ -277,6 +278,7 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
     m.layer_is_moe.assign(static_cast<std::size_t>(m.num_layers), false);
   }
   read_windows(r, f, m);
+  read_quantization(r, m.quant);
   if (sink.failed()) return *sink.first;
   if (const auto classes = m.layer_classes().size(); classes > kMaxLayerClasses) {
     return Error{file, "layer_types", fmt::format("at most {} distinct layer shapes (dense/MoE x sliding window)", kMaxLayerClasses),
@@ -301,7 +303,20 @@ Expected<ModelSpec> load_model(const std::string& name_or_path) {
   std::string name = in->name;
   if (name == "config") name = std::filesystem::path(name_or_path).parent_path().filename().string();  // .../Model/config.json
   if (name.empty()) name = "model";
-  return parse_model_config(in->text, in->path, name);
+  auto m = parse_model_config(in->text, in->path, name);
+  if (!m) return m;
+  // ModelOpt checkpoints describe their quantization in hf_quant_config.json beside config.json
+  // (it takes precedence over a quantization_config block, as in TensorRT-LLM and vLLM)
+  if (in->path != name_or_path) return m;  // a preset
+  const std::filesystem::path beside = std::filesystem::path(in->path).parent_path() / "hf_quant_config.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(beside, ec)) return m;
+  auto text = read_text_file(beside.string());
+  if (!text) return text.error();
+  auto q = parse_hf_quant_config(*text, beside.string());
+  if (!q) return q.error();
+  m->quant = *q;
+  return m;
 }
 
 }  // namespace shardwise

@@ -2,8 +2,11 @@
 // from a HuggingFace config.json (or a preset) and normalised across families.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "model/dtype.hpp"
 
 namespace shardwise {
 
@@ -29,6 +32,19 @@ struct MoeDims {
   bool router_bias = false;        // a learned bias on the router logits
   bool score_correction_bias = false;  // DeepSeek-V3's e_score_correction_bias (per expert, not a matmul)
   friend bool operator==(const MoeDims&, const MoeDims&) = default;
+};
+
+// The checkpoint's own number formats, from its `quantization_config` (or an
+// hf_quant_config.json beside the config): what the model is planned in unless the
+// workload overrides it. Components left empty are in the checkpoint's plain format
+// (bf16); the embedding, LM head, norms and router stay there in every method read.
+struct CheckpointFormats {
+  std::string method;  // "fp8" (block-scale), "mxfp4", "modelopt:NVFP4", ...; empty: not quantised
+  std::optional<DType> attention;  // q/kv/o projections
+  std::optional<DType> dense;      // dense MLPs and shared experts
+  std::optional<DType> experts;    // routed experts
+  std::optional<DType> kv;         // the KV cache the checkpoint is calibrated for (modelopt)
+  friend bool operator==(const CheckpointFormats&, const CheckpointFormats&) = default;
 };
 
 // The distinct shapes a layer can take; the simulator evaluates each class once
@@ -70,6 +86,7 @@ struct ModelSpec {
   bool mlp_bias = false;
   bool tied_embeddings = false;
   std::int64_t num_mtp_layers = 0;  // DeepSeek next-token-prediction modules, not counted
+  CheckpointFormats quant;          // the checkpoint's own formats (see CheckpointFormats)
 
   // Per layer, in order: MoE or dense, and the sliding window (0 = full).
   std::vector<bool> layer_is_moe;

@@ -39,9 +39,21 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   }
   const std::int64_t w = d.stage_width();
   if (!m.is_moe() && d.ep != 1) return fmt::format("ep {} on a dense model (it has no experts)", d.ep);
+  if (p.redundant_experts < 0) return fmt::format("redundant_experts {} is negative", p.redundant_experts);
+  if (!m.is_moe() && p.redundant_experts != 0) return fmt::format("redundant_experts {} on a dense model (it has no experts)", p.redundant_experts);
+  if (p.redundant_experts > m.moe.num_experts) {
+    return fmt::format("redundant_experts {} exceeds the {} routed experts (at most one copy each)", p.redundant_experts, m.moe.num_experts);
+  }
   if (m.is_moe()) {
     if (w % d.ep != 0) return fmt::format("ep {} does not divide the stage width tp x attn_dp = {}", d.ep, w);
-    if (m.moe.num_experts % d.ep != 0) return fmt::format("ep {} does not divide the {} experts", d.ep, m.moe.num_experts);
+    const std::int64_t slots = m.moe.num_experts + p.redundant_experts;
+    if (slots % d.ep != 0) {
+      if (p.redundant_experts == 0) {
+        return fmt::format("ep {} does not divide the {} experts (redundant experts can make up the difference: --redundant-experts {})",
+                           d.ep, m.moe.num_experts, (d.ep - m.moe.num_experts % d.ep) % d.ep);
+      }
+      return fmt::format("ep {} does not divide the {} experts + {} redundant = {} slots", d.ep, m.moe.num_experts, p.redundant_experts, slots);
+    }
     if (is(p, Slot::kExpertFfn1, "ffn") || is(p, Slot::kExpertFfn2, "ffn")) {
       if (m.moe.expert_ffn % d.expert_tp() != 0) {
         return fmt::format("expert TP {} (= {} / ep {}) does not divide the expert intermediate size {}", d.expert_tp(), w, d.ep,

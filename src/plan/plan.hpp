@@ -69,6 +69,9 @@ struct Plan {
   std::int64_t batch = 1;          // concurrent sequences per instance (all attention-DP groups together)
   std::int32_t micro_batches = 0;  // pipeline micro-batches; 0 = automatic (see docs/cost-model.md)
   Sharding sharding = megatron_sharding();
+  // Redundant expert slots (EPLB): copies of the busiest experts beside the routed ones, so
+  // that ep need only divide experts + redundant_experts; they cost memory and even the load.
+  std::int32_t redundant_experts = 0;
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 

@@ -16,6 +16,7 @@ std::string plan_to_json(const PlanFile& f) {
          {"degrees", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas}}},
          {"batch", f.plan.batch == 0 ? json("max") : json(f.plan.batch)},
          {"micro_batches", f.plan.micro_batches},
+         {"redundant_experts", f.plan.redundant_experts},
          {"sharding", sh}};
   // the names only when known: the reader refuses an empty one (an absent name is allowed)
   if (!f.model.empty()) j["model"] = f.model;
@@ -32,6 +33,9 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.tpot_ms) ov["tpot_ms"] = *o.tpot_ms;
   if (o.weights_dtype) ov["weights_dtype"] = *o.weights_dtype;
   if (o.kv_dtype) ov["kv_dtype"] = *o.kv_dtype;
+  if (o.expert_dtype) ov["expert_dtype"] = *o.expert_dtype;
+  if (o.spec_tokens) ov["spec_tokens"] = *o.spec_tokens;
+  if (o.spec_acceptance) ov["spec_acceptance"] = *o.spec_acceptance;
   if (!ov.empty()) j["workload_overrides"] = ov;
   return j.dump(2);
 }
@@ -41,7 +45,8 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "sharding", "workload_overrides", "metrics", "notes"});
+  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "sharding",
+                    "workload_overrides", "metrics", "notes"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -66,8 +71,10 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     }
   }
   f.plan.micro_batches = static_cast<std::int32_t>(r.integer_or("micro_batches", 0, 0, 1 << 20));
+  f.plan.redundant_experts = static_cast<std::int32_t>(r.integer_or("redundant_experts", 0, 0, 1 << 20));
   if (auto ov = r.object("workload_overrides", false)) {
-    ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "weights_dtype", "kv_dtype"});
+    ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "weights_dtype", "kv_dtype", "expert_dtype",
+                        "spec_tokens", "spec_acceptance"});
     WorkloadOverrides& o = f.overrides;
     if (ov->has("mode")) o.mode = ov->string("mode");
     if (ov->has("isl")) o.isl = ov->integer("isl", 1, kMaxTokens);
@@ -87,6 +94,9 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     if (ov->has("tpot_ms")) o.tpot_ms = ov->number("tpot_ms", 1e-3, 3.6e6);
     if (ov->has("weights_dtype")) o.weights_dtype = ov->string("weights_dtype");
     if (ov->has("kv_dtype")) o.kv_dtype = ov->string("kv_dtype");
+    if (ov->has("expert_dtype")) o.expert_dtype = ov->string("expert_dtype");
+    if (ov->has("spec_tokens")) o.spec_tokens = ov->integer("spec_tokens", 0, kMaxSpecTokens);
+    if (ov->has("spec_acceptance")) o.spec_acceptance = ov->number("spec_acceptance", 0.0, 1.0);
   }
   if (sink.failed()) return *sink.first;
   if (const json* s = r.get("sharding")) {

@@ -96,8 +96,8 @@ json workload_json(const Workload& w) {
          {"isl", w.isl},
          {"osl", w.osl},
          {"context", w.context},
-         {"weights_dtype", to_string(w.weights_dtype)},
-         {"kv_dtype", to_string(w.kv_dtype)}};
+         {"weights_dtype", w.weights_dtype ? to_string(*w.weights_dtype) : "auto"},
+         {"kv_dtype", w.kv_dtype ? to_string(*w.kv_dtype) : "auto"}};
   j["batch"] = w.batch ? json(*w.batch) : json("max");
   j["ttft_ms"] = w.ttft_ms ? json(*w.ttft_ms) : json(nullptr);
   j["tpot_ms"] = w.tpot_ms ? json(*w.tpot_ms) : json(nullptr);
@@ -216,7 +216,8 @@ std::string describe_workload_text(const Workload& w) {
   if (w.isl > 0 && w.mode != Mode::kDecode) s += fmt::format(", isl {}", grouped(w.isl));
   if (w.osl > 0 && w.mode == Mode::kOffline) s += fmt::format(", osl {}", grouped(w.osl));
   s += fmt::format(", batch {}", w.batch ? std::to_string(*w.batch) : std::string("max (bounded by memory)"));
-  s += fmt::format(", weights {}, kv cache {}\n", to_string(w.weights_dtype), to_string(w.kv_dtype));
+  s += fmt::format(", weights {}, kv cache {}\n", w.weights_dtype ? to_string(*w.weights_dtype) : "auto (the checkpoint's)",
+                   w.kv_dtype ? to_string(*w.kv_dtype) : "auto (the checkpoint's)");
   s += "slo          ";
   if (!w.ttft_ms && !w.tpot_ms) s += "none";
   if (w.ttft_ms) s += fmt::format("ttft <= {} ms ", *w.ttft_ms);

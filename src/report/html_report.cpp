@@ -138,7 +138,7 @@ std::string summary(const SimContext& ctx, const PlanFile& file, const PlanOutco
   s += fmt::format("<p>Model <b>{}</b> ({}), cluster <b>{}</b> ({} &times; {}), workload <b>{}</b> ({}; weights {}, KV cache {}; SLO: {}).</p>",
                    escape(ctx.model.name), escape(ctx.model.architecture), escape(file.cluster.empty() ? ctx.cluster.name : file.cluster),
                    ctx.cluster.num_gpus, escape(ctx.cluster.gpu.name), escape(w.name), escape(to_string(w.mode)),
-                   to_string(w.weights_dtype), to_string(w.kv_dtype), slo.empty() ? "none" : slo);
+                   formats_label(ctx.formats, ctx.model.is_moe()), to_string(ctx.formats.kv), slo.empty() ? "none" : slo);
   const SearchResult& r = o.search;
   s += r.engine == "exact"
            ? fmt::format("<p>Search: the <b>exact</b> optimiser proved this plan optimal under the simulator over {:.3g} joint configurations "
@@ -365,8 +365,8 @@ std::string chart_frontier(const SimContext& ctx, const PlanOutcome& o) {
 
 std::string inputs(const SimContext& ctx) {
   DescribeOptions d;
-  d.weights_dtype = ctx.workload.weights_dtype;
-  d.kv_dtype = ctx.workload.kv_dtype;
+  d.weights_dtype = ctx.model.is_moe() ? ctx.formats.experts : ctx.formats.dense;
+  d.kv_dtype = ctx.formats.kv;
   if (ctx.workload.mode == Mode::kDecode) d.contexts = {ctx.workload.context};
   return "<section id=\"inputs\"><h2>Inputs</h2><details open><summary>model, cluster and workload as shardwise read them</summary><pre>" +
          escape(describe_model_text(ctx.model, d)) + "\n" + escape(describe_cluster_text(ctx.cluster)) + "\n" +

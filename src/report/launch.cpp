@@ -358,22 +358,24 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const std::int64_t len = max_sequence(w);
   const std::int64_t width = d.stage_width();
   const bool moe = ctx.model.is_moe();
-  const bool fp8_kv = w.kv_dtype == DType::kFp8;
+  const DType kv_dtype = ctx.formats.kv;
+  const DType weights_dtype = moe ? ctx.formats.experts : ctx.formats.dense;  // the plan's (resolved) weight format
+  const bool fp8_kv = kv_dtype == DType::kFp8;
   const auto native = o.model_path.empty() ? checkpoint_dtype(file.model) : std::nullopt;
   // on-the-fly fp8 only where the checkpoint is not already quantised
-  const bool fp8_w = w.weights_dtype == DType::kFp8 && !native;
-  if (native && *native != w.weights_dtype) {
+  const bool fp8_w = weights_dtype == DType::kFp8 && !native;
+  if (native && *native != weights_dtype) {
     notes.push_back(fmt::format("{} ships in {} but the plan assumes {} weights: use a {} checkpoint (--model-path) or plan with "
                                 "--weights-dtype {}",
-                                model, to_string(*native), to_string(w.weights_dtype), to_string(w.weights_dtype), to_string(*native)));
+                                model, to_string(*native), to_string(weights_dtype), to_string(weights_dtype), to_string(*native)));
   }
-  if (w.kv_dtype != DType::kBf16 && w.kv_dtype != DType::kFp16 && !fp8_kv) {
+  if (kv_dtype != DType::kBf16 && kv_dtype != DType::kFp16 && !fp8_kv) {
     notes.push_back(fmt::format("KV cache in {}: not offered by the engine's flags here; the commands keep the checkpoint's KV format",
-                                to_string(w.kv_dtype)));
+                                to_string(kv_dtype)));
   }
-  if (w.weights_dtype != DType::kBf16 && w.weights_dtype != DType::kFp16 && w.weights_dtype != DType::kFp8 && !native) {
-    notes.push_back(fmt::format("weights in {}: point the model path at a checkpoint quantised to {}", to_string(w.weights_dtype),
-                                to_string(w.weights_dtype)));
+  if (weights_dtype != DType::kBf16 && weights_dtype != DType::kFp16 && weights_dtype != DType::kFp8 && !native) {
+    notes.push_back(fmt::format("weights in {}: point the model path at a checkpoint quantised to {}", to_string(weights_dtype),
+                                to_string(weights_dtype)));
   }
   const Layout l = layout(ctx, p);
   if (l.nodes > 1 && l.instance_gpus % l.gpus_per_node != 0) {

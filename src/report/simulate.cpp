@@ -45,7 +45,16 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   const Degrees& d = plan.deg;
   j["plan"] = {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas},
                {"sharding", sharding_to_string(plan.sharding)}};
+  if (ctx.model.is_moe()) j["plan"]["redundant_experts"] = plan.redundant_experts;
   j["calibrated"] = ctx.params.calibrated;
+  const Formats& f = ctx.formats;
+  j["formats"] = {{"attention", to_string(f.attention)}, {"dense", to_string(f.dense)}, {"experts", to_string(f.experts)},
+                  {"other", to_string(f.other)}, {"kv_cache", to_string(f.kv)}};
+  if (!ctx.model.quant.method.empty()) j["formats"]["checkpoint"] = ctx.model.quant.method;
+  if (ctx.workload.spec_tokens > 0) {
+    j["speculative"] = {{"tokens", ctx.workload.spec_tokens}, {"acceptance", ctx.workload.spec_acceptance},
+                        {"tokens_per_step", tokens_per_step(ctx.workload)}};
+  }
   json ops = json::array();
   for (const auto& o : bd.ops) {
     ops.push_back({{"op", op_label(ctx, o)},
@@ -66,12 +75,22 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
 std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
   const Degrees& d = plan.deg;
   std::string s;
-  const std::string experts = ctx.model.is_moe() ? fmt::format(" (ep {}, expert tp {})", d.ep, d.expert_tp()) : std::string();
+  const std::string redundant = plan.redundant_experts > 0 ? fmt::format(", {} redundant expert slots", plan.redundant_experts) : "";
+  const std::string experts =
+      ctx.model.is_moe() ? fmt::format(" (ep {}, expert tp {}{})", d.ep, d.expert_tp(), redundant) : std::string();
   s += fmt::format("plan         tp {} x attn_dp {} x pp {}{}, replicas {} = {} GPUs of {}\n", d.tp, d.attn_dp, d.pp, experts, d.replicas,
                    d.total_gpus(), ctx.cluster.num_gpus);
   s += fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
   s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
                    plan.batch == 0 ? " (max that fits)" : "");
+  const std::string source = !ctx.weights_given && !ctx.model.quant.method.empty()
+                                 ? fmt::format(" (the checkpoint's {})", ctx.model.quant.method)
+                                 : "";
+  s += fmt::format("formats      weights {}{}, KV cache {}\n", formats_label(ctx.formats, ctx.model.is_moe()), source, to_string(ctx.formats.kv));
+  if (ctx.workload.spec_tokens > 0) {
+    s += fmt::format("speculative  {} draft tokens at acceptance {:.2f}: {:.2f} tokens per sequence per step\n", ctx.workload.spec_tokens,
+                     ctx.workload.spec_acceptance, tokens_per_step(ctx.workload));
+  }
   if (!ctx.params.calibrated) s += fmt::format("note         no calibration for {}: using the {} fit\n", ctx.cluster.gpu.name, ctx.params.gpu);
   if (m.infeasible == Infeasible::kInvalidPlan) {
     s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);

@@ -82,6 +82,7 @@ struct Best {
 void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phases& ph, const bool valid[kNumSlotGroups][27],
            Best& best, bool& any_mem, bool& any_slo, double floor) {
   const Workload& w = ctx.workload;
+  const double tps = tokens_per_step(w);  // output tokens per sequence per decode step (speculative decoding)
   const GroupTables& d0 = t.dec[0];
   const GroupTables& p0 = t.pre[0];
   const GroupTables& ref = ph.decode ? d0 : p0;  // memory and micro-batches come from the main phase
@@ -173,11 +174,11 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
               if (lb_mem > cap) continue;
               double ub = 0;
               if (w.mode == Mode::kDecode) {
-                ub = b / (std::max(static_cast<double>(d0.micro_batches), pp) * (lb_dec + d0.overhead_s)) / gpus;
+                ub = b * tps / (std::max(static_cast<double>(d0.micro_batches), pp) * (lb_dec + d0.overhead_s)) / gpus;
               } else if (w.mode == Mode::kPrefill) {
                 ub = b * static_cast<double>(w.isl) / ((static_cast<double>(p0.micro_batches) + pp - 1.0) * (lb_pre + p0.overhead_s)) / gpus;
               } else {
-                const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (lb_dec + d0.overhead_s);
+                const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (lb_dec + d0.overhead_s) / tps;
                 const double round = static_cast<double>(w.osl) * tpot_dec + b * (lb_pre + p0.overhead_s) / static_cast<double>(ph.op.chunk);
                 ub = b * static_cast<double>(w.osl) / round / gpus;
               }
@@ -207,13 +208,13 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
               any_mem = true;
               double value = 0, tpot = 0, ttft = 0;
               if (w.mode == Mode::kDecode) {
-                tpot = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s);
+                tpot = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s) / tps;
                 value = b / tpot / gpus;
               } else if (w.mode == Mode::kPrefill) {
                 ttft = (static_cast<double>(p0.micro_batches) + pp - 1.0) * (pre_stage + p0.overhead_s);
                 value = b * static_cast<double>(w.isl) / ttft / gpus;
               } else {
-                const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s);
+                const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s) / tps;
                 const double pre_s = pre_stage + p0.overhead_s;
                 const double arr_s = ph.arrivals ? arr_stage + t.arr[0].overhead_s : pre_s;
                 const OfflineTimes ot = offline_times(w, base.batch, base.deg.pp, ph.op, tpot_dec, pre_s, arr_s);

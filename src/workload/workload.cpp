@@ -67,7 +67,42 @@ std::optional<Error> validate_workload(const Workload& w, const std::string& fil
   if (w.mode == Mode::kDecode && w.ttft_ms) {
     return Error{file, "slo.ttft_ms", "no first-token SLO for decode (the prompt is already cached)", fmt::format("{}", *w.ttft_ms)};
   }
+  if (w.mode == Mode::kPrefill && w.spec_tokens > 0) {
+    return Error{file, "speculative.tokens", "no speculative decoding for prefill (it produces one token)", std::to_string(w.spec_tokens)};
+  }
   return std::nullopt;
+}
+
+Formats resolve_formats(const ModelSpec& m, const Workload& w) {
+  Formats f;
+  if (!w.weights_dtype) {
+    f.attention = m.quant.attention.value_or(DType::kBf16);
+    f.dense = m.quant.dense.value_or(DType::kBf16);
+    f.experts = m.quant.experts.value_or(DType::kBf16);
+  } else {
+    // a format given for the weights applies to every weight, the embedding and head too
+    f.attention = f.dense = f.experts = f.other = *w.weights_dtype;
+  }
+  if (w.expert_dtype) f.experts = *w.expert_dtype;
+  f.kv = w.kv_dtype ? *w.kv_dtype : m.quant.kv.value_or(DType::kBf16);
+  return f;
+}
+
+std::string formats_label(const Formats& f, bool moe) {
+  const bool same = f.attention == f.dense && (!moe || f.experts == f.dense);
+  if (same) return to_string(f.attention);
+  std::string s = fmt::format("attention {}, dense {}", to_string(f.attention), to_string(f.dense));
+  if (moe) s += fmt::format(", experts {}", to_string(f.experts));
+  return s;
+}
+
+double tokens_per_step(const Workload& w) {
+  double t = 1.0, pk = 1.0;
+  for (std::int32_t i = 0; i < w.spec_tokens; ++i) {
+    pk *= w.spec_acceptance;
+    t += pk;
+  }
+  return t;
 }
 
 Expected<Workload> parse_workload_yaml(std::string_view text, const std::string& file, const std::string& name) {
@@ -75,7 +110,7 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "description", "mode", "isl", "osl", "context", "batch", "slo", "dtypes"});
+  r.reject_unknown({"name", "description", "mode", "isl", "osl", "context", "batch", "slo", "dtypes", "speculative"});
   Workload w;
   w.name = r.string_or("name", name);
   if (!r.has("mode")) r.fail_value("mode", kModes);
@@ -109,16 +144,28 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
     if (slo->has("tpot_ms")) w.tpot_ms = slo->number("tpot_ms", 1e-3, kMaxSloMs);
   }
   if (auto dt = r.object("dtypes", false)) {
-    dt->reject_unknown({"weights", "kv_cache"});
-    for (const char* key : {"weights", "kv_cache"}) {
+    dt->reject_unknown({"weights", "kv_cache", "experts"});
+    for (const char* key : {"weights", "kv_cache", "experts"}) {
       if (!dt->has(key) || sink.failed()) continue;
-      auto d = parse_dtype(dt->string(key));
+      const std::string v = dt->string(key);
+      const std::string_view k(key);
+      if (v == "auto" && k != "experts") continue;  // the checkpoint's own (the default)
+      auto d = parse_dtype(v);
       if (!d) {
-        dt->fail_value(key, dtype_choices());
+        dt->fail_value(key, std::string(dtype_choices()) + (k == "experts" ? "" : ", or auto (the checkpoint's own)"));
+      } else if (k == "weights") {
+        w.weights_dtype = *d;
+      } else if (k == "kv_cache") {
+        w.kv_dtype = *d;
       } else {
-        (std::string_view(key) == "weights" ? w.weights_dtype : w.kv_dtype) = *d;
+        w.expert_dtype = *d;
       }
     }
+  }
+  if (auto sp = r.object("speculative", false)) {
+    sp->reject_unknown({"tokens", "acceptance"});
+    w.spec_tokens = static_cast<std::int32_t>(sp->integer("tokens", 0, kMaxSpecTokens));
+    w.spec_acceptance = sp->number("acceptance", 0.0, 1.0);
   }
   if (sink.failed()) return *sink.first;
   if (auto e = validate_workload(w, file)) return *e;
@@ -194,15 +241,33 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     if (auto e = slo("tpot-ms", *o.tpot_ms)) return *e;
     w.tpot_ms = *o.tpot_ms;
   }
+  const std::string auto_choice = std::string(dtype_choices()) + ", or auto (the checkpoint's own)";
   if (o.weights_dtype) {
     auto d = parse_dtype(*o.weights_dtype);
-    if (!d) return err("weights-dtype", dtype_choices(), "'" + *o.weights_dtype + "'");
-    w.weights_dtype = *d;
+    if (!d && *o.weights_dtype != "auto") return err("weights-dtype", auto_choice, "'" + *o.weights_dtype + "'");
+    w.weights_dtype = d;
   }
   if (o.kv_dtype) {
     auto d = parse_dtype(*o.kv_dtype);
-    if (!d) return err("kv-dtype", dtype_choices(), "'" + *o.kv_dtype + "'");
-    w.kv_dtype = *d;
+    if (!d && *o.kv_dtype != "auto") return err("kv-dtype", auto_choice, "'" + *o.kv_dtype + "'");
+    w.kv_dtype = d;
+  }
+  if (o.expert_dtype) {
+    auto d = parse_dtype(*o.expert_dtype);
+    if (!d) return err("expert-dtype", dtype_choices(), "'" + *o.expert_dtype + "'");
+    w.expert_dtype = *d;
+  }
+  if (o.spec_tokens) {
+    if (*o.spec_tokens < 0 || *o.spec_tokens > kMaxSpecTokens) {
+      return err("spec-tokens", fmt::format("a number of draft tokens from 0 to {}", kMaxSpecTokens), std::to_string(*o.spec_tokens));
+    }
+    w.spec_tokens = static_cast<std::int32_t>(*o.spec_tokens);
+  }
+  if (o.spec_acceptance) {
+    if (!(*o.spec_acceptance >= 0.0 && *o.spec_acceptance <= 1.0)) {
+      return err("spec-acceptance", "a probability from 0 to 1", fmt::format("{}", *o.spec_acceptance));
+    }
+    w.spec_acceptance = *o.spec_acceptance;
   }
   // A mode switch by flag drops the SLO that no longer applies rather than failing.
   if (o.mode && w.mode == Mode::kDecode && !o.ttft_ms) w.ttft_ms.reset();

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "model/dtype.hpp"
+#include "model/model_spec.hpp"
 
 namespace shardwise {
 
@@ -26,8 +27,17 @@ struct Workload {
   std::optional<std::int64_t> batch;  // concurrent sequences per model instance; nullopt = "max"
   std::optional<double> ttft_ms;      // time-to-first-token SLO
   std::optional<double> tpot_ms;      // time-per-output-token SLO
-  DType weights_dtype = DType::kBf16;
-  DType kv_dtype = DType::kBf16;
+  // Number formats. nullopt ("auto", the default) plans the checkpoint in its own formats
+  // (ModelSpec::quant), bf16 where it has none; a dtype given replaces every weight
+  // component's (weights) or the KV cache's. expert_dtype replaces the routed experts' alone.
+  // make_context resolves them once (SimContext::formats); read the formats there.
+  std::optional<DType> weights_dtype;
+  std::optional<DType> kv_dtype;
+  std::optional<DType> expert_dtype;
+  // Speculative decoding (MTP or a draft model): draft tokens verified per decode step and
+  // the probability that each is accepted given the one before it (docs/cost-model.md).
+  std::int32_t spec_tokens = 0;
+  double spec_acceptance = 0.0;
   friend bool operator==(const Workload&, const Workload&) = default;
 };
 
@@ -37,8 +47,27 @@ struct WorkloadOverrides {
   std::optional<std::int64_t> isl, osl, context;
   std::optional<std::string> batch;  // a number or "max"
   std::optional<double> ttft_ms, tpot_ms;
-  std::optional<std::string> weights_dtype, kv_dtype;
+  std::optional<std::string> weights_dtype, kv_dtype, expert_dtype;  // a dtype or "auto" (not for experts)
+  std::optional<std::int64_t> spec_tokens;
+  std::optional<double> spec_acceptance;
 };
+
+// The formats a plan runs in, resolved from the workload and the checkpoint.
+struct Formats {
+  DType attention = DType::kBf16;  // q/kv/o projection weights
+  DType dense = DType::kBf16;      // dense MLP and shared-expert weights
+  DType experts = DType::kBf16;    // routed-expert weights
+  DType other = DType::kBf16;      // embedding, LM head, norms, router
+  DType kv = DType::kBf16;         // the KV cache
+  friend bool operator==(const Formats&, const Formats&) = default;
+};
+Formats resolve_formats(const ModelSpec& m, const Workload& w);
+// "fp8" when every weight component shares one format, else "attn bf16, experts fp4, ...".
+std::string formats_label(const Formats& f, bool moe);
+// Tokens each sequence gains per decode step: 1 + p + ... + p^n for n drafts accepted
+// with probability p each (a draft counts only if every one before it was accepted).
+double tokens_per_step(const Workload& w);
+constexpr std::int32_t kMaxSpecTokens = 16;
 
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;  // 16M tokens per sequence
 constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;

@@ -87,7 +87,7 @@ expect 2 '--report: expected a writable file path' -- plan --model llama-3.1-8b 
 # launch: commands for a saved plan
 expect 0 'search' -- plan --model deepseek-v3 --cluster h100x64 --workload decode-16k --kv-dtype fp8 --weights-dtype fp8 --search exact --out "$tmp/ds.json"
 expect 0 '--data-parallel-start-rank 8' -- launch --plan "$tmp/ds.json" --engine vllm
-expect 0 '--node-rank 7' -- launch --plan "$tmp/ds.json" --engine sglang --head-address node0.cluster.local
+expect 0 '--node-rank 3' -- launch --plan "$tmp/ds.json" --engine sglang --head-address node0.cluster.local
 expect 0 'trtllm-llmapi-launch trtllm-serve /models/ds' -- launch --plan "$tmp/ds.json" --engine trtllm --model-path /models/ds
 expect 2 '--engine: expected one of vllm, sglang, trtllm, found .tgi.' -- launch --plan "$tmp/ds.json" --engine tgi
 expect 2 'no-such\.json' -- launch --plan "$tmp/no-such.json" --engine vllm

@@ -273,14 +273,25 @@ TEST(Simulator, OfflineReportsBothSidesAndStaticBatch) {
   EXPECT_GT(st.output_tok_s_per_gpu, 0);
 }
 
-TEST(Calibration, EmbeddedFitParsesAndOtherGpusFallBack) {
+TEST(Calibration, OneFitPerSiliconAndOtherGpusFallBack) {
   const CostParams h100 = cost_params_for("h100");
   EXPECT_TRUE(h100.calibrated);
   EXPECT_GT(h100.gemm_efficiency, 0.0);
   EXPECT_LE(h100.gemm_efficiency, 1.0);
-  const CostParams b200 = cost_params_for("b200");
-  EXPECT_FALSE(b200.calibrated);
-  EXPECT_EQ(b200.gpu, "h100");
+  // H200 is the H100 chip, GB200's GPUs are B200s: each shares its sibling's fit, calibrated
+  const CostParams h200 = cost_params_for("h200");
+  EXPECT_TRUE(h200.calibrated);
+  EXPECT_EQ(h200.gpu, "h100");
+  EXPECT_EQ(h200.gemm_efficiency, h100.gemm_efficiency);
+  const CostParams b200 = cost_params_for("b200"), gb200 = cost_params_for("gb200");
+  EXPECT_TRUE(b200.calibrated);
+  EXPECT_TRUE(gb200.calibrated);
+  EXPECT_EQ(gb200.gpu, "b200");
+  EXPECT_EQ(gb200.step_overhead_us, b200.step_overhead_us);
+  // A100 has no fit of its own: the H100 one, marked uncalibrated
+  const CostParams a100 = cost_params_for("a100");
+  EXPECT_FALSE(a100.calibrated);
+  EXPECT_EQ(a100.gpu, "h100");
 }
 
 
@@ -492,7 +503,9 @@ TEST(StageWeights, MlaAttentionOverAllHeadsHoldsTheWholeKvUpProjection) {
   // DeepSeek-V3: kv_b = kv_lora 512 x 128 heads x (nope 128 + v 128) = 16,777,216 per layer. With
   // qkv_proj=heads at tp 8, attention=heads holds 1/8 of it; attention=none (every head on every rank,
   // reading the cached latent) holds all of it: 14,680,064 more per layer, x 61 layers x 2 B.
-  const SimContext ctx = ctx_for("deepseek-v3", "h100x8", decode(1024));
+  Workload w = decode(1024);
+  w.weights_dtype = DType::kBf16;  // the checkpoint's own is fp8: bf16 for 2 B per parameter
+  const SimContext ctx = ctx_for("deepseek-v3", "h100x8", w);
   Sharding none = megatron_sharding();
   none[static_cast<std::size_t>(Slot::kAttention)] = 2;
   const double heads = stage_weight_bytes(ctx, plan(8, 1))[0];

@@ -66,7 +66,7 @@ TEST(Launch, EngineShardingUnderAttentionDp) {
 
 TEST(Launch, ExactWhenTheEngineExpressesThePlan) {
   const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k", DType::kFp8);
-  Plan p = plan_of(1, 64, 64, 2560, 1);
+  Plan p = plan_of(1, 64, 64, 1792, 1);
   p.sharding = engine_sharding(ServeEngine::kVllm, ds.ctx, p.deg);
   // lm_head and embedding split over a tp group of one rank change nothing: still exact
   p.sharding[static_cast<std::size_t>(Slot::kLmHead)] = 0;
@@ -131,7 +131,7 @@ std::set<std::string> flags(const std::string& text) {
 
 TEST(Launch, MultiNodeDeepSeekCommands) {
   const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k", DType::kFp8);
-  Plan p = plan_of(1, 64, 64, 2560, 1);
+  Plan p = plan_of(1, 64, 64, 1792, 1);
   p.sharding = engine_sharding(ServeEngine::kVllm, ds.ctx, p.deg);
   const PlanFile file{p, "deepseek-v3", "h100x64", "decode-16k", {}};
   // the flag names checked against each engine's documentation (docs/launch.md)
@@ -150,7 +150,7 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
   LaunchOptions o;
   o.engine = ServeEngine::kVllm;
   const std::string v = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
-  for (const char* want : {"vllm serve deepseek-ai/DeepSeek-V3", "--data-parallel-size 64", "--enable-expert-parallel", "--max-num-seqs 40",
+  for (const char* want : {"vllm serve deepseek-ai/DeepSeek-V3", "--data-parallel-size 64", "--enable-expert-parallel", "--max-num-seqs 28",
                            "--max-model-len 16385", "--kv-cache-dtype fp8", "--data-parallel-size-local 8", "--data-parallel-start-rank 56",
                            "--headless", "## node 7 (node rank 7)", "--data-parallel-address <HEAD_NODE_IP>"}) {
     EXPECT_NE(v.find(want), std::string::npos) << want;
@@ -171,7 +171,7 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
 
   o.engine = ServeEngine::kTrtllm;
   const std::string t = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
-  for (const char* want : {"enable_attention_dp: true", "dtype: fp8", "--tp_size 64", "--ep_size 64", "--max_batch_size 40",
+  for (const char* want : {"enable_attention_dp: true", "dtype: fp8", "--tp_size 64", "--ep_size 64", "--max_batch_size 28",
                            "trtllm-llmapi-launch trtllm-serve", "-np 64"}) {
     EXPECT_NE(t.find(want), std::string::npos) << want;
   }

@@ -96,7 +96,7 @@ TEST(Workload, BadOverridesNameTheFlag) {
   EXPECT_EQ(msg(o), "--mode: expected one of decode, prefill, offline, found 'train'");
   o = {};
   o.weights_dtype = "fp6";
-  EXPECT_EQ(msg(o), "--weights-dtype: expected one of fp32, bf16, fp16, fp8, int8, int4, fp4, found 'fp6'");
+  EXPECT_EQ(msg(o), "--weights-dtype: expected one of fp32, bf16, fp16, fp8, int8, int4, fp4, or auto (the checkpoint's own), found 'fp6'");
   o = {};
   o.tpot_ms = 0;
   EXPECT_EQ(msg(o), "--tpot-ms: expected a positive number of milliseconds up to 3600000, found 0");
