@@ -595,8 +595,8 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches, &sa.redundant_experts);
   simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
   simulate->add_option("--sharding", sa.sharding,
-                       "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), or a YAML/JSON file "
-                       "mapping op slots to dimensions");
+                       "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
+                       "the dense MLPs data-parallel, as engines run attention DP), or a YAML/JSON file mapping op slots to dimensions");
   simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
   simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
 

@@ -7,12 +7,12 @@ namespace shardwise::detail {
 // --- compute ---------------------------------------------------------------
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x rows / (rows + gemm_half_rows).
-double gemm_time(Env& e, double peak, double rows, double flops, double bytes) {
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff) {
   e.op_flops = flops;
   e.op_bytes = bytes;
   const double eff = e.p->gemm_efficiency * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
-  const double tm = bytes / (e.hbm * e.p->mem_efficiency);
+  const double tm = bytes / (e.hbm * (mem_eff > 0 ? mem_eff : e.p->mem_efficiency));
   return std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
 }
 double stream_time(Env& e, double bytes) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cost/moe_load.hpp"
 #include "cost/simulator.hpp"
 
 namespace shardwise::detail {
@@ -33,10 +34,7 @@ struct Env {
   double kvb = 2.0; // KV-cache bytes per element
   double disp_b = 2.0;  // bytes per element of the MoE dispatch payload (the experts' input format)
   double q_per_seq = 1.0;  // tokens each sequence brings to a decode step (1 + speculative drafts)
-  // the batch-independent terms of the expert load (expert_load), computed once per evaluation
-  struct MoeTerms {
-    double slots = 1, excess = 0, z_ep = 0, log_untouched = 0, dedup = 1;
-  } moe;
+  MoeTerms moe;  // the batch-independent terms of the expert load, computed once per evaluation
   double attn_peak = 0, hbm = 0;
   std::int64_t tp = 1, a = 1, w = 1, ep = 1, etp = 1, pp = 1;
   Group g_tp, g_w, g_dp, g_etp, g_pp;
@@ -74,7 +72,8 @@ double to_mlp(Env& e, Lay from, Lay need, double full);
 double to_attn(Env& e, Lay from, Lay need, double full);
 
 // --- compute (compute.cpp) -------------------------------------------------------
-double gemm_time(Env& e, double peak, double rows, double flops, double bytes);
+// mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff = 0);
 double stream_time(Env& e, double bytes);
 void record(Env& e, const char* op, int slot, double compute_s, double comm_s);
 // A GEMM-like op over group size g with a column / row / none choice.
@@ -117,21 +116,9 @@ void check_memory(const MemoryBreakdown& m, Metrics& out, bool explain);
 
 // --- one layer (layer.cpp, moe.cpp) -----------------------------------------------
 double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq);
-// The load of the expert groups of one MoE layer for `tokens` tokens (docs/cost-model.md,
-// "Expert load"): token copies per group on average and on the busiest group, its relative
-// excess from routing skew (after EPLB when redundant > 0), and the experts it touches.
-struct ExpertLoad {
-  double mean = 0, busiest = 0, excess = 0, touched = 0;
-};
-double extreme_z(double n);
 // The network share of an MoE all-to-all with DeepEP-style dedup (prefill: one copy of a token
 // per remote NVLink domain, fanned out there) over the plain per-expert copies; 1 in decode.
-double network_dedup(const Env& e, double k);  // sqrt(2 ln n): the expected maximum of n normals, in standard deviations
-ExpertLoad expert_load(double tokens, double k, double experts, double redundant, double ep, double skew);
-// The terms of expert_load that do not depend on the tokens (Env::moe), and the load from them.
-Env::MoeTerms moe_terms(double k, double experts, double redundant, double ep, double skew);
-Env::MoeTerms moe_terms(double z_experts, double log_untouched, double experts, double redundant, double ep, double skew);
-ExpertLoad expert_load(const Env::MoeTerms& m, double tokens, double k, double ep);
+double network_dedup(const Env& e, double k);
 // The MoE block of an MoE layer: router, dispatch, expert FFNs, combine. Its input is in
 // ffn_need's layout; its output is split on tokens over the stage's W ranks.
 void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need);

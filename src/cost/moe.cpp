@@ -6,16 +6,23 @@
 
 #include "cost/env.hpp"
 
-namespace shardwise::detail {
+namespace shardwise {
 
 double extreme_z(double n) { return n > 1.0 ? std::sqrt(2.0 * std::log(n)) : 0.0; }
 
-Env::MoeTerms moe_terms(double k, double experts, double redundant, double ep, double skew) {
+double dedup_share(double n, double k) {
+  if (n <= 1.0) return 1.0;
+  const double plain = k * (1.0 - 1.0 / n);                            // copies per token leaving its domain
+  const double once = (n - 1.0) * (1.0 - std::pow(1.0 - 1.0 / n, k));  // distinct remote domains a token reaches
+  return std::min(1.0, once / plain);
+}
+
+MoeTerms moe_terms(double k, double experts, double redundant, double ep, double skew) {
   return moe_terms(extreme_z(experts), std::log1p(-std::min(k / experts, 1.0 - 1e-12)), experts, redundant, ep, skew);
 }
 
-Env::MoeTerms moe_terms(double z_experts, double log_untouched, double experts, double redundant, double ep, double skew) {
-  Env::MoeTerms m;
+MoeTerms moe_terms(double z_experts, double log_untouched, double experts, double redundant, double ep, double skew) {
+  MoeTerms m;
   m.slots = (experts + redundant) / ep;
   m.z_ep = extreme_z(ep);
   // routing skew: the share of one group, the sum of experts / ep independent experts whose
@@ -30,7 +37,7 @@ Env::MoeTerms moe_terms(double z_experts, double log_untouched, double experts, 
   return m;
 }
 
-ExpertLoad expert_load(const Env::MoeTerms& m, double tokens, double k, double ep) {
+ExpertLoad expert_load(const MoeTerms& m, double tokens, double k, double ep) {
   ExpertLoad l;
   l.mean = tokens * k / ep;
   l.excess = m.excess;
@@ -47,16 +54,13 @@ ExpertLoad expert_load(double tokens, double k, double experts, double redundant
   return expert_load(moe_terms(k, experts, redundant, ep, skew), tokens, k, ep);
 }
 
+namespace detail {
+
 double network_dedup(const Env& e, double k) {
   if (e.phase != Phase::kPrefill) return 1.0;  // decode: low-latency kernels send each copy straight to its expert
   const auto& lv = e.ctx->cluster.levels;
   if (lv.size() < 2 || e.w <= lv[lv.size() - 2].size) return 1.0;
-  const double domain = static_cast<double>(lv[lv.size() - 2].size), w = static_cast<double>(e.w);
-  if (w <= domain) return 1.0;
-  const double n = w / domain;
-  const double plain = k * (1.0 - domain / w);                 // copies per token leaving the domain
-  const double once = (n - 1.0) * (1.0 - std::pow(1.0 - 1.0 / n, k));  // distinct remote domains a token reaches
-  return std::min(1.0, once / plain);
+  return dedup_share(static_cast<double>(e.w) / static_cast<double>(lv[lv.size() - 2].size), k);
 }
 
 void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
@@ -100,7 +104,8 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double per_expert = s.expert_ffn1_params / (c1 == 0 ? etp : 1.0);
     const double out_f = up * f / (c1 == 0 ? etp : 1.0);
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
-    comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab);
+    comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab,
+                     e.p->expert_mem_efficiency);
     act(kGroupExperts, rows * (h + out_f) * e.ab);
     flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
   }
@@ -110,7 +115,8 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double per_expert = s.expert_ffn2_params / (c2 == 0 ? etp : 1.0);
     const double in_f = c2 == 0 ? f / etp : f;
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
-    comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab);
+    comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab,
+                     e.p->expert_mem_efficiency);
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }
   // combine: partial sums reduced inside the expert group, copies sent back in bf16 (all-to-all over W), weighted sum
@@ -120,4 +126,5 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
   flush("combine", -1, kGroupExperts);
 }
 
-}  // namespace shardwise::detail
+}  // namespace detail
+}  // namespace shardwise

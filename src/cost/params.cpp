@@ -13,7 +13,7 @@ Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string&
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"gpu", "gemm_efficiency", "gemm_half_rows", "mem_efficiency", "attn_efficiency", "kernel_overhead_us",
-                    "comm_efficiency", "comm_overhead_us", "attn_mem_efficiency", "step_overhead_us", "expert_skew", "fit"});
+                    "comm_efficiency", "comm_overhead_us", "attn_mem_efficiency", "step_overhead_us", "expert_skew", "expert_mem_efficiency", "fit"});
   CostParams p;
   p.gpu = r.string_or("gpu", gpu);
   p.gemm_efficiency = r.number("gemm_efficiency", 0.01, 1.0);
@@ -26,6 +26,7 @@ Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string&
   p.attn_mem_efficiency = r.number("attn_mem_efficiency", 0.01, 1.0);
   p.step_overhead_us = r.number("step_overhead_us", 0.0, 1e6);
   p.expert_skew = r.number_or("expert_skew", p.expert_skew, 0.0, 4.0);
+  p.expert_mem_efficiency = r.number_or("expert_mem_efficiency", p.mem_efficiency, 0.01, 1.0);
   if (sink.failed()) return *sink.first;
   p.calibrated = (p.gpu == gpu);
   return p;

@@ -19,6 +19,7 @@ struct CostParams {
   double attn_mem_efficiency = 0.7;  // achieved / peak HBM bandwidth of decode attention (paged KV reads)
   double step_overhead_us = 0;   // fixed engine cost per iteration (scheduling, sampling, launches)
   double expert_skew = 0.3;      // coefficient of variation of the experts' shares of the routed tokens
+  double expert_mem_efficiency = 0.8;  // achieved / peak HBM bandwidth of the grouped expert GEMMs' weight reads
   bool calibrated = false;       // false: defaults or another GPU's fit
   friend bool operator==(const CostParams&, const CostParams&) = default;
 };

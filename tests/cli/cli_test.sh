@@ -167,5 +167,17 @@ expect 2 "^shardwise: $tmp/ok.json with --tp 3: expected a plan valid on llama-3
 
 expect 2 '^shardwise: --tp: expected an integer from 1 to 1048576, found 0' -- verify --model llama-3.1-8b --tp 0
 expect 2 '^shardwise: --decode-steps: expected decode steps from 0 to 16, found -5' -- verify --model llama-3.1-8b --decode-steps -5
+# MoE deployments (issue 13): redundant experts, a checkpoint's own formats, speculative decoding
+expect 0 'ep 72, expert tp 1, 32 redundant expert slots' -- simulate --model deepseek-v3 --cluster h200x72 --workload chat-1k-1k --attn-dp 72 --ep 72 --redundant-experts 32 --sharding dp-mlp
+expect 0 'weights fp8 \(the checkpoint.s fp8\)' -- simulate --model deepseek-v3 --cluster h200x72 --workload chat-1k-1k --attn-dp 72 --ep 72 --redundant-experts 32 --sharding dp-mlp
+expect 2 'ep 72 does not divide the 256 experts \(redundant experts can make up the difference: --redundant-experts 32\)' -- simulate --model deepseek-v3 --cluster h200x72 --attn-dp 72 --ep 72 --sharding dp-mlp
+expect 2 '^shardwise: --redundant-experts: expected an integer from 0' -- simulate --model deepseek-v3 --cluster h200x8 --redundant-experts -1
+expect 0 'weights attention bf16, dense fp4, experts fp4 \(the checkpoint.s modelopt:NVFP4\), KV cache fp8' -- simulate --model "$data/models/deepseek-r1-nvfp4/config.json" --cluster gb200x8 --workload chat-1k-1k --attn-dp 8 --ep 8 --sharding dp-mlp
+expect 0 '"experts": "fp4"' -- simulate --model "$data/models/deepseek-r1-nvfp4/config.json" --cluster gb200x8 --workload chat-1k-1k --attn-dp 8 --ep 8 --sharding dp-mlp --json
+expect 0 'weights bf16, KV cache bf16' -- simulate --model deepseek-v3 --cluster h200x8 --weights-dtype bf16 --kv-dtype bf16 --tp 8 --ep 8 --batch 1
+expect 0 'experts fp4' -- simulate --model deepseek-v3 --cluster b200x8 --expert-dtype fp4 --tp 8 --ep 8 --batch 1
+expect 0 'speculative  3 draft tokens at acceptance 0.85: 3.19 tokens per sequence per step' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --ep 4 --batch 1 --spec-tokens 3 --spec-acceptance 0.85
+expect 2 '^shardwise: --spec-acceptance: expected a probability from 0 to 1, found 1.5' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --spec-tokens 3 --spec-acceptance 1.5
+expect 2 '^shardwise: --expert-dtype: expected one of fp32' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --expert-dtype fp6
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,180 @@
+// The MoE physics of the step cost: expert load (skew, sampling, EPLB, touched experts), the
+// network dedup, redundant expert slots, mixed-precision dispatch and speculative decoding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost/moe_load.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+using test_support::ctx_for;
+using test_support::decode;
+
+TEST(ExpertLoad, ExtremeValueScale) {
+  EXPECT_EQ(extreme_z(1.0), 0.0);  // one group is its own maximum
+  // sqrt(2 ln 8) = sqrt(4.158883) = 2.039334
+  EXPECT_NEAR(extreme_z(8.0), 2.039334, 1e-6);
+}
+
+TEST(ExpertLoad, BusiestGroupByHand) {
+  // 1024 tokens, top-8 of 256 experts over ep 8, skew 0.3, no redundant slots:
+  //   mean    = 1024 x 8 / 8 = 1024 copies
+  //   excess  = z(8) x 0.3 x sqrt(8 / 256) = 2.039334 x 0.3 x 0.176777 = 0.108152
+  //   busiest = 1024 x 1.108152 + z(8) x sqrt(1024 x 7/8) = 1134.748 + 2.039334 x 29.933 = 1195.792
+  //   touched = 32 x (1 - (1 - 8/256)^1024) = 32 (every expert of the group)
+  const ExpertLoad l = expert_load(1024, 8, 256, 0, 8, 0.3);
+  EXPECT_DOUBLE_EQ(l.mean, 1024.0);
+  EXPECT_NEAR(l.excess, 0.108152, 1e-6);
+  EXPECT_NEAR(l.busiest, 1195.7916, 1e-3);
+  EXPECT_NEAR(l.touched, 32.0, 1e-9);
+}
+
+TEST(ExpertLoad, FewTokensTouchFewExperts) {
+  // 4 tokens (batch 1 with 3 drafts), top-8 of 256 over ep 8: each of the 32 experts of a group
+  // is missed by all 4 with probability (1 - 8/256)^4 = 0.880736: 32 x 0.119264 = 3.8164 touched
+  EXPECT_NEAR(expert_load(4, 8, 256, 0, 8, 0.3).touched, 3.816376, 1e-6);
+  // one token: 32 x 8/256 = 1 expert expected, and never fewer than one
+  EXPECT_NEAR(expert_load(1, 8, 256, 0, 8, 0.3).touched, 1.0, 1e-12);
+  // a copy per token and expert at most: one group holding every expert gets exactly T x k
+  EXPECT_DOUBLE_EQ(expert_load(16, 8, 256, 0, 1, 0.3).busiest, 16.0 * 8.0);
+}
+
+TEST(ExpertLoad, EplbWithRedundantSlotsBoundsTheSkew) {
+  // DeepSeek-V3 on EP 72 with 32 redundant slots (4 per group), skew 1.0:
+  //   static: z(72) x 1.0 x sqrt(72 / 256) = 2.924603 x 0.530330 = 1.551008
+  //   EPLB:   72 x (1 + z(256) x 1.0) / 288 = 72 x 4.330222 / 288 = 1.082555 (the smaller)
+  EXPECT_NEAR(expert_load(8192, 8, 256, 0, 72, 1.0).excess, 1.551008, 1e-6);
+  EXPECT_NEAR(expert_load(8192, 8, 256, 32, 72, 1.0).excess, 1.082555, 1e-6);
+  // property: redundant slots never make the busiest group busier, at any skew and size
+  for (double skew : {0.0, 0.3, 1.0, 2.0}) {
+    for (double ep : {2.0, 8.0, 32.0, 64.0}) {
+      for (double r : {0.0, 16.0, 64.0, 256.0}) {
+        const double base = expert_load(1000, 8, 256, 0, ep, skew).busiest;
+        EXPECT_LE(expert_load(1000, 8, 256, r, ep, skew).busiest, base + 1e-9) << skew << " " << ep << " " << r;
+      }
+    }
+  }
+  // the busiest group is never below the mean, and the skew only adds
+  for (double t : {1.0, 10.0, 1000.0}) {
+    EXPECT_GE(expert_load(t, 8, 256, 0, 8, 0.0).busiest, expert_load(t, 8, 256, 0, 8, 0.0).mean - 1e-9);
+    EXPECT_LE(expert_load(t, 8, 256, 0, 8, 0.1).busiest, expert_load(t, 8, 256, 0, 8, 0.5).busiest);
+  }
+}
+
+TEST(ExpertLoad, NetworkDedupByHand) {
+  // 2 domains, top-8: plain copies leaving = 8 x 1/2 = 4; distinct remote domains = 1 - 0.5^8 = 0.996094
+  EXPECT_NEAR(dedup_share(2, 8), 0.249023, 1e-6);
+  // 4 domains: 3 x (1 - 0.75^8) / (8 x 0.75) = 3 x 0.899887 / 6 = 0.449944
+  EXPECT_NEAR(dedup_share(4, 8), 0.449944, 1e-6);
+  EXPECT_EQ(dedup_share(1, 8), 1.0);
+  EXPECT_NEAR(dedup_share(4, 1), 1.0, 1e-12);  // top-1: nothing to merge
+}
+
+Plan dp_ep(std::int32_t dp, std::int32_t ep, std::int64_t batch, std::int32_t redundant = 0) {
+  Plan p;
+  p.deg.attn_dp = dp;
+  p.deg.ep = ep;
+  p.batch = batch;
+  p.redundant_experts = redundant;
+  p.sharding[static_cast<std::size_t>(Slot::kFfn1)] = 2;  // dense MLPs data-parallel, as the engines run them
+  p.sharding[static_cast<std::size_t>(Slot::kFfn2)] = 2;
+  return p;
+}
+
+TEST(RedundantExperts, EachSlotHoldsOneMoreExpertPerLayer) {
+  // DeepSeek-V3 in fp8 at attn-dp 8 x ep 8: 256 experts = 32 slots per rank; 8 redundant = 33.
+  // One expert = gate+up 2 x 7168 x 2048 + down 2048 x 7168 = 44,040,192 params = 44,040,192 B in
+  // fp8, on each of the 58 MoE layers: 2,554,331,136 B more per GPU.
+  Workload w = decode(1024);
+  w.weights_dtype = DType::kFp8;
+  const SimContext ctx = ctx_for("deepseek-v3", "h200x8", w);
+  const double base = stage_weight_bytes(ctx, dp_ep(8, 8, 64))[0];
+  const double more = stage_weight_bytes(ctx, dp_ep(8, 8, 64, 8))[0];
+  EXPECT_DOUBLE_EQ(more - base, 2'554'331'136.0);
+}
+
+TEST(RedundantExperts, MakeEpDivideTheExpertsAndSayWhy) {
+  const SimContext ctx = ctx_for("deepseek-v3", "h200x72", decode(1024));
+  const Metrics bad = evaluate(ctx, dp_ep(72, 72, 720));
+  ASSERT_EQ(bad.infeasible, Infeasible::kInvalidPlan);
+  EXPECT_NE(bad.reason.find("--redundant-experts 32"), std::string::npos) << bad.reason;
+  EXPECT_NE(evaluate(ctx, dp_ep(72, 72, 720, 32)).infeasible, Infeasible::kInvalidPlan);
+  const Metrics too_many = evaluate(ctx, dp_ep(8, 8, 64, 300));
+  EXPECT_EQ(too_many.infeasible, Infeasible::kInvalidPlan);
+}
+
+TEST(MixedPrecision, DispatchTravelsInTheExpertsFormat) {
+  // fp8 experts on Hopper: tokens dispatched in fp8 (1 B), half the bytes of bf16; the combine
+  // returns bf16 partial outputs either way
+  const auto dispatch_bytes = [](DType d) {
+    Workload w = decode(1024);
+    w.weights_dtype = d;
+    const SimContext ctx = ctx_for("deepseek-v3", "h200x8", w);
+    const Breakdown bd = breakdown_step(ctx, dp_ep(8, 8, 64), Phase::kDecode, 64, 1024);
+    double disp = 0, comb = 0;
+    for (const OpCost& o : bd.ops) {
+      if (o.op == "dispatch") disp += o.comm_bytes;
+      if (o.op == "combine") comb += o.comm_bytes;
+    }
+    return std::pair{disp, comb};
+  };
+  const auto [d8, c8] = dispatch_bytes(DType::kFp8);
+  const auto [d16, c16] = dispatch_bytes(DType::kBf16);
+  EXPECT_GT(d8, 0.0);
+  EXPECT_DOUBLE_EQ(d8 * 2.0, d16);
+  EXPECT_DOUBLE_EQ(c8, c16);
+}
+
+TEST(MixedPrecision, CheckpointFormatsUnlessOverridden) {
+  // gpt-oss-120b ships MXFP4 experts: planned in them unless the workload names a format
+  const SimContext own = ctx_for("gpt-oss-120b", "h100x1", decode(1024));
+  EXPECT_EQ(own.formats.experts, DType::kFp4);
+  EXPECT_EQ(own.formats.attention, DType::kBf16);
+  Workload w = decode(1024);
+  w.weights_dtype = DType::kBf16;
+  const SimContext bf16 = ctx_for("gpt-oss-120b", "h100x1", w);
+  EXPECT_EQ(bf16.formats.experts, DType::kBf16);
+  // the experts' bytes are a quarter in fp4 (0.5 B against 2 B): the plan needs less memory
+  Plan p;
+  p.batch = 1;
+  EXPECT_LT(stage_weight_bytes(own, p)[0], 0.5 * stage_weight_bytes(bf16, p)[0]);
+  w.expert_dtype = DType::kFp8;  // experts alone
+  const SimContext mixed = ctx_for("gpt-oss-120b", "h100x1", w);
+  EXPECT_EQ(mixed.formats.experts, DType::kFp8);
+  EXPECT_EQ(mixed.formats.attention, DType::kBf16);
+}
+
+TEST(Speculative, TokensPerStepByHand) {
+  Workload w = decode(1024);
+  EXPECT_EQ(tokens_per_step(w), 1.0);
+  w.spec_tokens = 3;
+  w.spec_acceptance = 0.85;
+  // 1 + 0.85 + 0.85^2 + 0.85^3 = 1 + 0.85 + 0.7225 + 0.614125 = 3.186625
+  EXPECT_NEAR(tokens_per_step(w), 3.186625, 1e-12);
+  w.spec_acceptance = 1.0;
+  EXPECT_EQ(tokens_per_step(w), 4.0);
+}
+
+TEST(Speculative, DraftsPayOnlyWhenAccepted) {
+  // DeepSeek-V3 fp8 on 8 H200 at batch 1 (weight-read bound): 3 MTP drafts accepted at 0.85
+  // cut the time per token; drafts never accepted only add the draft and verification work
+  Workload w = decode(2048);
+  w.weights_dtype = DType::kFp8;
+  Plan p;
+  p.deg.tp = 8;
+  p.deg.ep = 8;
+  p.batch = 1;
+  const double plain = evaluate(ctx_for("deepseek-v3", "h200x8", w), p).tpot_s;
+  w.spec_tokens = 3;
+  w.spec_acceptance = 0.85;
+  const Metrics spec = evaluate(ctx_for("deepseek-v3", "h200x8", w), p);
+  ASSERT_TRUE(spec.feasible()) << spec.reason;
+  EXPECT_LT(spec.tpot_s, plain);
+  w.spec_acceptance = 0.0;
+  EXPECT_GT(evaluate(ctx_for("deepseek-v3", "h200x8", w), p).tpot_s, plain);
+}
+
+}  // namespace
+}  // namespace shardwise
