@@ -57,8 +57,9 @@ TEST(Offline, ThePrefillComputedIsThePrefillCredited) {
   pp.micro_batches = 1;
   const Metrics pre = evaluate(test_support::ctx_for("deepseek-v3", "h100x16", pw), pp);
   const double want = dec.tpot_s + 480.0 * pre.ttft_s / 128.0 / 1024.0;
+  // (before the fix the offline TPOT credited another prefill than the one computed, and
+  // this equality failed: 59.47 ms against the steps' sum under the fit of that time)
   EXPECT_NEAR(off.tpot_s, want, 1e-12 * want);
-  EXPECT_LT(off.tpot_s * 1e3, 55.0);  // 59.47 ms before the fix
   // property: the chunk is whole prompts on every group alike, within the group's budget
   Rng rng(3);
   for (int i = 0; i < 2000; ++i) {
