@@ -39,14 +39,6 @@ bool of(const Silicon& s, const PublicRow& r) { return std::find(s.gpus.begin(),
 struct Score {
   double objective = 0, median = 0, p90 = 0;
 };
-double quantile(std::vector<double> e, double q) {
-  if (e.empty()) return 0;
-  std::sort(e.begin(), e.end());
-  const double pos = q * static_cast<double>(e.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, e.size() - 1);
-  return e[lo] + (e[hi] - e[lo]) * (pos - static_cast<double>(lo));
-}
 Score score(const std::vector<const PublicRow*>& rows, const CostParams& p) {
   std::vector<double> e;
   double sum = 0;

@@ -1,5 +1,6 @@
 #include "public_rows.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -283,6 +284,15 @@ double predict(const PublicRow& r, const CostParams& p) {
   if (r.metric == RowMetric::kTtft) return m.ttft_s * 1e3;
   if (r.metric == RowMetric::kPrefillThroughput) return m.feasible() ? m.input_tok_s_per_gpu : 0.0;
   return m.feasible() ? m.output_tok_s_per_gpu : 0.0;
+}
+
+double quantile(std::vector<double> e, double q) {
+  if (e.empty()) return 0;
+  std::sort(e.begin(), e.end());
+  const double pos = q * static_cast<double>(e.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, e.size() - 1);
+  return e[lo] + (e[hi] - e[lo]) * (pos - static_cast<double>(lo));
 }
 
 double abs_pct_error(double predicted, double measured) { return std::fabs(predicted - measured) / measured * 100.0; }

@@ -40,6 +40,8 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, s
 // The prediction for a row under the given parameters (same unit as measured).
 double predict(const PublicRow& r, const CostParams& p);
 double abs_pct_error(double predicted, double measured);
+// The q-quantile of the errors, interpolated between ranks (0 when empty): 0.5 the median.
+double quantile(std::vector<double> e, double q);
 std::string default_csv_path();
 
 }  // namespace shardwise::bench

@@ -12,14 +12,7 @@
 #include "public_rows.hpp"
 
 namespace {
-double quantile(std::vector<double> e, double q) {
-  if (e.empty()) return 0;
-  std::sort(e.begin(), e.end());
-  const double pos = q * static_cast<double>(e.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, e.size() - 1);
-  return e[lo] + (e[hi] - e[lo]) * (pos - static_cast<double>(lo));
-}
+using shardwise::bench::quantile;
 void summary(const std::string& name, const std::vector<double>& e) {
   fmt::print("  {:<22} rows {:>3}  median {:>6.1f}%  p90 {:>6.1f}%  max {:>6.1f}%\n", name, e.size(), quantile(e, 0.5), quantile(e, 0.9),
              e.empty() ? 0.0 : *std::max_element(e.begin(), e.end()));
