@@ -148,7 +148,11 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.kv_dtype = (starts_with(kv, "FP16") || (!fp8 && !starts_with(kv, "FP8"))) ? DType::kFp16 : DType::kFp8;
   } else {
     r.model.quant = row_formats(wp, model);
-    r.workload.kv_dtype = starts_with(kv, "FP8") ? DType::kFp8 : DType::kBf16;
+    // KV: as stated; unstated on a ModelOpt checkpoint (nvidia/...) it is the checkpoint's FP8
+    // KV cache, as for rows 1-13; otherwise the engine's default, the model's dtype (bf16)
+    const bool stated = starts_with(kv, "FP8") || starts_with(kv, "FP16") || starts_with(kv, "BF16") || starts_with(kv, "auto");
+    const bool modelopt = contains(wp, "nvidia/");
+    r.workload.kv_dtype = starts_with(kv, "FP8") || (!stated && modelopt) ? DType::kFp8 : DType::kBf16;
   }
   r.workload.isl = std::stoll(get("isl"));
   r.workload.osl = std::stoll(get("osl"));

@@ -282,6 +282,7 @@ struct PlanArgs {
   std::vector<std::string> compare;
   WorkloadOverrides overrides;
   std::int64_t budget = 4000;
+  std::int32_t redundant_experts = 0;
   double time_limit = 0;
   std::string seed = "1";  // parsed here: CLI11 would wrap "-1" into 2^64 - 1
   int threads = 0;
@@ -322,10 +323,18 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (!cli.allow_writes && (!a.out.empty() || !a.report.empty() || !a.save_policy.empty())) {
     return fail(Error{"--out/--report/--save-policy", "", "no file written (this caller forbids writes)", "a path"});
   }
+  if (auto e = check_degree_flag("--redundant-experts", a.redundant_experts, 0)) return fail(*e);
   auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
   if (!in) return fail(in.error());
+  if (a.redundant_experts > 0 && a.redundant_experts > in->model.moe.num_experts) {
+    return fail(Error{"--redundant-experts",
+                      "",
+                      in->model.is_moe() ? fmt::format("at most the {} routed experts (one copy each)", in->model.moe.num_experts)
+                                         : std::string("0 for a dense model (it has no experts)"),
+                      std::to_string(a.redundant_experts)});
+  }
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
-  const SearchSpace space = make_space(in->model, in->cluster, in->workload);
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload, a.redundant_experts);
   SearchOptions opt;
   opt.budget = a.budget;
   opt.time_limit_s = a.time_limit;
@@ -466,7 +475,7 @@ int run_launch(const LaunchArgs& a) {
     return fail(Error{a.plan_file, "plan", fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), *why});
   }
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
-  const SearchSpace space = make_space(in->model, in->cluster, in->workload);
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload, f->plan.redundant_experts);
   const EngineFit fit = fit_engine(*engine, ctx, space, f->plan);
   LaunchOptions o;
   o.engine = *engine;
@@ -609,6 +618,8 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard with masking and polishing; default), rl-paper (as published), exact (the optimum of "
                  "degrees and sharding over the batch ladder, each winner at its own largest feasible batch), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
+  plan->add_option("--redundant-experts", pa.redundant_experts,
+                   "MoE: redundant expert slots (EPLB) every plan carries; ep ranges over the divisors of experts + N (default 0)");
   plan->add_option("--time-limit", pa.time_limit,
                    "Stop each engine's search after this many seconds (default: none). It applies to the chosen engine and to each "
                    "--compare engine separately; the Megatron baseline (exhaustive over its small space) is not limited");

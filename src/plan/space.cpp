@@ -51,9 +51,10 @@ Action random_action(const std::array<int, kNumHeads>& sizes, Rng& rng) {
   return a;
 }
 
-SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload& w) {
+SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload& w, std::int32_t redundant_experts) {
   SearchSpace s;
   s.cluster_gpus = c.num_gpus;
+  s.redundant_experts = m.is_moe() ? redundant_experts : 0;
   // tp divides the heads (kv heads are replicated when tp exceeds them); at most 64 and the cluster
   s.tp = divisors(m.num_heads, std::min<std::int64_t>(64, c.num_gpus));
   // pp: the divisors of the layers, and the powers of two the engines are run with even where
@@ -65,7 +66,7 @@ SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload&
     std::sort(s.pp.begin(), s.pp.end());
     s.pp.erase(std::unique(s.pp.begin(), s.pp.end()), s.pp.end());
   }
-  s.ep = m.is_moe() ? divisors(m.moe.num_experts, c.num_gpus) : std::vector<std::int32_t>{1};
+  s.ep = m.is_moe() ? divisors(m.moe.num_experts + s.redundant_experts, c.num_gpus) : std::vector<std::int32_t>{1};
   s.attn_dp = powers_of_two(std::min<std::int64_t>(256, c.num_gpus));
   // a fixed workload batch pins the head; otherwise the ladder
   s.batch = w.batch ? std::vector<std::int64_t>{*w.batch} : batch_ladder(4096);
@@ -94,6 +95,7 @@ Plan SearchSpace::decode(const Action& a) const {
   p.deg.tp = tp[a[0]];
   p.deg.pp = pp[a[1]];
   p.deg.ep = ep[a[2]];
+  p.redundant_experts = redundant_experts;
   p.deg.attn_dp = attn_dp[a[3]];
   // a fixed batch is the instance's; a ladder value is per attention-DP group
   p.batch = batch.size() == 1 ? batch[0] : batch[a[4]] * p.deg.attn_dp;

@@ -28,6 +28,7 @@ struct SearchSpace {
   std::vector<std::int32_t> tp, pp, ep, attn_dp;
   std::vector<std::int64_t> batch;  // per attention-DP group; the plan's batch is batch x attn_dp
   std::int64_t cluster_gpus = 0;
+  std::int32_t redundant_experts = 0;  // given, not searched: every plan carries them, ep divides experts + these
   [[nodiscard]] std::array<int, kNumHeads> sizes() const;
   [[nodiscard]] double size() const;  // number of joint configurations
   [[nodiscard]] Plan decode(const Action& a) const;
@@ -38,7 +39,9 @@ struct SearchSpace {
 // The documented batch ladder: 1, 2, 4, 8, then steps of x1.5 rounded, up to 4096
 // sequences per attention-DP group (docs/search.md).
 std::vector<std::int64_t> batch_ladder(std::int64_t max_per_group);
-SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload& w);
+// `redundant_experts` (MoE): EPLB slots every plan of the space carries; ep ranges over the
+// divisors of experts + redundant_experts.
+SearchSpace make_space(const ModelSpec& m, const ClusterSpec& c, const Workload& w, std::int32_t redundant_experts = 0);
 // A uniform draw of every head (the random walk's step, and the executor's property test).
 Action random_action(const std::array<int, kNumHeads>& sizes, Rng& rng);
 const char* head_name(int head);

@@ -369,6 +369,13 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                 "--weights-dtype {}",
                                 model, to_string(*native), to_string(weights_dtype), to_string(weights_dtype), to_string(*native)));
   }
+  if (p.redundant_experts > 0) {
+    notes.push_back(fmt::format("{} redundant expert slots (EPLB): vLLM --enable-eplb with {} redundant experts, SGLang --enable-eplb "
+                                "--ep-num-redundant-experts {}, TensorRT-LLM's MoE load balancer with {} slots; the commands "
+                                "below leave them to you",
+                                p.redundant_experts, p.redundant_experts, p.redundant_experts,
+                                ctx.model.moe.num_experts + p.redundant_experts));
+  }
   if (kv_dtype != DType::kBf16 && kv_dtype != DType::kFp16 && !fp8_kv) {
     notes.push_back(fmt::format("KV cache in {}: not offered by the engine's flags here; the commands keep the checkpoint's KV format",
                                 to_string(kv_dtype)));

@@ -27,6 +27,10 @@ Case make_case(const std::string& model, const std::string& cluster, const std::
   return {make_context(*m, *c, *w, cost_params_for(c->gpu.name)), make_space(*m, *c, *w)};
 }
 
+// The plan with vLLM's sharding at the largest batch that fits and meets the SLO (what the
+// engines would be launched with; the value moves with the calibration, the checks do not).
+Plan at_max_batch(const Case& c, Plan p);
+
 Plan plan_of(int tp, int dp, int ep, std::int64_t batch, int replicas) {
   Plan p;
   p.deg.tp = tp;
@@ -34,6 +38,15 @@ Plan plan_of(int tp, int dp, int ep, std::int64_t batch, int replicas) {
   p.deg.ep = ep;
   p.deg.replicas = replicas;
   p.batch = batch;
+  return p;
+}
+
+Plan at_max_batch(const Case& c, Plan p) {
+  p.sharding = engine_sharding(ServeEngine::kVllm, c.ctx, p.deg);
+  p.batch = 0;
+  const Metrics m = evaluate(c.ctx, p);
+  EXPECT_TRUE(m.feasible()) << m.reason;
+  p.batch = m.batch;
   return p;
 }
 
@@ -66,8 +79,7 @@ TEST(Launch, EngineShardingUnderAttentionDp) {
 
 TEST(Launch, ExactWhenTheEngineExpressesThePlan) {
   const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k", DType::kFp8);
-  Plan p = plan_of(1, 64, 64, 1792, 1);
-  p.sharding = engine_sharding(ServeEngine::kVllm, ds.ctx, p.deg);
+  Plan p = at_max_batch(ds, plan_of(1, 64, 64, 0, 1));
   // lm_head and embedding split over a tp group of one rank change nothing: still exact
   p.sharding[static_cast<std::size_t>(Slot::kLmHead)] = 0;
   for (auto e : {ServeEngine::kVllm, ServeEngine::kTrtllm}) {
@@ -131,8 +143,8 @@ std::set<std::string> flags(const std::string& text) {
 
 TEST(Launch, MultiNodeDeepSeekCommands) {
   const Case ds = make_case("deepseek-v3", "h100x64", "decode-16k", DType::kFp8);
-  Plan p = plan_of(1, 64, 64, 1792, 1);
-  p.sharding = engine_sharding(ServeEngine::kVllm, ds.ctx, p.deg);
+  const Plan p = at_max_batch(ds, plan_of(1, 64, 64, 0, 1));
+  const std::string per_rank = std::to_string(p.batch / 64);  // the largest batch that meets the SLO, per DP rank
   const PlanFile file{p, "deepseek-v3", "h100x64", "decode-16k", {}};
   // the flag names checked against each engine's documentation (docs/launch.md)
   const std::set<std::string> vllm_ok{"--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size", "--enable-expert-parallel",
@@ -150,11 +162,12 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
   LaunchOptions o;
   o.engine = ServeEngine::kVllm;
   const std::string v = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
-  for (const char* want : {"vllm serve deepseek-ai/DeepSeek-V3", "--data-parallel-size 64", "--enable-expert-parallel", "--max-num-seqs 28",
+  for (const char* want : {"vllm serve deepseek-ai/DeepSeek-V3", "--data-parallel-size 64", "--enable-expert-parallel",
                            "--max-model-len 16385", "--kv-cache-dtype fp8", "--data-parallel-size-local 8", "--data-parallel-start-rank 56",
                            "--headless", "## node 7 (node rank 7)", "--data-parallel-address <HEAD_NODE_IP>"}) {
     EXPECT_NE(v.find(want), std::string::npos) << want;
   }
+  EXPECT_NE(v.find("--max-num-seqs " + per_rank + " "), std::string::npos) << per_rank;
   EXPECT_EQ(v.find("--quantization"), std::string::npos);  // DeepSeek-V3's checkpoint is already fp8
   EXPECT_GE(flags(v).size(), 14u);  // the check below sees the flags
   for (const auto& f : flags(v)) EXPECT_TRUE(vllm_ok.count(f)) << "vllm: " << f;
@@ -171,10 +184,11 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
 
   o.engine = ServeEngine::kTrtllm;
   const std::string t = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
-  for (const char* want : {"enable_attention_dp: true", "dtype: fp8", "--tp_size 64", "--ep_size 64", "--max_batch_size 28",
+  for (const char* want : {"enable_attention_dp: true", "dtype: fp8", "--tp_size 64", "--ep_size 64",
                            "trtllm-llmapi-launch trtllm-serve", "-np 64"}) {
     EXPECT_NE(t.find(want), std::string::npos) << want;
   }
+  EXPECT_NE(t.find("--max_batch_size " + per_rank + " "), std::string::npos) << per_rank;
   EXPECT_GE(flags(t).size(), 10u);
   for (const auto& f : flags(t)) EXPECT_TRUE(trt_ok.count(f)) << "trtllm: " << f;
 }
