@@ -11,6 +11,7 @@
 
 #include "core/fields.hpp"
 #include "hardware/cluster.hpp"
+#include "cost/engine.hpp"
 #include "model/loader.hpp"
 
 namespace shardwise::bench {
@@ -213,14 +214,18 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     skip(fmt::format("scenario '{}' is not mapped", scenario));
     return std::nullopt;
   }
-  // TensorRT-LLM got grouped-KV (XQA) decode kernels for Hopper in 0.10; earlier versions read KV per query head.
+  // the engine's profile at the row's version where it states one (v0.8.3, 0.19.0; "unverified",
+  // "commit ..." and "post-1.0" take the profile's default), with the token budget it states
   const std::string engine = get("engine"), version = get("engine_version");
-  r.engine_name = contains(engine, "TensorRT-LLM") ? "trtllm" : contains(engine, "vLLM") ? "vllm" : contains(engine, "SGLang") ? "sglang" : "other";
-  if (r.engine_name == "trtllm" && !version.empty() && std::isdigit(static_cast<unsigned char>(version[0]))) {
-    const auto dot = version.find('.');
-    const int major = std::stoi(version.substr(0, dot));
-    const int minor = dot == std::string::npos ? 0 : std::stoi(version.substr(dot + 1));
-    r.engine.gqa_grouped_kv_reads = major > 0 || minor >= 10;
+  r.engine_name = contains(engine, "TensorRT-LLM") ? "trtllm" : contains(engine, "vLLM") ? "vllm" : contains(engine, "SGLang") ? "sglang" : "";
+  if (!r.engine_name.empty()) {
+    const std::string v = !version.empty() && version[0] == 'v' ? version.substr(1) : version;
+    const bool stated = !v.empty() && std::isdigit(static_cast<unsigned char>(v[0]));
+    std::optional<std::int64_t> budget;
+    if (const auto at = conc.find("max_num_tokens "); at != std::string::npos) budget = std::stoll(conc.substr(at + 15));
+    auto e = load_engine_profile(r.engine_name, stated ? v.substr(0, v.find_first_of(" (")) : "", budget);
+    if (!e) throw std::runtime_error(e.error().message());
+    r.engine = *e;
   }
   r.workload.name = fmt::format("row{}", r.id);
   std::string short_model = model.substr(0, model.find(' '));

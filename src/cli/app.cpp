@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/fields.hpp"
+#include "cost/engine.hpp"
 #include "cost/simulator.hpp"
 #include "exec/verify.hpp"
 #include "hardware/cluster.hpp"
@@ -95,6 +96,32 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--expert-dtype", o.expert_dtype, "Override the routed experts' format alone (e.g. fp4 experts beside fp8 attention)");
   cmd->add_option("--spec-tokens", o.spec_tokens, "Speculative decoding: draft tokens (MTP) verified per decode step (default 0)");
   cmd->add_option("--spec-acceptance", o.spec_acceptance, "Speculative decoding: probability each draft token is accepted (0 to 1)");
+}
+
+// The engine profile flags of simulate and plan (docs/cost-model.md, "Engine profiles").
+struct EngineArgs {
+  std::string name, version;
+  std::optional<std::int64_t> max_num_tokens;
+};
+void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
+  cmd->add_option("--engine", e.name, "Serving engine whose cost profile applies: trtllm, vllm or sglang (default: a generic one)");
+  cmd->add_option("--engine-version", e.version, "The engine's version (default: its profile's), e.g. 0.11 or 1.0");
+  cmd->add_option("--max-num-tokens", e.max_num_tokens,
+                  "Tokens one iteration of an attention-DP rank may prefill (the engine's max_num_tokens; default 8192)");
+}
+Expected<EngineTraits> engine_of(const EngineArgs& a) {
+  if (a.name.empty()) {
+    if (!a.version.empty()) return Error{"--engine-version", "", "--engine beside it (trtllm, vllm or sglang)", "no --engine"};
+    EngineTraits generic;
+    if (a.max_num_tokens) {
+      if (*a.max_num_tokens < 1 || *a.max_num_tokens > kMaxTokens) {
+        return Error{"--max-num-tokens", "", fmt::format("a token budget from 1 to {}", kMaxTokens), std::to_string(*a.max_num_tokens)};
+      }
+      generic.max_num_tokens = *a.max_num_tokens;
+    }
+    return generic;
+  }
+  return load_engine_profile(a.name, a.version, a.max_num_tokens);
 }
 
 bool any_override(const WorkloadOverrides& o) {
@@ -200,6 +227,7 @@ Expected<Inputs> load_inputs(const std::string& model, const std::string& cluste
 }
 
 struct SimulateArgs {
+  EngineArgs engine;
   std::string model, cluster, workload, sharding = "megatron", plan_file;
   WorkloadOverrides overrides;
   std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches, redundant_experts;
@@ -263,7 +291,9 @@ int run_simulate(SimulateArgs a) {
   if (a.micro_batches) plan.micro_batches = *a.micro_batches;
   if (a.redundant_experts) plan.redundant_experts = *a.redundant_experts;
   plan.batch = in->workload.batch.value_or(0);
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  auto engine = engine_of(a.engine);
+  if (!engine) return fail(engine.error());
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *engine);
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result
@@ -278,6 +308,7 @@ int run_simulate(SimulateArgs a) {
 }
 
 struct PlanArgs {
+  EngineArgs serve;
   std::string model, cluster, workload, engine = "rl", out, save_policy, load_policy, report;
   std::vector<std::string> compare;
   WorkloadOverrides overrides;
@@ -333,7 +364,9 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
                                          : std::string("0 for a dense model (it has no experts)"),
                       std::to_string(a.redundant_experts)});
   }
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  auto serve_engine = engine_of(a.serve);
+  if (!serve_engine) return fail(serve_engine.error());
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *serve_engine);
   const SearchSpace space = make_space(in->model, in->cluster, in->workload, a.redundant_experts);
   SearchOptions opt;
   opt.budget = a.budget;
@@ -607,6 +640,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
                        "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
                        "the dense MLPs data-parallel, as engines run attention DP), or a YAML/JSON file mapping op slots to dimensions");
   simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
+  add_engine_flags(simulate, sa.engine);
   simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
 
   PlanArgs pa;
@@ -634,6 +668,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   plan->add_option("--compare", pa.compare, "Also run these engines (comma-separated, e.g. rw,sa,rl) with the same budget and seed; "
                    "listed in the output and the report's convergence chart")
       ->delimiter(',');
+  add_engine_flags(plan, pa.serve);
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
   VerifyArgs va;

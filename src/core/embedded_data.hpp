@@ -13,7 +13,8 @@ struct EmbeddedFile {
 };
 std::span<const EmbeddedFile> embedded_models();
 std::span<const EmbeddedFile> embedded_workloads();
-std::span<const EmbeddedFile> embedded_calibration();  // one file per GPU type
+std::span<const EmbeddedFile> embedded_calibration();  // one file per GPU silicon
+std::span<const EmbeddedFile> embedded_engines();      // one profile per serving engine
 
 // "a, b, c": the preset names, for messages and listings.
 std::string preset_names(std::span<const EmbeddedFile> presets);

@@ -62,12 +62,12 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       const std::int64_t ctx_avg = w.isl + w.osl / 2;
       const StepResult d = step(ctx, plan, Phase::kDecode, b, ctx_avg, w.isl + w.osl, bd);
       const double tpot_dec = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s / tokens_per_step(w);
-      const OfflinePrefill op = offline_prefill(w, b, plan.deg.attn_dp);
+      const OfflinePrefill op = offline_prefill(w, b, plan.deg.attn_dp, ctx.engine.max_num_tokens);
       Plan pre = plan;
       pre.micro_batches = 1;
       const StepResult pf = step(ctx, pre, Phase::kPrefill, op.chunk, w.isl, w.isl, nullptr);
       const double arrivals_s = op.arrivals == op.chunk ? pf.stage_s : step(ctx, pre, Phase::kPrefill, op.arrivals, w.isl, w.isl, nullptr).stage_s;
-      const OfflineTimes t = offline_times(w, b, plan.deg.pp, op, tpot_dec, pf.stage_s, arrivals_s);
+      const OfflineTimes t = offline_times(w, b, plan.deg.pp, op, tpot_dec, pf.stage_s, arrivals_s, ctx.engine.max_num_tokens);
       const double round = t.round;
       out.micro_batches = d.m;
       out.step_s = d.stage_s;
@@ -116,22 +116,22 @@ Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t 
 
 }  // namespace
 
-OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp) {
+OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp, std::int64_t budget) {
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t bg = std::max<std::int64_t>(1, ceil_div(b, a));  // sequences per attention group
-  const std::int64_t per_group = std::clamp<std::int64_t>(kPrefillChunkTokens / std::max<std::int64_t>(1, w.isl), 1, bg);
+  const std::int64_t per_group = std::clamp<std::int64_t>(std::max<std::int64_t>(1, budget) / std::max<std::int64_t>(1, w.isl), 1, bg);
   const std::int64_t arrive = std::clamp<std::int64_t>(ceil_div(bg, std::max<std::int64_t>(1, w.osl)), 1, per_group);
   return OfflinePrefill{per_group * a, arrive * a};
 }
 
 OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, const OfflinePrefill& op, double tpot_dec,
-                           double chunk_s, double arrivals_s) {
+                           double chunk_s, double arrivals_s, std::int64_t budget) {
   OfflineTimes t;
   const double bb = static_cast<double>(b);
   t.round = static_cast<double>(w.osl) * tpot_dec + bb * chunk_s / static_cast<double>(op.chunk);
   t.tpot = t.round / static_cast<double>(w.osl);
   const double others = std::max(0.0, bb - static_cast<double>(op.arrivals)) / bb;  // the decoding sequences beside the arrivals
-  const double extra_iters = static_cast<double>(ceil_div(w.isl, kPrefillChunkTokens) - 1);
+  const double extra_iters = static_cast<double>(ceil_div(w.isl, std::max<std::int64_t>(1, budget)) - 1);
   t.ttft = static_cast<double>(pp) * arrivals_s + tpot_dec * (others + extra_iters);
   return t;
 }

@@ -79,12 +79,22 @@ struct Breakdown {
   double stage_s = 0;  // time of the slowest stage for one micro-batch
 };
 
-// What the serving engine's kernels do, where it changes the cost.
+// Tokens per prefill iteration of a serving engine (chunked prefill), in the offline mode:
+// the budget of each attention-DP group (each DP rank schedules its own requests). The
+// engines' default (max_num_tokens, --max-num-batched-tokens, --chunked-prefill-size).
+constexpr std::int64_t kPrefillChunkTokens = 8192;
+
+// What the serving engine does, where it changes the cost: its profile (data/engines/,
+// cost/engine.hpp) at a version, with the settings a deployment overrides.
 struct EngineTraits {
+  std::string name = "generic";  // trtllm, vllm, sglang; generic: the defaults below
+  std::string version;           // the profile's version ("" for generic)
   // Decode attention reads each KV head once for its whole query group (XQA,
   // FlashInfer, FlashAttention). False for kernels that read it once per query
   // head (TensorRT-LLM before its Hopper XQA kernels in 0.10).
   bool gqa_grouped_kv_reads = true;
+  // Tokens one iteration of one attention-DP rank may prefill (the offline stream's chunk).
+  std::int64_t max_num_tokens = kPrefillChunkTokens;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -105,9 +115,6 @@ struct SimContext {
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});
 
-// Tokens per prefill iteration of a serving engine (chunked prefill), in the offline mode:
-// the budget of each attention-DP group (each DP rank schedules its own requests).
-constexpr std::int64_t kPrefillChunkTokens = 8192;
 
 // The offline stream's prefill at concurrency b over attn_dp groups (docs/cost-model.md,
 // "offline"). Whole prompts, as many per group as the chunk budget holds (at least one),
@@ -117,7 +124,8 @@ struct OfflinePrefill {
   std::int64_t arrivals = 1;  // requests prefilled in the iteration a new request joins, all groups:
                               // per group clamp(ceil((b / a) / osl), 1, chunk / a) (b / osl finish per decode step)
 };
-OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp);
+// `budget`: the engine's max_num_tokens per attention group (EngineTraits).
+OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp, std::int64_t budget = kPrefillChunkTokens);
 
 // The offline metrics from the step times: tpot_dec one decode iteration of b sequences,
 // chunk_s one prefill iteration of `chunk` requests, arrivals_s one of `arrivals` (stage
@@ -131,7 +139,7 @@ struct OfflineTimes {
   double round = 0, tpot = 0, ttft = 0;
 };
 OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, const OfflinePrefill& op, double tpot_dec,
-                           double chunk_s, double arrivals_s);
+                           double chunk_s, double arrivals_s, std::int64_t budget = kPrefillChunkTokens);
 
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
 // the largest concurrency that fits memory and meets the SLOs. `bd` (optional)

@@ -51,6 +51,8 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   j["formats"] = {{"attention", to_string(f.attention)}, {"dense", to_string(f.dense)}, {"experts", to_string(f.experts)},
                   {"other", to_string(f.other)}, {"kv_cache", to_string(f.kv)}};
   if (!ctx.model.quant.method.empty()) j["formats"]["checkpoint"] = ctx.model.quant.method;
+  j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
+                 {"gqa_grouped_kv_reads", ctx.engine.gqa_grouped_kv_reads}};
   if (ctx.workload.spec_tokens > 0) {
     j["speculative"] = {{"tokens", ctx.workload.spec_tokens}, {"acceptance", ctx.workload.spec_acceptance},
                         {"tokens_per_step", tokens_per_step(ctx.workload)}};
@@ -87,6 +89,11 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
                                  ? fmt::format(" (the checkpoint's {})", ctx.model.quant.method)
                                  : "";
   s += fmt::format("formats      weights {}{}, KV cache {}\n", formats_label(ctx.formats, ctx.model.is_moe()), source, to_string(ctx.formats.kv));
+  if (ctx.engine.name != "generic" || ctx.engine.max_num_tokens != kPrefillChunkTokens) {
+    s += fmt::format("engine       {}{} (max_num_tokens {} per attention-DP rank{})\n", ctx.engine.name,
+                     ctx.engine.version.empty() ? "" : " " + ctx.engine.version, ctx.engine.max_num_tokens,
+                     ctx.engine.gqa_grouped_kv_reads ? "" : "; decode attention reads KV once per query head");
+  }
   if (ctx.workload.spec_tokens > 0) {
     s += fmt::format("speculative  {} draft tokens at acceptance {:.2f}: {:.2f} tokens per sequence per step\n", ctx.workload.spec_tokens,
                      ctx.workload.spec_acceptance, tokens_per_step(ctx.workload));

@@ -217,7 +217,7 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
                 const double tpot_dec = std::max(static_cast<double>(d0.micro_batches), pp) * (dec_stage + d0.overhead_s) / tps;
                 const double pre_s = pre_stage + p0.overhead_s;
                 const double arr_s = ph.arrivals ? arr_stage + t.arr[0].overhead_s : pre_s;
-                const OfflineTimes ot = offline_times(w, base.batch, base.deg.pp, ph.op, tpot_dec, pre_s, arr_s);
+                const OfflineTimes ot = offline_times(w, base.batch, base.deg.pp, ph.op, tpot_dec, pre_s, arr_s, ctx.engine.max_num_tokens);
                 tpot = ot.tpot;
                 ttft = ot.ttft;
                 value = b * static_cast<double>(w.osl) / ot.round / gpus;
@@ -317,7 +317,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
               ph.arrivals = false;
               if (w.mode == Mode::kOffline) {  // as the simulator chunks prefill
                 pre.micro_batches = 1;
-                ph.op = offline_prefill(w, p.batch, p.deg.attn_dp);
+                ph.op = offline_prefill(w, p.batch, p.deg.attn_dp, ctx.engine.max_num_tokens);
                 pb = ph.op.chunk;
                 // the arrivals' prefill gives only the TTFT: without a TTFT SLO it decides nothing
                 ph.arrivals = ph.op.arrivals != ph.op.chunk && w.ttft_ms.has_value();

@@ -184,5 +184,14 @@ expect 0 '"redundant_experts": 32' -- simulate --plan "$tmp/r32.json" --json
 expect 0 'note: 32 redundant expert slots \(EPLB\)' -- launch --plan "$tmp/r32.json" --engine vllm
 expect 2 '^shardwise: --redundant-experts: expected at most the 256 routed experts' -- plan --model deepseek-v3 --cluster h200x8 --workload chat-1k-1k --redundant-experts 300
 expect 2 '^shardwise: --redundant-experts: expected 0 for a dense model' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --redundant-experts 8
+# engine profiles (data/engines/)
+expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9
+expect 0 'engine       vllm 0.11 \(max_num_tokens 2048 per attention-DP rank\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048
+expect 0 '"max_num_tokens": 2048' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048 --json
+expect 0 'search       exact' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search exact --engine sglang
+expect 2 '^shardwise: --engine: expected one of sglang, trtllm, vllm, found .tgi.' -- simulate --model llama-3.1-70b --cluster h100x8 --engine tgi
+expect 2 '^shardwise: --engine-version: expected --engine beside it' -- simulate --model llama-3.1-70b --cluster h100x8 --engine-version 1.0
+expect 2 '^shardwise: --engine-version: expected a version such as 0.11 or 1.0' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --engine vllm --engine-version latest
+expect 2 '^shardwise: --max-num-tokens: expected a token budget from 1 to' -- simulate --model llama-3.1-70b --cluster h100x8 --max-num-tokens 0
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,0 +1,104 @@
+// Engine profiles from data/engines/*.yaml (embedded), resolved at a version.
+#include "cost/engine.hpp"
+
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/embedded_data.hpp"
+#include "core/fields.hpp"
+
+namespace shardwise {
+namespace {
+
+constexpr std::int64_t kMaxBudget = std::int64_t{1} << 24;
+
+// "0.10.2rc1" -> {0, 10, 2}; nullopt unless it starts with a number.
+std::optional<std::vector<int>> version_numbers(std::string_view v) {
+  std::vector<int> out;
+  std::size_t i = 0;
+  while (i < v.size()) {
+    int n = 0;
+    const auto [p, ec] = std::from_chars(v.data() + i, v.data() + v.size(), n);
+    if (ec != std::errc()) break;
+    out.push_back(n);
+    i = static_cast<std::size_t>(p - v.data());
+    if (i < v.size() && v[i] == '.') {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::optional<int> compare_versions(std::string_view a, std::string_view b) {
+  const auto x = version_numbers(a), y = version_numbers(b);
+  if (!x || !y) return std::nullopt;
+  for (std::size_t i = 0; i < std::max(x->size(), y->size()); ++i) {
+    const int p = i < x->size() ? (*x)[i] : 0, q = i < y->size() ? (*y)[i] : 0;
+    if (p != q) return p < q ? -1 : 1;
+  }
+  return 0;
+}
+
+Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::string& file, const std::string& version) {
+  auto doc = parse_yaml_text(yaml, file);
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  r.reject_unknown({"name", "label", "default_version", "max_num_tokens", "versions"});
+  EngineTraits e;
+  e.name = r.string("name");
+  const std::string def = r.string("default_version");
+  e.max_num_tokens = r.integer("max_num_tokens", 1, kMaxBudget);
+  if (sink.failed()) return *sink.first;
+  e.version = version.empty() ? def : version;
+  if (!compare_versions(e.version, "0")) {
+    return Error{"--engine-version", "", "a version such as 0.11 or 1.0 (dotted numbers)", "'" + e.version + "'"};
+  }
+  const nlohmann::json* vs = r.get("versions");
+  if (!vs || !vs->is_array() || vs->empty()) return Error{file, "versions", "a list of {since, traits} entries", "none"};
+  bool matched = false;
+  for (std::size_t i = 0; i < vs->size(); ++i) {
+    const FieldReader v((*vs)[i], file, sink, fmt::format("versions[{}].", i));
+    v.reject_unknown({"since", "gqa_grouped_kv_reads"});
+    const std::string since = v.string("since");
+    const bool grouped = v.boolean_or("gqa_grouped_kv_reads", true);
+    if (sink.failed()) return *sink.first;
+    const auto cmp = compare_versions(since, e.version);
+    if (!cmp) return Error{file, fmt::format("versions[{}].since", i), "a version (dotted numbers)", "'" + since + "'"};
+    if (*cmp <= 0) {  // entries are oldest first: the last at or below the version wins
+      e.gqa_grouped_kv_reads = grouped;
+      matched = true;
+    }
+  }
+  if (!matched) return Error{"--engine-version", "", fmt::format("a version the {} profile covers", e.name), "'" + e.version + "'"};
+  return e;
+}
+
+std::string engine_profile_names() { return preset_names(embedded_engines()); }
+
+Expected<EngineTraits> load_engine_profile(const std::string& name, const std::string& version,
+                                           std::optional<std::int64_t> max_num_tokens) {
+  for (const auto& f : embedded_engines()) {
+    if (name != f.name) continue;
+    auto e = parse_engine_profile(f.text, f.path, version);
+    if (!e) return e;
+    if (max_num_tokens) {
+      if (*max_num_tokens < 1 || *max_num_tokens > kMaxBudget) {
+        return Error{"--max-num-tokens", "", fmt::format("a token budget from 1 to {}", kMaxBudget), std::to_string(*max_num_tokens)};
+      }
+      e->max_num_tokens = *max_num_tokens;
+    }
+    return e;
+  }
+  return Error{"--engine", "", "one of " + engine_profile_names(), "'" + name + "'"};
+}
+
+}  // namespace shardwise

@@ -1,0 +1,25 @@
+// Engine profiles: what a serving engine changes in the cost model, kept as data
+// (data/engines/<name>.yaml, compiled in), read at a version (docs/cost-model.md,
+// "Engine profiles").
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "cost/simulator.hpp"
+
+namespace shardwise {
+
+// The profile of `name` (trtllm, vllm, sglang) at `version` ("" = its default version);
+// max_num_tokens, when given, overrides the profile's token budget. Errors name the flag
+// (--engine, --engine-version, --max-num-tokens).
+Expected<EngineTraits> load_engine_profile(const std::string& name, const std::string& version = "",
+                                           std::optional<std::int64_t> max_num_tokens = std::nullopt);
+Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::string& file, const std::string& version);
+std::string engine_profile_names();  // "sglang, trtllm, vllm"
+// "0.10" < "0.9.1"? No: versions compare number by number (0.9.1 < 0.10). nullopt when the
+// text is not dotted numbers (an optional suffix after the numbers, as in 1.0rc2, is ignored).
+std::optional<int> compare_versions(std::string_view a, std::string_view b);
+
+}  // namespace shardwise
