@@ -21,8 +21,7 @@ double stream_time(Env& e, double bytes) {
   return bytes / (e.hbm * e.p->mem_efficiency) + e.p->kernel_overhead_us * 1e-6;
 }
 
-void record(Env& e, const char* op, int slot, double compute_s, double comm_s) {
-  if (!e.bd) return;
+void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s) {
   OpCost c;
   c.layer_class = e.cls;
   c.op = op;

@@ -75,7 +75,12 @@ double to_attn(Env& e, Lay from, Lay need, double full);
 // mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff = 0);
 double stream_time(Env& e, double bytes);
-void record(Env& e, const char* op, int slot, double compute_s, double comm_s);
+// The breakdown's record of the op being costed (a no-op unless a breakdown is asked for:
+// inline, so that the search's evaluations pay one test).
+void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s);
+inline void record(Env& e, const char* op, int slot, double compute_s, double comm_s) {
+  if (e.bd) record_op(e, op, slot, compute_s, comm_s);
+}
 // A GEMM-like op over group size g with a column / row / none choice.
 struct GemmLay {
   Lay in, out;

@@ -20,7 +20,9 @@ Sharding paper_allgather_sharding() {
 namespace {
 int choice(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
 bool is(const Plan& p, Slot s, const char* name) {
-  return std::strcmp(slot_info(s).choices[static_cast<std::size_t>(choice(p, s))], name) == 0;
+  // the choice names are short literals: compare the first character before the whole name
+  const char* c = slot_info(s).choices[static_cast<std::size_t>(choice(p, s))];
+  return c[0] == name[0] && std::strcmp(c, name) == 0;
 }
 }  // namespace
 
@@ -81,7 +83,8 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   }
   // the MLP rules only concern plans that split an MLP (counting dense layers walks them all)
   const bool mlp_split = !is(p, Slot::kFfn1, "none") || !is(p, Slot::kFfn2, "none");
-  const std::int64_t dense_ffn = mlp_split && m.num_dense_layers() > 0 ? m.ffn : 0;
+  const bool any_dense = mlp_split && std::find(m.layer_is_moe.begin(), m.layer_is_moe.end(), false) != m.layer_is_moe.end();
+  const std::int64_t dense_ffn = any_dense ? m.ffn : 0;
   const std::int64_t shared_ffn = m.moe.num_shared * m.moe.shared_ffn;
   for (std::int64_t f : {dense_ffn, shared_ffn}) {
     if (f == 0) continue;
