@@ -35,6 +35,7 @@ struct Env {
   double disp_b = 2.0;  // bytes per element of the MoE dispatch payload (the experts' input format)
   double q_per_seq = 1.0;  // tokens each sequence brings to a decode step (1 + speculative drafts)
   MoeTerms moe;  // the batch-independent terms of the expert load, computed once per evaluation
+  double attn_dp_skew = 1.0;  // the busiest attention-DP group's decode attention over the mean (attn_dp_imbalance)
   double attn_peak = 0, hbm = 0;
   std::int64_t tp = 1, a = 1, w = 1, ep = 1, etp = 1, pp = 1;
   Group g_tp, g_w, g_dp, g_etp, g_pp;

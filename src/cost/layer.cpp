@@ -68,7 +68,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       e.op_bytes = kv;
       const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
       const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
-      comp = std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
+      comp = std::max(tc, tm) * e.attn_dp_skew + e.p->kernel_overhead_us * 1e-6;
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;
       const double causal = s.window > 0 ? std::min(static_cast<double>(s.window), static_cast<double>(seq) / 2.0) : static_cast<double>(seq) / 2.0;

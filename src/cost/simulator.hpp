@@ -135,6 +135,14 @@ OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t a
 //   TTFT  = pp x arrivals_s + tpot_dec x (b - arrivals) / b + (ceil(isl / 8192) - 1) x tpot_dec
 // (a new request is prefilled in the next iteration beside the arrivals and the decode of
 // the other sequences; a prompt over the chunk budget spans more iterations).
+// Attention-DP groups decode in lockstep (the MoE all-to-all waits for every one), each over
+// its own sequences, whose contexts in the offline stream are spread evenly over [isl, isl +
+// osl] (standard deviation osl / sqrt(12)). The busiest of a groups of bg sequences reads
+//   1 + z(a) · (osl / sqrt(12)) / ((isl + osl/2) · sqrt(bg))
+// times the mean KV: the factor on decode attention. 1 in decode mode (one context for all),
+// in prefill (whole prompts of one length) and for a = 1.
+double attn_dp_imbalance(const Workload& w, Phase phase, std::int64_t a, std::int64_t bg);
+
 struct OfflineTimes {
   double round = 0, tpot = 0, ttft = 0;
 };

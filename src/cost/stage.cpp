@@ -1,6 +1,8 @@
 // A pipeline stage (its layers, embedding or LM head, send/recv), one step with its
 // micro-batching, and the per-group tables of the exact search (docs/cost-model.md,
 // "Pipeline and serving metrics"; docs/search.md, "The exact optimum").
+#include <cmath>
+
 #include "cost/env.hpp"
 
 namespace shardwise {
@@ -183,6 +185,7 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
                 Breakdown* bd) {
   Env e = make_env(ctx, plan, phase, bd);
   const std::int64_t bg = ceil_div(b, e.a);  // sequences per attention group
+  e.attn_dp_skew = attn_dp_imbalance(ctx.workload, phase, e.a, bg);
   std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
   m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
@@ -205,11 +208,19 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
 
 using namespace detail;
 
+double attn_dp_imbalance(const Workload& w, Phase phase, std::int64_t a, std::int64_t bg) {
+  if (w.mode != Mode::kOffline || phase != Phase::kDecode || a <= 1 || bg < 1) return 1.0;
+  const double mean = static_cast<double>(w.isl) + static_cast<double>(w.osl) / 2.0;
+  const double sd = static_cast<double>(w.osl) / std::sqrt(12.0);
+  return 1.0 + extreme_z(static_cast<double>(a)) * sd / (mean * std::sqrt(static_cast<double>(bg)));
+}
+
 bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
                       GroupTables* out) {
   *out = GroupTables{};
   Env e = make_env(ctx, plan, phase, nullptr);
   const std::int64_t bg = ceil_div(b, e.a);
+  e.attn_dp_skew = attn_dp_imbalance(ctx.workload, phase, e.a, bg);
   std::int32_t m = plan.micro_batches > 0 ? plan.micro_batches : static_cast<std::int32_t>(std::min<std::int64_t>(e.pp, bg));
   m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);

@@ -178,3 +178,27 @@ TEST(Speculative, DraftsPayOnlyWhenAccepted) {
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(AttentionDp, TheBusiestGroupByHand) {
+  // offline 1024/2048 over 8 attention groups of 16 sequences: contexts spread over [1024, 3072],
+  // mean 2048, sd 2048 / sqrt(12) = 591.20; 1 + z(8) x 591.20 / (2048 x sqrt(16)) = 1 + 2.039334 x 0.072169 = 1.147176
+  Workload w;
+  w.mode = Mode::kOffline;
+  w.isl = 1024;
+  w.osl = 2048;
+  EXPECT_NEAR(attn_dp_imbalance(w, Phase::kDecode, 8, 16), 1.147176, 1e-6);
+  EXPECT_EQ(attn_dp_imbalance(w, Phase::kDecode, 1, 16), 1.0);   // one group: nothing to wait for
+  EXPECT_EQ(attn_dp_imbalance(w, Phase::kPrefill, 8, 16), 1.0);  // prompts of one length
+  // more sequences per group average the spread out
+  EXPECT_LT(attn_dp_imbalance(w, Phase::kDecode, 8, 256), attn_dp_imbalance(w, Phase::kDecode, 8, 16));
+  Workload d;
+  d.mode = Mode::kDecode;
+  d.context = 4096;
+  EXPECT_EQ(attn_dp_imbalance(d, Phase::kDecode, 8, 16), 1.0);  // one context for every sequence
+}
+
+}  // namespace
+}  // namespace shardwise
