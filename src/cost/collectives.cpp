@@ -8,7 +8,14 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
   if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
   // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call;
   // `slowest` scales the time, not the bytes: the busiest receiver of an uneven all-to-all
-  CollCost c = collective_cost(e.ctx->cluster, k, g, Bytes(full), e.p->comm_efficiency);
+  const auto same = [&](const Group& h) { return g.size == h.size && g.stride == h.stride && g.offset == h.offset; };
+  const ClusterSpec& cl = e.ctx->cluster;
+  const double eff = e.p->comm_efficiency;
+  CollCost c = k == CollKind::kSendRecv ? collective_cost(cl, k, g, Bytes(full), eff)
+               : same(e.g_tp)           ? collective_cost(cl, k, g, e.s_tp, Bytes(full), eff)
+               : same(e.g_w)            ? collective_cost(cl, k, g, e.s_w, Bytes(full), eff)
+               : same(e.g_etp)          ? collective_cost(cl, k, g, e.s_etp, Bytes(full), eff)
+                                        : collective_cost(cl, k, g, Bytes(full), eff);
   c.time = c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6);
   if (e.bd) {
     // A conversion made of two collectives reports the larger kind; times and bytes add.

@@ -120,6 +120,9 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.g_etp = worst_placed(cl, e.etp, 1, 0, e.etp, reps * e.pp * e.ep);
   e.g_pp = {2, e.w};
   if (e.pp > 1) e.g_pp = worst_pp_pair(cl, e.w, inst, reps);
+  e.s_tp = span_of(cl, e.g_tp);
+  e.s_w = span_of(cl, e.g_w);
+  e.s_etp = span_of(cl, e.g_etp);
   if (ctx.model.is_moe()) {
     const double k = static_cast<double>(ctx.model.moe.top_k);
     e.moe = moe_terms(ctx.moe_z_experts, ctx.moe_log_untouched, static_cast<double>(ctx.model.moe.num_experts),

@@ -39,6 +39,7 @@ struct Env {
   double attn_peak = 0, hbm = 0;
   std::int64_t tp = 1, a = 1, w = 1, ep = 1, etp = 1, pp = 1;
   Group g_tp, g_w, g_dp, g_etp, g_pp;
+  GroupSpan s_tp, s_w, s_etp;  // span_of each, once per evaluation (coll looks them up)
   // per-evaluation accumulators
   double max_act = 0;  // largest per-rank activation footprint of one op (in + out)
   // breakdown

@@ -80,6 +80,13 @@ Seconds gather_time(const ClusterSpec& c, const GroupSpan& s, Bytes full, std::i
 }  // namespace
 
 CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes full, double eff) {
+  if (kind == CollKind::kNone || kind == CollKind::kSendRecv || full.value() <= 0.0 || g.size <= 1) {
+    return collective_cost(c, kind, g, GroupSpan{}, full, eff);
+  }
+  return collective_cost(c, kind, g, span_of(c, g), full, eff);
+}
+
+CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, const GroupSpan& s, Bytes full, double eff) {
   CollCost out{Seconds(0), Bytes(0)};
   if (kind == CollKind::kNone || full.value() <= 0.0) return out;
   if (kind == CollKind::kSendRecv) {
@@ -90,7 +97,6 @@ CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes ful
     return out;
   }
   if (g.size <= 1) return out;
-  const GroupSpan s = span_of(c, g);
   const std::int64_t n = g.size;
   switch (kind) {
     case CollKind::kAllGather:

@@ -56,5 +56,8 @@ struct CollCost {
 //  send/recv: the bytes each rank sends
 // `bw_efficiency` scales link bandwidth (what NCCL achieves on large messages).
 CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes full, double bw_efficiency);
+// The same with the group's span already known (span_of(c, g)): the simulator computes the
+// spans of its groups once per evaluation.
+CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, const GroupSpan& span, Bytes full, double bw_efficiency);
 
 }  // namespace shardwise
