@@ -219,8 +219,10 @@ int main(int argc, char** argv) {
         std::vector<const PublicRow*> others = mine;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
         const CostParams p = fit(others, s.name, s.dense_first && !joint, false, s.dense_first ? nullptr : &first_fit);
-        const double e = abs_pct_error(predict(*mine[i], p), mine[i]->measured);
-        fmt::print("  loo row {:>4} {:<56} {:6.1f}%\n", mine[i]->id, mine[i]->label, e);
+        const double pred = predict(*mine[i], p);
+        const double e = abs_pct_error(pred, mine[i]->measured);
+        fmt::print("  loo row {:>4} {:<56} {:6.1f}%  ({:+.1f}%)\n", mine[i]->id, mine[i]->label, e,
+                   (pred / mine[i]->measured - 1.0) * 100.0);
         std::fflush(stdout);
         errs.emplace_back(mine[i], e);
       }
@@ -239,8 +241,9 @@ int main(int argc, char** argv) {
     std::vector<std::pair<const PublicRow*, double>> errs;
     for (const auto& r : *rows) {
       if (r.family != "moe") continue;
-      const double e = abs_pct_error(predict(r, p), r.measured);
-      fmt::print("  lfo row {:>4} {:<56} {:6.1f}%\n", r.id, r.label, e);
+      const double pred = predict(r, p);
+      const double e = abs_pct_error(pred, r.measured);
+      fmt::print("  lfo row {:>4} {:<56} {:6.1f}%  ({:+.1f}%)\n", r.id, r.label, e, (pred / r.measured - 1.0) * 100.0);
       errs.emplace_back(&r, e);
     }
     print_errors("leave-family-out (fit on the dense Hopper rows, predict every MoE row)", errs);
