@@ -16,7 +16,7 @@ cmake --build build-fuzz --target "${harnesses[@]}"
 
 seed() {  # harness -> seed files
   case $1 in
-    fuzz_model) ls data/models/*.json tests/data/bad/m*.json ;;
+    fuzz_model) ls data/models/*.json tests/data/models/*/config.json tests/data/bad/m*.json ;;
     fuzz_cluster) ls tests/data/good/cluster-*.yaml tests/data/bad/c*.yaml ;;
     fuzz_workload) ls data/workloads/*.yaml tests/data/good/workload-*.yaml tests/data/bad/w*.yaml ;;
     fuzz_plan_json) ls fuzz/seeds/plan-*.json tests/data/bad/p*.json ;;
