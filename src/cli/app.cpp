@@ -141,6 +141,8 @@ void set_describe_formats(DescribeOptions& opts, const std::optional<ModelSpec>&
   const Formats f = resolve_formats(model ? *model : ModelSpec{}, w);
   opts.weights_dtype = model && model->is_moe() ? f.experts : f.dense;
   opts.kv_dtype = f.kv;
+  opts.formats = f;
+  opts.formats_from_checkpoint = !w.weights_dtype.has_value();
 }
 
 int run_describe(const DescribeArgs& a) {
@@ -181,6 +183,8 @@ int run_describe(const DescribeArgs& a) {
     if (!w) return fail(w.error());
     set_describe_formats(opts, model, *w);
     if (o.context) opts.contexts = {*o.context};
+  } else if (model) {
+    set_describe_formats(opts, model, Workload{});  // the checkpoint's own formats
   }
   if (a.json) {
     print(describe_json(model ? &*model : nullptr, cluster ? &*cluster : nullptr, workload ? &*workload : nullptr, opts));

@@ -9,6 +9,18 @@
 
 namespace shardwise {
 namespace {
+// The weights in the formats the model is planned in: component by component when the
+// options carry them (a checkpoint's mixed formats), else all in the one weights dtype.
+Bytes described_weight_bytes(const ModelSpec& m, const DescribeOptions& o) {
+  if (!o.formats) return weight_bytes(m, o.weights_dtype);
+  const ParamBreakdown& t = count_params(m).total;
+  const Formats& f = *o.formats;
+  const auto b = [](DType d) { return bytes_per_element(d); };
+  return Bytes(static_cast<double>(t.attention) * b(f.attention) + static_cast<double>(t.dense_mlp + t.shared_experts) * b(f.dense) +
+               static_cast<double>(t.routed_experts) * b(f.experts) +
+               static_cast<double>(t.embedding + t.router + t.norms + t.lm_head) * b(f.other));
+}
+
 using nlohmann::json;
 
 json breakdown_json(const ParamBreakdown& b) {
@@ -57,7 +69,8 @@ json model_json(const ModelSpec& m, const DescribeOptions& o) {
   j["kv_bytes_per_token_by_dtype"] = {{"bf16", kv_cache_bytes(m, DType::kBf16).per_token_all_layers().value()},
                                       {"fp8", kv_cache_bytes(m, DType::kFp8).per_token_all_layers().value()}};
   j["weights_dtype"] = to_string(o.weights_dtype);
-  j["weight_bytes"] = weight_bytes(m, o.weights_dtype).value();
+  j["weight_bytes"] = described_weight_bytes(m, o).value();
+  if (!m.quant.method.empty()) j["checkpoint_quantization"] = m.quant.method;
   j["weight_bytes_by_dtype"] = {{"bf16", weight_bytes(m, DType::kBf16).value()}, {"fp8", weight_bytes(m, DType::kFp8).value()}};
   json per_ctx = json::array();
   for (std::int64_t c : o.contexts) {
@@ -161,8 +174,11 @@ std::string describe_model_text(const ModelSpec& m, const DescribeOptions& o) {
   row("router", p.total.router, p.active.router);
   row("norms", p.total.norms, p.active.norms);
   row("lm head", p.total.lm_head, p.active.lm_head);
-  s += fmt::format("weights      {} in {} ({} in bf16, {} in fp8)\n", si_bytes(weight_bytes(m, o.weights_dtype)),
-                   to_string(o.weights_dtype), si_bytes(weight_bytes(m, DType::kBf16)), si_bytes(weight_bytes(m, DType::kFp8)));
+  const bool mixed = o.formats && formats_label(*o.formats, m.is_moe()).find(',') != std::string::npos;
+  s += fmt::format("weights      {} in {}{} ({} in bf16, {} in fp8)\n", si_bytes(described_weight_bytes(m, o)),
+                   mixed ? formats_label(*o.formats, m.is_moe()) : to_string(o.weights_dtype),
+                   m.quant.method.empty() || !o.formats_from_checkpoint ? "" : fmt::format(" (the checkpoint's {})", m.quant.method),
+                   si_bytes(weight_bytes(m, DType::kBf16)), si_bytes(weight_bytes(m, DType::kFp8)));
   s += fmt::format("kv cache     {} bytes/token in {} ({} per layer{})\n",
                    grouped(static_cast<std::int64_t>(kv.per_token_all_layers().value())), to_string(o.kv_dtype),
                    grouped(static_cast<std::int64_t>(kv.per_layer_token.value())),

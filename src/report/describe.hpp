@@ -1,6 +1,7 @@
 // The `describe` command's renderings of a model, a cluster and a workload.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@ namespace shardwise {
 struct DescribeOptions {
   DType weights_dtype = DType::kBf16;
   DType kv_dtype = DType::kBf16;
+  // each component's format (resolve_formats), when the model is planned in a checkpoint's own
+  // mixed formats: the weights are counted component by component
+  std::optional<Formats> formats;
+  bool formats_from_checkpoint = false;  // the weights' formats are the checkpoint's (no dtype given)
   std::vector<std::int64_t> contexts{1024, 4096, 16384, 32768, 65536};  // FLOPs/token and KV/sequence at these
 };
 
