@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/rng.hpp"
 #include "cost/moe_load.hpp"
 #include "support/sim_context.hpp"
 
@@ -198,6 +199,60 @@ TEST(AttentionDp, TheBusiestGroupByHand) {
   d.mode = Mode::kDecode;
   d.context = 4096;
   EXPECT_EQ(attn_dp_imbalance(d, Phase::kDecode, 8, 16), 1.0);  // one context for every sequence
+}
+
+}  // namespace
+}  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+// Properties over random MoE plans with the new terms in play: fp4 experts on Blackwell,
+// redundant slots, speculative drafts, attention DP in the offline stream.
+TEST(MoeProperties, FasterHardwareIsNeverSlowerAndRedundantSlotsNeverSaveMemory) {
+  Rng rng(11);
+  for (const char* model : {"gpt-oss-120b", "deepseek-v3"}) {
+    Workload w;
+    w.name = "t";
+    w.mode = Mode::kOffline;
+    w.isl = 1024;
+    w.osl = 1024;
+    w.spec_tokens = 2;
+    w.spec_acceptance = 0.7;
+    const SimContext base = ctx_for(model, "b200x16", w);
+    SimContext fast_net = base, fast_hbm = base, fast_flops = base;
+    for (auto& l : fast_net.cluster.levels) l.bandwidth = l.bandwidth * 1.5;
+    fast_hbm.cluster.gpu.hbm_bandwidth = fast_hbm.cluster.gpu.hbm_bandwidth * 1.5;
+    fast_flops.cluster.gpu.bf16 = fast_flops.cluster.gpu.bf16 * 1.5;
+    fast_flops.cluster.gpu.fp8 = fast_flops.cluster.gpu.fp8 * 1.5;
+    fast_flops.cluster.gpu.fp4 = fast_flops.cluster.gpu.fp4 * 1.5;
+    int checked = 0;
+    for (int i = 0; i < 60; ++i) {
+      Plan p;
+      p.deg.tp = static_cast<std::int32_t>(1 << rng.below(3));
+      p.deg.attn_dp = static_cast<std::int32_t>(1 << rng.below(3));
+      p.deg.ep = static_cast<std::int32_t>(std::min<std::int64_t>(p.deg.stage_width(), 1 << rng.below(4)));
+      p.batch = p.deg.attn_dp * (8 << rng.below(4));
+      for (int s = 0; s < kNumSlots; ++s) {
+        p.sharding[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(s).num_choices)));
+      }
+      const Metrics m = evaluate(base, p);
+      if (m.infeasible == Infeasible::kInvalidPlan) continue;
+      ++checked;
+      for (const SimContext* f : {&fast_net, &fast_hbm, &fast_flops}) {
+        EXPECT_LE(evaluate(*f, p).tpot_s, m.tpot_s * (1 + 1e-12)) << model << " " << sharding_to_string(p.sharding);
+      }
+      // memory adds up, and redundant slots (a multiple of ep keeps the plan valid) only add to it
+      EXPECT_DOUBLE_EQ(m.memory.total().value(),
+                       (m.memory.weights + m.memory.kv_cache + m.memory.activations + m.memory.reserve).value());
+      Plan r = p;
+      r.redundant_experts = p.deg.ep;
+      const Metrics mr = evaluate(base, r);
+      ASSERT_NE(mr.infeasible, Infeasible::kInvalidPlan) << mr.reason;
+      EXPECT_GE(mr.memory.weights.value(), m.memory.weights.value());
+    }
+    EXPECT_GT(checked, 10) << model;
+  }
 }
 
 }  // namespace
