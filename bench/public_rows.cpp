@@ -152,7 +152,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     // KV: as stated; unstated on a ModelOpt checkpoint (nvidia/...) it is the checkpoint's FP8
     // KV cache, as for rows 1-13; otherwise the engine's default, the model's dtype (bf16)
     const bool stated = starts_with(kv, "FP8") || starts_with(kv, "FP16") || starts_with(kv, "BF16") || starts_with(kv, "auto");
-    const bool modelopt = contains(wp, "nvidia/");
+    const bool modelopt = contains(wp, "nvidia/") || contains(model, "nvidia/");
     r.workload.kv_dtype = starts_with(kv, "FP8") || (!stated && modelopt) ? DType::kFp8 : DType::kBf16;
   }
   r.workload.isl = std::stoll(get("isl"));
@@ -173,11 +173,15 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.plan.batch = 1;
     // MTP drafts as the notes state; acceptance 0.85 per draft, the DeepSeek-V3 report's
     // 85-90% for the second token (a workload input, not fitted)
+    // "MTP 3 nextn layers", "MTP with 3 nextn layers": the count right after; "no MTP" none
     const std::string notes = get("notes");
-    if (contains(notes, "MTP")) {
-      const auto at = notes.find("MTP");
-      const auto digit = notes.find_first_of("0123456789", at);
-      r.workload.spec_tokens = digit == std::string::npos ? 1 : std::stoi(notes.substr(digit));
+    const auto at = notes.find("MTP");
+    if (at != std::string::npos && !(at >= 3 && notes.compare(at - 3, 3, "no ") == 0)) {
+      std::size_t i = at + 3;
+      if (notes.compare(i, 6, " with ") == 0) i += 5;
+      while (i < notes.size() && notes[i] == ' ') ++i;
+      const bool count = i < notes.size() && std::isdigit(static_cast<unsigned char>(notes[i]));
+      r.workload.spec_tokens = count ? std::clamp(std::stoi(notes.substr(i)), 1, static_cast<int>(kMaxSpecTokens)) : 1;
       r.workload.spec_acceptance = 0.85;
     }
   } else if (starts_with(scenario, "static")) {
@@ -201,8 +205,9 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.measured = std::stod(get("total_tok_s")) / gpus;
     r.workload.mode = Mode::kPrefill;
     r.workload.osl = 0;
-    // each attention rank prefills a chunk of the engine's token budget per iteration
-    r.plan.batch = std::max<std::int64_t>(1, kPrefillChunkTokens / r.workload.isl) * r.plan.deg.attn_dp;
+    // each attention rank prefills a chunk of the engine's token budget per iteration (set below,
+    // once the engine's profile is read)
+    r.plan.batch = -1;
   } else if (contains(scenario, "offline max throughput")) {
     r.metric = RowMetric::kOfflineMaxThroughput;
     r.scenario = "offline";
@@ -227,6 +232,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     if (!e) throw std::runtime_error(e.error().message());
     r.engine = *e;
   }
+  if (r.plan.batch == -1) r.plan.batch = std::max<std::int64_t>(1, r.engine.max_num_tokens / r.workload.isl) * r.plan.deg.attn_dp;
   r.workload.name = fmt::format("row{}", r.id);
   std::string short_model = model.substr(0, model.find(' '));
   if (short_model.size() > 18) short_model = short_model.substr(0, 18);

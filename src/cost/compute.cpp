@@ -54,12 +54,13 @@ GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
 }
 
 double gemm_peak_for(const GpuSpec& gpu, DType d) {
-  // GEMMs run in the weights' format where the GPU has tensor cores for it; 4-bit weights
-  // without fp4 tensor cores are dequantised into bf16 GEMMs (weight-only, W4A16: the
-  // bytes shrink, the FLOPs do not), as the MXFP4 MoE kernels do on Hopper
+  // GEMMs run in the weights' format where the GPU has tensor cores for it; fp4 weights
+  // without fp4 tensor cores, and int4 (AWQ, GPTQ) on any GPU, are dequantised into bf16
+  // GEMMs (weight-only, W4A16: the bytes shrink, the FLOPs do not), as the MXFP4 MoE
+  // kernels on Hopper do
   const bool has8 = gpu.fp8.value() > 0, has4 = gpu.fp4.value() > 0;
   if ((d == DType::kFp8 || d == DType::kInt8) && has8) return gpu.fp8.value();
-  if (d == DType::kFp4 || d == DType::kInt4) return has4 ? gpu.fp4.value() : gpu.bf16.value();
+  if (d == DType::kFp4 && has4) return gpu.fp4.value();  // int4 (AWQ, GPTQ) is weight-only everywhere
   return gpu.bf16.value();
 }
 double dispatch_bytes(const GpuSpec& gpu, DType experts) {
@@ -68,7 +69,7 @@ double dispatch_bytes(const GpuSpec& gpu, DType experts) {
   // (1 B; DeepEP's fp8 dispatch), else bf16 (2 B; weight-only 4-bit experts read bf16 tokens)
   const bool quant = experts == DType::kFp8 || experts == DType::kInt8 || experts == DType::kFp4 || experts == DType::kInt4;
   const bool four = experts == DType::kFp4 || experts == DType::kInt4;
-  if (four && gpu.fp4.value() > 0) return 0.5625;
+  if (experts == DType::kFp4 && gpu.fp4.value() > 0) return 0.5625;
   if (quant && !four && gpu.fp8.value() > 0) return 1.0;
   return 2.0;
 }

@@ -148,9 +148,9 @@ struct StepResult {
 // automatic or planned micro-batching; memory counted for kv_ctx tokens per sequence.
 // The speculative draft pass of a decode step over `seqs` sequences (none without drafts).
 struct Draft {
-  double time = 0, weights = 0;
+  double time = 0, weights = 0, kv_per_seq = 0, max_act = 0;
 };
-Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq);
+Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq, std::int64_t kv_ctx);
 StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
                 Breakdown* bd);
 

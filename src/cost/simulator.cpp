@@ -120,7 +120,9 @@ OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t a
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t bg = std::max<std::int64_t>(1, ceil_div(b, a));  // sequences per attention group
   const std::int64_t per_group = std::clamp<std::int64_t>(std::max<std::int64_t>(1, budget) / std::max<std::int64_t>(1, w.isl), 1, bg);
-  const std::int64_t arrive = std::clamp<std::int64_t>(ceil_div(bg, std::max<std::int64_t>(1, w.osl)), 1, per_group);
+  // bg x tokens_per_step / osl sequences finish per decode iteration (each gains tokens_per_step tokens)
+  const double finish = static_cast<double>(bg) * tokens_per_step(w) / static_cast<double>(std::max<std::int64_t>(1, w.osl));
+  const std::int64_t arrive = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(finish - 1e-9)), 1, per_group);
   return OfflinePrefill{per_group * a, arrive * a};
 }
 
@@ -132,7 +134,8 @@ OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, c
   t.tpot = t.round / static_cast<double>(w.osl);
   const double others = std::max(0.0, bb - static_cast<double>(op.arrivals)) / bb;  // the decoding sequences beside the arrivals
   const double extra_iters = static_cast<double>(ceil_div(w.isl, std::max<std::int64_t>(1, budget)) - 1);
-  t.ttft = static_cast<double>(pp) * arrivals_s + tpot_dec * (others + extra_iters);
+  // a decode iteration takes tpot_dec x tokens_per_step (tpot_dec is per output token)
+  t.ttft = static_cast<double>(pp) * arrivals_s + tpot_dec * tokens_per_step(w) * (others + extra_iters);
   return t;
 }
 

@@ -165,7 +165,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   return r;
 }
 
-Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq) {
+Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq, std::int64_t kv_ctx) {
   Draft out;
   if (ctx.workload.spec_tokens <= 0) return out;
   // speculative drafts: spec_tokens sequential passes of one MTP module (a decoder layer of
@@ -176,7 +176,12 @@ Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int6
   const LayerShape& last = g.classes[g.layer_class.back()];
   const double pass = layer_time(d, last, seqs, seq) + lm_head_time(d, seqs);
   out.time = static_cast<double>(ctx.workload.spec_tokens) * pass;
-  out.weights = layer_weight_bytes(d, last);  // the MTP module's own layer (embedding and head shared)
+  // the MTP module's own layer: its weights (embedding and head shared), its KV cache per
+  // sequence and its activations (counted whole on the fullest stage: with pp > 1 an
+  // over-count of the stages other than the last)
+  out.weights = layer_weight_bytes(d, last);
+  out.kv_per_seq = layer_kv_bytes_per_seq(d, last, kv_ctx);
+  out.max_act = d.max_act;
   return out;
 }
 // One decode step of b sequences (or one prefill batch of b prompts) with the
@@ -192,13 +197,14 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
   const double T = phase == Phase::kDecode ? seqs_micro * e.q_per_seq : seqs_micro * static_cast<double>(seq);
   const StageResult r = stage(e, T, seq, kv_ctx, bg);
   StepResult out;
-  const Draft draft = phase == Phase::kDecode ? draft_pass(ctx, plan, seqs_micro, seq) : Draft{};
+  const Draft draft = phase == Phase::kDecode ? draft_pass(ctx, plan, seqs_micro, seq, kv_ctx) : Draft{};
   out.stage_s = r.time + e.p->step_overhead_us * 1e-6 + draft.time;
   const double draft_weights = draft.weights;
+  e.max_act = std::max(e.max_act, draft.max_act);
   out.m = m;
   out.mem.capacity = ctx.cluster.gpu.hbm_capacity;
   out.mem.weights = Bytes(r.weights + draft_weights);
-  out.mem.kv_cache = Bytes(r.kv_per_seq * static_cast<double>(bg));
+  out.mem.kv_cache = Bytes((r.kv_per_seq + draft.kv_per_seq) * static_cast<double>(bg));
   out.mem.activations = Bytes(2.0 * e.max_act);
   out.mem.reserve = Bytes(reserve_bytes(ctx.cluster.gpu));
   return out;
@@ -218,6 +224,13 @@ double attn_dp_imbalance(const Workload& w, Phase phase, std::int64_t a, std::in
 bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
                       GroupTables* out) {
   *out = GroupTables{};
+  // speculative drafts: the draft pass runs a whole decoder layer at the plan's sharding, on
+  // top of the slowest stage, coupling every slot group: not decomposable (the exact search
+  // then scores each sharding with the simulator itself)
+  if (phase == Phase::kDecode && ctx.workload.spec_tokens > 0) {
+    out->stage_types = -1;
+    return false;
+  }
   Env e = make_env(ctx, plan, phase, nullptr);
   const std::int64_t bg = ceil_div(b, e.a);
   e.attn_dp_skew = attn_dp_imbalance(ctx.workload, phase, e.a, bg);
@@ -226,10 +239,8 @@ bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std:
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
   const double T = phase == Phase::kDecode ? seqs_micro * e.q_per_seq : seqs_micro * static_cast<double>(seq);
   stage(e, T, seq, kv_ctx, bg, out);
-  // the speculative draft pass is costed at this plan's sharding (docs/search.md)
-  const Draft draft = phase == Phase::kDecode ? draft_pass(ctx, plan, seqs_micro, seq) : Draft{};
-  out->overhead_s = e.p->step_overhead_us * 1e-6 + draft.time;
-  out->reserve = reserve_bytes(ctx.cluster.gpu) + draft.weights;
+  out->overhead_s = e.p->step_overhead_us * 1e-6;
+  out->reserve = reserve_bytes(ctx.cluster.gpu);
   out->micro_batches = m;
   out->seqs_per_group = bg;
   return out->stage_types > 0;

@@ -213,7 +213,7 @@ std::string supported_architectures() {
   return s;
 }
 
-Expected<ModelSpec> parse_model_config(std::string_view text, const std::string& file, const std::string& name) {
+Expected<ModelSpec> parse_model_config(std::string_view text, const std::string& file, const std::string& name, bool read_quant) {
   auto doc = parse_json_text(text, file);
   if (!doc) return doc.error();
   ErrorSink sink;
@@ -278,7 +278,7 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
     m.layer_is_moe.assign(static_cast<std::size_t>(m.num_layers), false);
   }
   read_windows(r, f, m);
-  read_quantization(r, m.quant);
+  if (read_quant) read_quantization(r, m.quant);
   if (sink.failed()) return *sink.first;
   if (const auto classes = m.layer_classes().size(); classes > kMaxLayerClasses) {
     return Error{file, "layer_types", fmt::format("at most {} distinct layer shapes (dense/MoE x sliding window)", kMaxLayerClasses),
@@ -303,14 +303,15 @@ Expected<ModelSpec> load_model(const std::string& name_or_path) {
   std::string name = in->name;
   if (name == "config") name = std::filesystem::path(name_or_path).parent_path().filename().string();  // .../Model/config.json
   if (name.empty()) name = "model";
-  auto m = parse_model_config(in->text, in->path, name);
-  if (!m) return m;
   // ModelOpt checkpoints describe their quantization in hf_quant_config.json beside config.json
-  // (it takes precedence over a quantization_config block, as in TensorRT-LLM and vLLM)
-  if (in->path != name_or_path) return m;  // a preset
-  const std::filesystem::path beside = std::filesystem::path(in->path).parent_path() / "hf_quant_config.json";
+  // (it takes precedence over a quantization_config block, as in TensorRT-LLM and vLLM: that
+  // block is then not read at all)
+  std::filesystem::path beside;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(beside, ec)) return m;
+  if (in->path == name_or_path) beside = std::filesystem::path(in->path).parent_path() / "hf_quant_config.json";  // not a preset
+  const bool has_beside = !beside.empty() && std::filesystem::is_regular_file(beside, ec);
+  auto m = parse_model_config(in->text, in->path, name, !has_beside);
+  if (!m || !has_beside) return m;
   auto text = read_text_file(beside.string());
   if (!text) return text.error();
   auto q = parse_hf_quant_config(*text, beside.string());

@@ -10,7 +10,9 @@
 namespace shardwise {
 
 // Parses config.json text. `file` names the source in messages; `name` becomes ModelSpec::name.
-Expected<ModelSpec> parse_model_config(std::string_view text, const std::string& file, const std::string& name);
+// `read_quant` false skips the quantization_config block (an hf_quant_config.json beside the
+// config describes the checkpoint instead).
+Expected<ModelSpec> parse_model_config(std::string_view text, const std::string& file, const std::string& name, bool read_quant = true);
 // A preset name (see model_preset_names) or a path to a config.json.
 Expected<ModelSpec> load_model(const std::string& name_or_path);
 std::vector<std::string> model_preset_names();

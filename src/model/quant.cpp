@@ -45,6 +45,19 @@ std::optional<DType> modelopt_dtype(const std::string& algo) {
 void read_modelopt(const FieldReader& q, CheckpointFormats& out) {
   const std::string algo = q.string_or("quant_algo", "");
   if (q.sink().failed()) return;
+  const std::string kv = q.string_or("kv_cache_quant_algo", "");
+  if (kv == "FP8") out.kv = DType::kFp8;
+  if (kv == "NVFP4") out.kv = DType::kFp4;
+  if (algo.empty()) {  // no weight algorithm (null): a KV-cache-only checkpoint
+    out.method = "modelopt:kv-only";
+    return;
+  }
+  if (algo == "MIXED_PRECISION") {
+    q.fail("quant_algo", "one algorithm for every layer (for a MIXED_PRECISION checkpoint give the formats with --weights-dtype "
+                         "and --expert-dtype)",
+           "'MIXED_PRECISION'");
+    return;
+  }
   const auto d = modelopt_dtype(algo);
   if (!d) {
     q.fail("quant_algo", "a ModelOpt algorithm shardwise reads (NVFP4, FP8, FP8_BLOCK_SCALES, W4A8_AWQ, W4A16_AWQ, INT8)",
@@ -57,9 +70,6 @@ void read_modelopt(const FieldReader& q, CheckpointFormats& out) {
   out.experts = *d;
   if (!any_contains(excluded, "attn")) out.attention = *d;
   if (!excludes_dense(excluded)) out.dense = *d;
-  const std::string kv = q.string_or("kv_cache_quant_algo", "");
-  if (kv == "FP8") out.kv = DType::kFp8;
-  if (kv == "NVFP4") out.kv = DType::kFp4;
 }
 
 void read_compressed_tensors(const FieldReader& q, CheckpointFormats& out) {

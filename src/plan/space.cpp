@@ -95,7 +95,7 @@ Plan SearchSpace::decode(const Action& a) const {
   p.deg.tp = tp[a[0]];
   p.deg.pp = pp[a[1]];
   p.deg.ep = ep[a[2]];
-  p.redundant_experts = redundant_experts;
+  p.redundant_experts = p.deg.ep > 1 ? redundant_experts : 0;  // copies beside a single group help nothing
   p.deg.attn_dp = attn_dp[a[3]];
   // a fixed batch is the instance's; a ladder value is per attention-DP group
   p.batch = batch.size() == 1 ? batch[0] : batch[a[4]] * p.deg.attn_dp;

@@ -276,7 +276,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
       if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
       Plan base;
       base.deg = combos[ci];
-      base.redundant_experts = space.redundant_experts;
+      base.redundant_experts = base.deg.ep > 1 ? space.redundant_experts : 0;
       base.batch = space.batch.size() == 1 ? space.batch[0] : space.batch[bi] * base.deg.attn_dp;
       base.sharding = neutral_sharding();
       if (validate_plan(base, m, ctx.cluster)) break;  // a degree or batch rule: larger batches fail the same way
@@ -403,7 +403,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
         if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
         Plan p;
         p.deg = combos[ci];
-        p.redundant_experts = space.redundant_experts;
+        p.redundant_experts = p.deg.ep > 1 ? space.redundant_experts : 0;
         p.batch = 0;
         p.sharding = best.winners[k];
         const Metrics mm = evaluate_max_from(ctx, p, best.winner_batch[k]);

@@ -263,6 +263,9 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     }
     w.spec_tokens = static_cast<std::int32_t>(*o.spec_tokens);
   }
+  if (o.spec_tokens && *o.spec_tokens > 0 && !o.spec_acceptance && w.spec_acceptance <= 0.0) {
+    return err("spec-acceptance", "a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted)", "none");
+  }
   if (o.spec_acceptance) {
     if (!(*o.spec_acceptance >= 0.0 && *o.spec_acceptance <= 1.0)) {
       return err("spec-acceptance", "a probability from 0 to 1", fmt::format("{}", *o.spec_acceptance));

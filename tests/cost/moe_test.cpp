@@ -257,3 +257,64 @@ TEST(MoeProperties, FasterHardwareIsNeverSlowerAndRedundantSlotsNeverSaveMemory)
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(Speculative, TheMtpLayerKeepsItsOwnKvCache) {
+  // DeepSeek-V3 at tp 8, batch 1, context 2048 (2049 cached with the new token): the MTP layer
+  // caches its own latent, 576 elements x 2 B (bf16) x 2049 tokens = 2,360,448 B per sequence,
+  // whole on every rank of the tp group
+  Workload w = test_support::decode(2048);
+  w.weights_dtype = DType::kFp8;
+  w.kv_dtype = DType::kBf16;
+  Plan p;
+  p.deg.tp = 8;
+  p.deg.ep = 8;
+  p.batch = 1;
+  const Metrics plain = evaluate(test_support::ctx_for("deepseek-v3", "h200x8", w), p);
+  w.spec_tokens = 3;
+  w.spec_acceptance = 0.85;
+  const Metrics spec = evaluate(test_support::ctx_for("deepseek-v3", "h200x8", w), p);
+  EXPECT_DOUBLE_EQ(spec.memory.kv_cache.value() - plain.memory.kv_cache.value(), 2'360'448.0);
+}
+
+TEST(Speculative, OfflineTtftWaitsWholeIterations) {
+  // tpot_dec is per output token; one decode iteration is tpot_dec x tokens per step:
+  // 3 drafts at 0.85: 3.186625 tokens per step; TTFT = pp x arrivals_s + 0.01 x 3.186625 x others
+  Workload w;
+  w.mode = Mode::kOffline;
+  w.isl = 1024;
+  w.osl = 1024;
+  w.spec_tokens = 3;
+  w.spec_acceptance = 0.85;
+  // 64 sequences in one group: 64 x 3.186625 / 1024 = 0.199 finish per iteration: 1 arrival
+  const OfflinePrefill op = offline_prefill(w, 64, 1);
+  EXPECT_EQ(op.arrivals, 1);
+  const OfflineTimes t = offline_times(w, 64, 1, op, 0.01, 0.2, 0.05);
+  EXPECT_NEAR(t.ttft, 0.05 + 0.01 * 3.186625 * (63.0 / 64.0), 1e-12);
+  // 1024 sequences: 1024 x 3.186625 / 1024 = 3.19 finish per iteration: 4 arrivals (3 without drafts)
+  EXPECT_EQ(offline_prefill(w, 1024, 1).arrivals, 4);
+  w.spec_tokens = 0;
+  EXPECT_EQ(offline_prefill(w, 1024, 1).arrivals, 1);
+}
+
+TEST(MixedPrecision, Int4ExpertsAreWeightOnlyEvenOnBlackwell) {
+  // AWQ/GPTQ int4 experts run as bf16 GEMMs everywhere (no int4 tensor cores; fp4's are not
+  // int4's): on B200 their tokens travel in bf16, as bf16 experts' do; NVFP4 experts' in 0.5625 B
+  const auto dispatch = [](DType experts) {
+    Workload w = test_support::decode(1024);
+    w.weights_dtype = DType::kBf16;
+    w.expert_dtype = experts;
+    const SimContext ctx = test_support::ctx_for("deepseek-v3", "b200x8", w);
+    const Breakdown bd = breakdown_step(ctx, dp_ep(8, 8, 64), Phase::kDecode, 64, 1024);
+    double b = 0;
+    for (const OpCost& o : bd.ops) b += o.op == "dispatch" ? o.comm_bytes : 0.0;
+    return b;
+  };
+  EXPECT_DOUBLE_EQ(dispatch(DType::kInt4), dispatch(DType::kBf16));
+  EXPECT_DOUBLE_EQ(dispatch(DType::kFp4) / dispatch(DType::kBf16), 0.5625 / 2.0);
+}
+
+}  // namespace
+}  // namespace shardwise

@@ -72,6 +72,32 @@ TEST(Quantization, HfQuantConfigBesideTheConfigWins) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Quantization, HfQuantConfigBesideMeansTheConfigBlockIsNotRead) {
+  // an hf_quant_config.json describes the checkpoint: the config's own block, even one shardwise
+  // cannot read, is not looked at
+  const auto dir = std::filesystem::temp_directory_path() / "shardwise_quant_beside";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128, "quantization_config": {"quant_method": "bitsandbytes"}})";
+  std::ofstream(dir / "hf_quant_config.json") << R"({"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}})";
+  auto m = load_model((dir / "config.json").string());
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->quant.method, "modelopt:FP8");
+  EXPECT_EQ(m->quant.dense, DType::kFp8);
+  // a KV-only checkpoint (quant_algo null) quantises no weight
+  std::ofstream(dir / "hf_quant_config.json") << R"({"quantization": {"quant_algo": null, "kv_cache_quant_algo": "FP8"}})";
+  auto kv = load_model((dir / "config.json").string());
+  ASSERT_TRUE(kv.ok()) << kv.error().message();
+  EXPECT_EQ(kv->quant.method, "modelopt:kv-only");
+  EXPECT_FALSE(kv->quant.dense.has_value());
+  EXPECT_EQ(kv->quant.kv, DType::kFp8);
+  std::ofstream(dir / "hf_quant_config.json") << R"({"quantization": {"quant_algo": "MIXED_PRECISION"}})";
+  auto mixed = load_model((dir / "config.json").string());
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.error().message().find("--weights-dtype"), std::string::npos) << mixed.error().message();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Quantization, UnknownMethodNamesTheFieldAndTheMethodsRead) {
   const std::string cfg = R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
     "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,

@@ -57,6 +57,21 @@ TEST(Exact, MatchesBruteForceDenseDecode) {
   check(*load_model("llama-3.1-8b"), "h100x2", w);
 }
 
+TEST(Exact, MatchesBruteForceWithSpeculativeDrafts) {
+  // the draft pass couples the slot groups: the exact search scores each sharding with the
+  // simulator itself, and still finds the brute-force optimum (offline: TTFT from iterations)
+  Workload w;
+  w.mode = Mode::kOffline;
+  w.isl = 512;
+  w.osl = 128;
+  w.batch = 32;
+  w.ttft_ms = 2000;
+  w.weights_dtype = DType::kFp8;
+  w.spec_tokens = 2;
+  w.spec_acceptance = 0.8;
+  check(*load_model("mixtral-8x7b"), "h100x2", w);
+}
+
 TEST(Exact, MatchesBruteForceMoeOffline) {
   Workload w;
   w.mode = Mode::kOffline;

@@ -143,4 +143,20 @@ TEST(Workload, LengthsTheModeDoesNotUseAreRefusedNotIgnored) {
 }
 
 }  // namespace
+
+TEST(Workload, SpeculativeTokensNeedAnAcceptance) {
+  Workload w;
+  w.name = "t";
+  w.mode = Mode::kDecode;
+  w.context = 1024;
+  WorkloadOverrides o;
+  o.spec_tokens = 3;
+  auto bad = apply_overrides(w, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(),
+            "--spec-acceptance: expected a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted), found none");
+  o.spec_acceptance = 0.0;  // given explicitly: drafts never accepted is a valid (pessimistic) case
+  EXPECT_TRUE(apply_overrides(w, o).ok());
+}
+
 }  // namespace shardwise
