@@ -158,6 +158,19 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   r.workload.isl = std::stoll(get("isl"));
   r.workload.osl = std::stoll(get("osl"));
   const std::string conc = get("batch_or_concurrency");
+  // the engine's profile at the row's version where it states one (v0.8.3, 0.19.0; "unverified",
+  // "commit ..." and "post-1.0" take the profile's default), with the token budget it states
+  const std::string engine = get("engine"), version = get("engine_version");
+  r.engine_name = contains(engine, "TensorRT-LLM") ? "trtllm" : contains(engine, "vLLM") ? "vllm" : contains(engine, "SGLang") ? "sglang" : "";
+  if (!r.engine_name.empty()) {
+    const std::string v = !version.empty() && version[0] == 'v' ? version.substr(1) : version;
+    const bool stated = !v.empty() && std::isdigit(static_cast<unsigned char>(v[0]));
+    std::optional<std::int64_t> budget;
+    if (const auto at = conc.find("max_num_tokens "); at != std::string::npos) budget = std::stoll(conc.substr(at + 15));
+    auto e = load_engine_profile(r.engine_name, stated ? v.substr(0, v.find_first_of(" (")) : "", budget);
+    if (!e) throw std::runtime_error(e.error().message());
+    r.engine = *e;
+  }
   if (!get("ttft_ms").empty() && get("output_tok_s_per_gpu").empty()) {
     r.metric = RowMetric::kTtft;
     r.scenario = "ttft";
@@ -205,9 +218,8 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.measured = std::stod(get("total_tok_s")) / gpus;
     r.workload.mode = Mode::kPrefill;
     r.workload.osl = 0;
-    // each attention rank prefills a chunk of the engine's token budget per iteration (set below,
-    // once the engine's profile is read)
-    r.plan.batch = -1;
+    // each attention rank prefills a chunk of the engine's token budget per iteration
+    r.plan.batch = std::max<std::int64_t>(1, r.engine.max_num_tokens / r.workload.isl) * r.plan.deg.attn_dp;
   } else if (contains(scenario, "offline max throughput")) {
     r.metric = RowMetric::kOfflineMaxThroughput;
     r.scenario = "offline";
@@ -219,20 +231,6 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     skip(fmt::format("scenario '{}' is not mapped", scenario));
     return std::nullopt;
   }
-  // the engine's profile at the row's version where it states one (v0.8.3, 0.19.0; "unverified",
-  // "commit ..." and "post-1.0" take the profile's default), with the token budget it states
-  const std::string engine = get("engine"), version = get("engine_version");
-  r.engine_name = contains(engine, "TensorRT-LLM") ? "trtllm" : contains(engine, "vLLM") ? "vllm" : contains(engine, "SGLang") ? "sglang" : "";
-  if (!r.engine_name.empty()) {
-    const std::string v = !version.empty() && version[0] == 'v' ? version.substr(1) : version;
-    const bool stated = !v.empty() && std::isdigit(static_cast<unsigned char>(v[0]));
-    std::optional<std::int64_t> budget;
-    if (const auto at = conc.find("max_num_tokens "); at != std::string::npos) budget = std::stoll(conc.substr(at + 15));
-    auto e = load_engine_profile(r.engine_name, stated ? v.substr(0, v.find_first_of(" (")) : "", budget);
-    if (!e) throw std::runtime_error(e.error().message());
-    r.engine = *e;
-  }
-  if (r.plan.batch == -1) r.plan.batch = std::max<std::int64_t>(1, r.engine.max_num_tokens / r.workload.isl) * r.plan.deg.attn_dp;
   r.workload.name = fmt::format("row{}", r.id);
   std::string short_model = model.substr(0, model.find(' '));
   if (short_model.size() > 18) short_model = short_model.substr(0, 18);

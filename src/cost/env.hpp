@@ -131,8 +131,12 @@ double network_dedup(const Env& e, double k);
 void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need);
 
 // --- a pipeline stage and a step (stage.cpp) ----------------------------------------
-// The LM head over `tokens` tokens of the stage (each attention group its own), logits gathered.
-double lm_head_time(Env& e, double tokens);
+// The LM head over `rows` tokens of one attention group: the GEMM, the fp32 logits' gather
+// over the tp group (vocab split) and the logits' bytes per rank.
+struct HeadCost {
+  double gemm = 0, gather = 0, logits = 0;
+};
+HeadCost lm_head_cost(Env& e, double rows);
 struct StageResult {
   double time = 0;        // the slowest stage, one micro-batch
   double weights = 0;     // bytes per rank on the fullest stage

@@ -17,8 +17,10 @@ double dedup_share(double n, double k) {
   return std::min(1.0, once / plain);
 }
 
+double log_untouched(double k, double experts) { return std::log1p(-std::min(k / experts, 1.0 - 1e-12)); }
+
 MoeTerms moe_terms(double k, double experts, double redundant, double ep, double skew) {
-  return moe_terms(extreme_z(experts), std::log1p(-std::min(k / experts, 1.0 - 1e-12)), experts, redundant, ep, skew);
+  return moe_terms(extreme_z(experts), log_untouched(k, experts), experts, redundant, ep, skew);
 }
 
 MoeTerms moe_terms(double z_experts, double log_untouched, double experts, double redundant, double ep, double skew) {

@@ -7,6 +7,10 @@ namespace shardwise {
 // sqrt(2 ln n): the expected maximum of n standard normals, in standard deviations (0 for n <= 1).
 double extreme_z(double n);
 
+// ln(1 - k / experts): the log-probability that one token's top-k misses a given expert
+// (clamped short of ln 0 when k = experts).
+double log_untouched(double k, double experts);
+
 // The terms of the load that do not depend on the tokens, computed once per evaluation.
 struct MoeTerms {
   double slots = 1;          // expert slots per EP group: (experts + redundant) / ep

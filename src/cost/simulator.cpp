@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cost/env.hpp"
+#include "cost/moe_load.hpp"
 
 namespace shardwise {
 using namespace detail;
@@ -183,8 +184,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value()};
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);
-    ctx.moe_z_experts = e > 1.0 ? std::sqrt(2.0 * std::log(e)) : 0.0;
-    ctx.moe_log_untouched = std::log1p(-std::min(k / e, 1.0 - 1e-12));
+    ctx.moe_z_experts = extreme_z(e);
+    ctx.moe_log_untouched = log_untouched(k, e);
   }
   return ctx;
 }

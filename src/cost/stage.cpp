@@ -8,14 +8,16 @@
 namespace shardwise {
 namespace detail {
 
-double lm_head_time(Env& e, double tokens) {
+HeadCost lm_head_cost(Env& e, double rows) {
   const ModelGraph& g = e.ctx->graph;
   const double h = static_cast<double>(g.hidden), v = static_cast<double>(g.vocab), tp = static_cast<double>(e.tp);
   const bool head_vocab = ch(*e.plan, Slot::kLmHead) == 0;
-  const double rows = tokens / static_cast<double>(e.a);
   const double params = v * h / (head_vocab ? tp : 1.0);
-  return gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab) +
-         (head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0);
+  HeadCost c;
+  c.gemm = gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab);
+  c.gather = head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0;
+  c.logits = rows * v / (head_vocab ? tp : 1.0) * 4.0;
+  return c;
 }
 
 StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::int64_t seqs_per_group, GroupTables* gt) {
@@ -52,7 +54,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   e.cls = -1;
   e.cls_layers = 1;
   const double tg = T / static_cast<double>(e.a);
-  const double h = static_cast<double>(g.hidden), v = static_cast<double>(g.vocab), tp = static_cast<double>(e.tp);
+  const double h = static_cast<double>(g.hidden), tp = static_cast<double>(e.tp);
   const Lay attn_need = norm_lay(p, Slot::kAttnNorm);
   // embedding (first stage): vocab-parallel gives partial sums; none gives a replicated lookup
   const bool emb_vocab = ch(p, Slot::kEmbedding) == 0;
@@ -66,13 +68,12 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   const double rows = e.phase == Phase::kDecode ? tg : tg / static_cast<double>(std::max<std::int64_t>(seq, 1));
   double t_head = convert(e, attn_need, Lay::kR, e.g_tp, tg * h * e.ab, "tp");
   {
-    const double params = v * h / (head_vocab ? tp : 1.0);
-    const double gemm = gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab);
-    const double gather = head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0;
+    const HeadCost hc = lm_head_cost(e, rows);
+    const double gemm = hc.gemm, gather = hc.gather;
     record(e, "lm_head", static_cast<int>(Slot::kLmHead), gemm, t_head + gather);
     t_head += gemm + gather;
-    e.max_act = std::max(e.max_act, rows * v / (head_vocab ? tp : 1.0) * 4.0);
-    if (gt) gt->act[kGroupLmHead] = std::max(gt->act[kGroupLmHead], rows * v / (head_vocab ? tp : 1.0) * 4.0);
+    e.max_act = std::max(e.max_act, hc.logits);
+    if (gt) gt->act[kGroupLmHead] = std::max(gt->act[kGroupLmHead], hc.logits);
   }
   // pipeline send/recv of the residual stream to the next stage (each rank its 1/tp slice; R is re-gathered)
   double t_p2p = 0;
@@ -174,7 +175,8 @@ Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int6
   d.q_per_seq = 1.0;
   const ModelGraph& g = ctx.graph;
   const LayerShape& last = g.classes[g.layer_class.back()];
-  const double pass = layer_time(d, last, seqs, seq) + lm_head_time(d, seqs);
+  const HeadCost head = lm_head_cost(d, seqs / static_cast<double>(d.a));
+  const double pass = layer_time(d, last, seqs, seq) + head.gemm + head.gather;
   out.time = static_cast<double>(ctx.workload.spec_tokens) * pass;
   // the MTP module's own layer: its weights (embedding and head shared), its KV cache per
   // sequence and its activations (counted whole on the fullest stage: with pp > 1 an

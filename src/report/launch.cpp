@@ -449,7 +449,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (dp) common.insert(common.end(), {"--data-parallel-size", std::to_string(d.attn_dp)});
       if (moe && d.ep == width && width > 1) common.emplace_back("--enable-expert-parallel");
       common.insert(common.end(), {"--max-num-seqs", std::to_string(dp ? ceil_per_rank(batch, d.attn_dp) : batch), "--max-model-len", std::to_string(len),
-                                   "--max-num-batched-tokens", std::to_string(kPrefillChunkTokens), "--gpu-memory-utilization", mem});
+                                   "--max-num-batched-tokens", std::to_string(ctx.engine.max_num_tokens), "--gpu-memory-utilization", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
       const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
@@ -494,7 +494,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep-size", std::to_string(d.ep)});
       if (d.pp > 1) common.insert(common.end(), {"--pp-size", std::to_string(d.pp)});
       common.insert(common.end(), {"--max-running-requests", std::to_string(batch), "--context-length", std::to_string(len),
-                                   "--chunked-prefill-size", std::to_string(kPrefillChunkTokens), "--mem-fraction-static", mem});
+                                   "--chunked-prefill-size", std::to_string(ctx.engine.max_num_tokens), "--mem-fraction-static", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8_e4m3"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
@@ -519,7 +519,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (d.pp > 1) common.insert(common.end(), {"--pp_size", std::to_string(d.pp)});
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep_size", std::to_string(d.ep)});
       common.insert(common.end(), {"--max_batch_size", std::to_string(dp ? ceil_per_rank(batch, d.attn_dp) : batch), "--max_seq_len", std::to_string(len),
-                                   "--max_num_tokens", std::to_string(kPrefillChunkTokens), "--kv_cache_free_gpu_memory_fraction", "0.90",
+                                   "--max_num_tokens", std::to_string(ctx.engine.max_num_tokens), "--kv_cache_free_gpu_memory_fraction", "0.90",
                                    "--extra_llm_api_options", "config.yml"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
