@@ -1,6 +1,7 @@
 // shardwise command line: argument parsing and wiring only (ARCHITECTURE.md).
 #include "cli/app.hpp"
 
+#include <chrono>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +23,9 @@
 #include "model/loader.hpp"
 #include "report/describe.hpp"
 #include "report/listing.hpp"
+#include "report/serve_report.hpp"
 #include "report/simulate.hpp"
+#include "serve/serving.hpp"
 #include "report/plan_report.hpp"
 #include "report/html_report.hpp"
 #include "report/launch.hpp"
@@ -83,7 +86,7 @@ void add_degree_flags(CLI::App* cmd, OptDegree& tp, OptDegree& pp, OptDegree& ep
 
 // The workload override flags shared by every command that takes a workload.
 void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
-  cmd->add_option("--mode", o.mode, "Override the mode: decode, prefill or offline");
+  cmd->add_option("--mode", o.mode, "Override the mode: decode, prefill, offline or serve (requests over time: docs/serving.md)");
   cmd->add_option("--isl", o.isl, "Override the input (prompt) length in tokens");
   cmd->add_option("--osl", o.osl, "Override the output length in tokens");
   cmd->add_option("--context", o.context, "Override the decode context (tokens already cached per sequence)");
@@ -96,6 +99,9 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--expert-dtype", o.expert_dtype, "Override the routed experts' format alone (e.g. fp4 experts beside fp8 attention)");
   cmd->add_option("--spec-tokens", o.spec_tokens, "Speculative decoding: draft tokens (MTP) verified per decode step (default 0)");
   cmd->add_option("--spec-acceptance", o.spec_acceptance, "Speculative decoding: probability each draft token is accepted (0 to 1)");
+  cmd->add_option("--rate", o.rate, "Serve: Poisson arrivals at this many requests/s (inf: every request at once)");
+  cmd->add_option("--concurrency", o.concurrency, "Serve: closed-loop users, each sending its next request when the last one ends");
+  cmd->add_option("--requests", o.requests, "Serve: requests simulated (default 2000, or the trace's)");
 }
 
 // The engine profile flags of simulate and plan (docs/cost-model.md, "Engine profiles").
@@ -126,7 +132,7 @@ Expected<EngineTraits> engine_of(const EngineArgs& a) {
 
 bool any_override(const WorkloadOverrides& o) {
   return o.mode || o.isl || o.osl || o.context || o.batch || o.ttft_ms || o.tpot_ms || o.weights_dtype || o.kv_dtype || o.expert_dtype ||
-         o.spec_tokens || o.spec_acceptance;
+         o.spec_tokens || o.spec_acceptance || o.rate || o.concurrency || o.requests || o.seed;
 }
 
 struct DescribeArgs {
@@ -306,6 +312,14 @@ int run_simulate(SimulateArgs a) {
                                              : (flags.empty() ? a.plan_file : a.plan_file + " with " + flags);
     return fail(Error{origin, a.plan_file.empty() || !flags.empty() ? "" : "plan",
                       fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), m.reason});
+  }
+  if (ctx.workload.mode == Mode::kServe && m.infeasible != Infeasible::kMemory) {
+    // the request-level simulation decides (the closed form above only screens the plan's memory)
+    const auto t0 = std::chrono::steady_clock::now();
+    const ServeResult r = simulate_serving(ctx, plan);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print(a.json ? serve_json(ctx, plan, r, wall) : serve_text(ctx, plan, r, wall));
+    return 0;
   }
   print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
   return 0;
@@ -638,6 +652,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
   simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
   add_workload_flags(simulate, sa.overrides);
+  simulate->add_option("--seed", sa.overrides.seed, "Serve: the seed of the arrivals and lengths (default 1)");
   add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches, &sa.redundant_experts);
   simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
   simulate->add_option("--sharding", sa.sharding,

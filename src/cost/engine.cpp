@@ -52,11 +52,22 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "label", "default_version", "max_num_tokens", "versions"});
+  r.reject_unknown({"name", "label", "default_version", "max_num_tokens", "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
   const std::string def = r.string("default_version");
   e.max_num_tokens = r.integer("max_num_tokens", 1, kMaxBudget);
+  if (auto sc = r.object("scheduler", true)) {
+    sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens"});
+    const std::string order = sc->string("order");
+    if (!sink.failed() && order != "decode-first" && order != "prefill-first") sc->fail_value("order", "decode-first or prefill-first");
+    e.prefill_first = order == "prefill-first";
+    const std::string adm = sc->string("kv_admission");
+    if (!sink.failed() && adm != "on-demand" && adm != "reserve-full") sc->fail_value("kv_admission", "on-demand or reserve-full");
+    e.reserve_full_kv = adm == "reserve-full";
+    e.max_num_seqs = sc->integer("max_num_seqs", 1, kMaxBudget);
+    e.kv_block_tokens = sc->integer("kv_block_tokens", 1, 4096);
+  }
   if (sink.failed()) return *sink.first;
   e.version = version.empty() ? def : version;
   if (!compare_versions(e.version, "0")) {

@@ -17,17 +17,21 @@ namespace shardwise {
 using namespace detail;
 namespace {
 
+// The closed forms give one figure per plan, held to the mean SLO and to every
+// percentile bound (docs/serving.md: a necessary condition for the percentiles).
 void check_slo(const Workload& w, Metrics& out, bool explain) {
   if (!out.feasible()) return;
-  if (w.tpot_ms && out.tpot_s * 1e3 > *w.tpot_ms) {
+  const auto stat = [](const SloBound& b) { return b.pct > 0 ? slo_stat_name(b.pct) + " " : std::string(); };
+  const auto tpot = tightest_slo(w.tpot_ms, w.tpot_pct);
+  const auto ttft = tightest_slo(w.ttft_ms, w.ttft_pct);
+  if (tpot && out.tpot_s * 1e3 > tpot->ms) {
     out.infeasible = Infeasible::kTpotSlo;
-    if (explain) out.reason = fmt::format("TPOT {:.2f} ms exceeds the SLO of {} ms by {:.2f} ms", out.tpot_s * 1e3, *w.tpot_ms, out.tpot_s * 1e3 - *w.tpot_ms);
-  } else if (w.ttft_ms && out.ttft_s * 1e3 > *w.ttft_ms) {
+    if (explain) out.reason = fmt::format("TPOT {:.2f} ms exceeds the {}SLO of {} ms by {:.2f} ms", out.tpot_s * 1e3, stat(*tpot), tpot->ms, out.tpot_s * 1e3 - tpot->ms);
+  } else if (ttft && out.ttft_s * 1e3 > ttft->ms) {
     out.infeasible = Infeasible::kTtftSlo;
-    if (explain) out.reason = fmt::format("TTFT {:.1f} ms exceeds the SLO of {} ms by {:.1f} ms", out.ttft_s * 1e3, *w.ttft_ms, out.ttft_s * 1e3 - *w.ttft_ms);
+    if (explain) out.reason = fmt::format("TTFT {:.1f} ms exceeds the {}SLO of {} ms by {:.1f} ms", out.ttft_s * 1e3, stat(*ttft), ttft->ms, out.ttft_s * 1e3 - ttft->ms);
   }
 }
-
 
 // Metrics of a plan at a concrete batch.
 Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Breakdown* bd, bool explain) {
@@ -57,7 +61,8 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       out.objective = out.input_tok_s_per_gpu;
       break;
     }
-    case Mode::kOffline: {
+    case Mode::kOffline:
+    case Mode::kServe: {
       // decode at the average context; prefill in chunks of kPrefillChunkTokens per attention
       // group, interleaved (the stages work concurrently in steady state)
       const std::int64_t ctx_avg = w.isl + w.osl / 2;
@@ -174,8 +179,14 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
     case Infeasible::kNone: return 0.0;
     case Infeasible::kInvalidPlan: return std::numeric_limits<double>::infinity();
     case Infeasible::kMemory: return m.memory.total().value() / m.memory.capacity.value() - 1.0;
-    case Infeasible::kTpotSlo: return w.tpot_ms ? m.tpot_s * 1e3 / *w.tpot_ms - 1.0 : 0.0;
-    case Infeasible::kTtftSlo: return w.ttft_ms ? m.ttft_s * 1e3 / *w.ttft_ms - 1.0 : 0.0;
+    case Infeasible::kTpotSlo: {
+      const auto b = tightest_slo(w.tpot_ms, w.tpot_pct);
+      return b ? m.tpot_s * 1e3 / b->ms - 1.0 : 0.0;
+    }
+    case Infeasible::kTtftSlo: {
+      const auto b = tightest_slo(w.ttft_ms, w.ttft_pct);
+      return b ? m.ttft_s * 1e3 / b->ms - 1.0 : 0.0;
+    }
   }
   return std::numeric_limits<double>::infinity();
 }
@@ -218,6 +229,17 @@ Metrics evaluate_max_from(const SimContext& ctx, const Plan& plan, std::int64_t 
   std::int64_t start = 1;
   while (start * 2 * plan.deg.attn_dp <= feasible_batch) start *= 2;
   return max_batch_search(ctx, probe, start, nullptr, false);
+}
+
+StepTime step_time(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx) {
+  const StepResult s = step(ctx, plan, phase, std::max<std::int64_t>(1, b), seq, kv_ctx, nullptr);
+  StepTime out;
+  out.stage_s = s.stage_s;
+  out.micro_batches = s.m;
+  out.iteration_s = phase == Phase::kDecode ? static_cast<double>(std::max<std::int64_t>(s.m, plan.deg.pp)) * s.stage_s
+                                            : static_cast<double>(s.m + plan.deg.pp - 1) * s.stage_s;
+  out.mem = s.mem;
+  return out;
 }
 
 Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan) {

@@ -95,6 +95,17 @@ struct EngineTraits {
   bool gqa_grouped_kv_reads = true;
   // Tokens one iteration of one attention-DP rank may prefill (the offline stream's chunk).
   std::int64_t max_num_tokens = kPrefillChunkTokens;
+  // The scheduler, as the serving simulation (serve/, docs/serving.md) runs it:
+  // prefill_first: waiting prompts run as a batch of their own, the decodes wait (SGLang);
+  // else the running sequences decode first and prompts fill the rest of the token budget
+  // in the same iteration (vLLM, TensorRT-LLM).
+  bool prefill_first = false;
+  // reserve_full_kv: a request is admitted only when the KV cache holds its whole prompt and
+  // output, never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); else KV blocks on demand,
+  // and the newest running request is preempted (recomputed later) when they run out.
+  bool reserve_full_kv = false;
+  std::int64_t max_num_seqs = 1024;    // running sequences per attention-DP rank
+  std::int64_t kv_block_tokens = 16;   // tokens per KV-cache block (paged attention)
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -181,6 +192,19 @@ std::vector<double> stage_weight_bytes(const SimContext& ctx, const Plan& plan);
 Metrics evaluate_static_batch(const SimContext& ctx, const Plan& plan);
 
 const char* to_string(Infeasible k);
+
+// One engine iteration of a valid plan, for the serving simulation (serve/): decode of b
+// sequences at context `seq` (kv_ctx tokens cached), or prefill of b prompts of `seq`
+// tokens, with the iteration overhead. iteration_s is, for decode, max(m, pp) x stage (the
+// time between two tokens of one sequence, drafts not divided out), for prefill
+// (m + pp - 1) x stage (a prompt's latency through the pipeline). No SLO or memory check:
+// `mem` says what the step holds.
+struct StepTime {
+  double iteration_s = 0, stage_s = 0;
+  std::int32_t micro_batches = 1;
+  MemoryBreakdown mem;
+};
+StepTime step_time(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx);
 
 // How far an infeasible plan is from feasible, as a relative excess: memory needed /
 // HBM - 1, TPOT / its SLO - 1, TTFT / its SLO - 1 (the broken limit's); 0 for a feasible

@@ -217,7 +217,7 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
 using namespace detail;
 
 double attn_dp_imbalance(const Workload& w, Phase phase, std::int64_t a, std::int64_t bg) {
-  if (w.mode != Mode::kOffline || phase != Phase::kDecode || a <= 1 || bg < 1) return 1.0;
+  if (!is_stream(w.mode) || phase != Phase::kDecode || a <= 1 || bg < 1) return 1.0;
   const double mean = static_cast<double>(w.isl) + static_cast<double>(w.osl) / 2.0;
   const double sd = static_cast<double>(w.osl) / std::sqrt(12.0);
   return 1.0 + extreme_z(static_cast<double>(a)) * sd / (mean * std::sqrt(static_cast<double>(bg)));

@@ -36,6 +36,10 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.expert_dtype) ov["expert_dtype"] = *o.expert_dtype;
   if (o.spec_tokens) ov["spec_tokens"] = *o.spec_tokens;
   if (o.spec_acceptance) ov["spec_acceptance"] = *o.spec_acceptance;
+  if (o.rate) ov["rate"] = *o.rate;
+  if (o.concurrency) ov["concurrency"] = *o.concurrency;
+  if (o.requests) ov["requests"] = *o.requests;
+  if (o.seed) ov["seed"] = *o.seed;
   if (!ov.empty()) j["workload_overrides"] = ov;
   return j.dump(2);
 }
@@ -74,7 +78,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   f.plan.redundant_experts = static_cast<std::int32_t>(r.integer_or("redundant_experts", 0, 0, 1 << 20));
   if (auto ov = r.object("workload_overrides", false)) {
     ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "weights_dtype", "kv_dtype", "expert_dtype",
-                        "spec_tokens", "spec_acceptance"});
+                        "spec_tokens", "spec_acceptance", "rate", "concurrency", "requests", "seed"});
     WorkloadOverrides& o = f.overrides;
     if (ov->has("mode")) o.mode = ov->string("mode");
     if (ov->has("isl")) o.isl = ov->integer("isl", 1, kMaxTokens);
@@ -97,6 +101,10 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     if (ov->has("expert_dtype")) o.expert_dtype = ov->string("expert_dtype");
     if (ov->has("spec_tokens")) o.spec_tokens = ov->integer("spec_tokens", 0, kMaxSpecTokens);
     if (ov->has("spec_acceptance")) o.spec_acceptance = ov->number("spec_acceptance", 0.0, 1.0);
+    if (ov->has("rate")) o.rate = ov->string("rate");
+    if (ov->has("concurrency")) o.concurrency = ov->integer("concurrency", 1, kMaxBatch);
+    if (ov->has("requests")) o.requests = ov->integer("requests", 1, kMaxRequests);
+    if (ov->has("seed")) o.seed = ov->integer("seed", 0, std::int64_t{1} << 62);
   }
   if (sink.failed()) return *sink.first;
   if (const json* s = r.get("sharding")) {

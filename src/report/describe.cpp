@@ -230,7 +230,7 @@ std::string describe_workload_text(const Workload& w) {
   std::string s = fmt::format("workload     {}: {}", w.name, to_string(w.mode));
   if (w.mode == Mode::kDecode) s += fmt::format(" at context {}", grouped(w.context));
   if (w.isl > 0 && w.mode != Mode::kDecode) s += fmt::format(", isl {}", grouped(w.isl));
-  if (w.osl > 0 && w.mode == Mode::kOffline) s += fmt::format(", osl {}", grouped(w.osl));
+  if (w.osl > 0 && is_stream(w.mode)) s += fmt::format(", osl {}", grouped(w.osl));
   s += fmt::format(", batch {}", w.batch ? std::to_string(*w.batch) : std::string("max (bounded by memory)"));
   s += fmt::format(", weights {}, kv cache {}\n", w.weights_dtype ? to_string(*w.weights_dtype) : "auto (the checkpoint's)",
                    w.kv_dtype ? to_string(*w.kv_dtype) : "auto (the checkpoint's)");

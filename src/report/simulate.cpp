@@ -74,7 +74,7 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   return j.dump(2);
 }
 
-std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
+std::string plan_lines(const SimContext& ctx, const Plan& plan) {
   const Degrees& d = plan.deg;
   std::string s;
   const std::string redundant = plan.redundant_experts > 0 ? fmt::format(", {} redundant expert slots", plan.redundant_experts) : "";
@@ -83,8 +83,11 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
   s += fmt::format("plan         tp {} x attn_dp {} x pp {}{}, replicas {} = {} GPUs of {}\n", d.tp, d.attn_dp, d.pp, experts, d.replicas,
                    d.total_gpus(), ctx.cluster.num_gpus);
   s += fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
-  s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
-                   plan.batch == 0 ? " (max that fits)" : "");
+  return s;
+}
+
+std::string context_lines(const SimContext& ctx) {
+  std::string s;
   const std::string source = !ctx.weights_given && !ctx.model.quant.method.empty()
                                  ? fmt::format(" (the checkpoint's {})", ctx.model.quant.method)
                                  : "";
@@ -99,6 +102,14 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
                      ctx.workload.spec_acceptance, tokens_per_step(ctx.workload));
   }
   if (!ctx.params.calibrated) s += fmt::format("note         no calibration for {}: using the {} fit\n", ctx.cluster.gpu.name, ctx.params.gpu);
+  return s;
+}
+
+std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
+  std::string s = plan_lines(ctx, plan);
+  s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
+                   plan.batch == 0 ? " (max that fits)" : "");
+  s += context_lines(ctx);
   if (m.infeasible == Infeasible::kInvalidPlan) {
     s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);
     return s;

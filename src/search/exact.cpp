@@ -82,6 +82,7 @@ struct Best {
 void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phases& ph, const bool valid[kNumSlotGroups][27],
            Best& best, bool& any_mem, bool& any_slo, double floor) {
   const Workload& w = ctx.workload;
+  const auto tpot_slo = tightest_slo(w.tpot_ms, w.tpot_pct), ttft_slo = tightest_slo(w.ttft_ms, w.ttft_pct);
   const double tps = tokens_per_step(w);  // output tokens per sequence per decode step (speculative decoding)
   const GroupTables& d0 = t.dec[0];
   const GroupTables& p0 = t.pre[0];
@@ -222,8 +223,8 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
                 ttft = ot.ttft;
                 value = b * static_cast<double>(w.osl) / ot.round / gpus;
               }
-              if (w.tpot_ms && tpot * 1e3 > *w.tpot_ms) continue;
-              if (w.ttft_ms && ttft * 1e3 > *w.ttft_ms) continue;
+              if (tpot_slo && tpot * 1e3 > tpot_slo->ms) continue;
+              if (ttft_slo && ttft * 1e3 > ttft_slo->ms) continue;
               any_slo = true;
               if (value > best.value) {
                 best.value = value;
@@ -244,6 +245,7 @@ void score(const SimContext& ctx, const Plan& base, const Tables& t, const Phase
 SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
   const double start = now_seconds();
   const Workload& w = ctx.workload;
+  const auto ttft_slo = tightest_slo(w.ttft_ms, w.ttft_pct);
   const ModelSpec& m = ctx.model;
   Phases phases;
   phases.decode = w.mode != Mode::kPrefill;
@@ -268,7 +270,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
     Best& best = results[ci];
     // offline: the prefill chunk stops changing once every group has its budget's worth of
     // sequences, and with it the prefill tables (per hub pair): kept from the last batch
-    std::vector<GroupTables> pre_cache(w.mode == Mode::kOffline ? 4 * 27 : 0);
+    std::vector<GroupTables> pre_cache(is_stream(w.mode) ? 4 * 27 : 0);
     std::int64_t cached_chunk = -1, next_chunk = -1;
     bool valid[kNumSlotGroups][27] = {};
     bool valid_known = false;
@@ -315,23 +317,23 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
               Plan pre = p;
               std::int64_t pb = p.batch;
               ph.arrivals = false;
-              if (w.mode == Mode::kOffline) {  // as the simulator chunks prefill
+              if (is_stream(w.mode)) {  // as the simulator chunks prefill
                 pre.micro_batches = 1;
                 ph.op = offline_prefill(w, p.batch, p.deg.attn_dp, ctx.engine.max_num_tokens);
                 pb = ph.op.chunk;
                 // the arrivals' prefill gives only the TTFT: without a TTFT SLO it decides nothing
-                ph.arrivals = ph.op.arrivals != ph.op.chunk && w.ttft_ms.has_value();
+                ph.arrivals = ph.op.arrivals != ph.op.chunk && ttft_slo.has_value();
                 if (ph.arrivals) {
                   evaluate_grouped(ctx, pre, Phase::kPrefill, ph.op.arrivals, w.isl, w.isl, &t.arr[i]);
                   ++best.evaluations;
                 }
               }
-              if (w.mode == Mode::kOffline && pb == cached_chunk) {
+              if (is_stream(w.mode) && pb == cached_chunk) {
                 t.pre[i] = pre_cache[hub * 27 + static_cast<std::size_t>(i)];
               } else {
                 evaluate_grouped(ctx, pre, Phase::kPrefill, pb, w.isl, w.isl, &t.pre[i]);
                 ++best.evaluations;
-                if (w.mode == Mode::kOffline) pre_cache[hub * 27 + static_cast<std::size_t>(i)] = t.pre[i];
+                if (is_stream(w.mode)) pre_cache[hub * 27 + static_cast<std::size_t>(i)] = t.pre[i];
               }
               next_chunk = pb;
             }

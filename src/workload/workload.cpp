@@ -1,12 +1,15 @@
 #include "workload/workload.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/embedded_data.hpp"
 #include "core/fields.hpp"
+#include "workload/serving_parse.hpp"
 
 namespace shardwise {
 namespace {
@@ -14,9 +17,10 @@ std::optional<Mode> parse_mode(const std::string& s) {
   if (s == "decode") return Mode::kDecode;
   if (s == "prefill") return Mode::kPrefill;
   if (s == "offline") return Mode::kOffline;
+  if (s == "serve") return Mode::kServe;
   return std::nullopt;
 }
-constexpr const char* kModes = "one of decode, prefill, offline";
+constexpr const char* kModes = "one of decode, prefill, offline, serve";
 constexpr const char* kBatchWant = "a positive number of concurrent sequences or 'max'";
 constexpr double kMaxSloMs = 3.6e6;  // one hour
 
@@ -26,6 +30,28 @@ std::optional<std::int64_t> parse_batch(const std::string& s) {
   if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > kMaxBatch) return std::nullopt;
   return v;
 }
+// A serving workload's isl / osl are the means of its lengths (a trace's, or a
+// distribution's) when not given; a distribution without a mean takes isl / osl.
+void fill_mean_lengths(Workload& w) {
+  ServeSpec& s = w.serve;
+  if (!s.trace.empty()) {
+    double si = 0, so = 0;
+    for (const auto& t : s.trace) {
+      si += static_cast<double>(t.input);
+      so += static_cast<double>(t.output);
+    }
+    const double n = static_cast<double>(s.trace.size());
+    if (w.isl == 0) w.isl = std::max<std::int64_t>(1, std::llround(si / n));
+    if (w.osl == 0) w.osl = std::max<std::int64_t>(1, std::llround(so / n));
+  }
+  const auto fill = [](std::optional<LengthDist>& d, std::int64_t& mean) {
+    if (!d) return;
+    if ((d->kind == LengthDist::Kind::kFixed || d->kind == LengthDist::Kind::kLognormal) && d->mean <= 0) d->mean = static_cast<double>(mean);
+    if (mean == 0) mean = std::max<std::int64_t>(1, std::llround(mean_of(*d)));
+  };
+  fill(s.input, w.isl);
+  fill(s.output, w.osl);
+}
 }  // namespace
 
 const char* to_string(Mode m) {
@@ -33,6 +59,7 @@ const char* to_string(Mode m) {
     case Mode::kDecode: return "decode";
     case Mode::kPrefill: return "prefill";
     case Mode::kOffline: return "offline";
+    case Mode::kServe: return "serve";
   }
   return "?";
 }
@@ -43,11 +70,12 @@ std::optional<Error> validate_workload(const Workload& w, const std::string& fil
   if (w.mode == Mode::kDecode && w.context < 1) {
     return Error{file, "context", "a positive context length (tokens in the KV cache) for decode", tokens(w.context)};
   }
-  if ((w.mode == Mode::kPrefill || w.mode == Mode::kOffline) && w.isl < 1) {
+  const bool stream = w.mode == Mode::kOffline || w.mode == Mode::kServe;
+  if ((w.mode == Mode::kPrefill || stream) && w.isl < 1) {
     return Error{file, "isl", fmt::format("a positive input length for {}", to_string(w.mode)), tokens(w.isl)};
   }
-  if (w.mode == Mode::kOffline && w.osl < 1) {
-    return Error{file, "osl", "a positive output length for offline", tokens(w.osl)};
+  if (stream && w.osl < 1) {
+    return Error{file, "osl", fmt::format("a positive output length for {}", to_string(w.mode)), tokens(w.osl)};
   }
   // a length the mode does not use would be ignored silently: refuse it
   if (w.mode == Mode::kDecode && (w.isl > 0 || w.osl > 0)) {
@@ -58,8 +86,26 @@ std::optional<Error> validate_workload(const Workload& w, const std::string& fil
     return Error{file, w.osl > 0 ? "osl" : "context", "no output length or context for prefill (it uses isl)",
                  std::to_string(w.osl > 0 ? w.osl : w.context)};
   }
-  if (w.mode == Mode::kOffline && w.context > 0) {
-    return Error{file, "context", "no context for offline (it uses isl and osl)", std::to_string(w.context)};
+  if (stream && w.context > 0) {
+    return Error{file, "context", fmt::format("no context for {} (it uses isl and osl)", to_string(w.mode)), std::to_string(w.context)};
+  }
+  if (w.mode == Mode::kPrefill && !w.tpot_pct.empty()) {
+    return Error{file, "slo.tpot_ms", "no per-token SLO for prefill (it produces one token)", slo_stat_name(w.tpot_pct.front().pct)};
+  }
+  if (w.mode == Mode::kDecode && !w.ttft_pct.empty()) {
+    return Error{file, "slo.ttft_ms", "no first-token SLO for decode (the prompt is already cached)", slo_stat_name(w.ttft_pct.front().pct)};
+  }
+  if (w.mode == Mode::kServe) {
+    const Arrivals& a = w.serve.arrivals;
+    if (a.kind == Arrivals::Kind::kClosed && a.concurrency < 1) {
+      return Error{file, "arrivals", "how requests arrive for serve: a rate (--rate R, or arrivals: {pattern: poisson, rate: R}), "
+                   "closed-loop users (--concurrency N, or {pattern: closed, concurrency: N}), offline or a trace", "none"};
+    }
+    if (a.kind == Arrivals::Kind::kTrace && w.serve.trace.empty()) {
+      return Error{file, "arrivals.file", "a trace with at least one request", "none"};
+    }
+  } else if (w.serve != ServeSpec{}) {
+    return Error{file, "arrivals", "arrivals, requests, seed and lengths only for mode serve", to_string(w.mode)};
   }
   if (w.mode == Mode::kPrefill && w.tpot_ms) {
     return Error{file, "slo.tpot_ms", "no per-token SLO for prefill (it produces one token)", fmt::format("{}", *w.tpot_ms)};
@@ -96,6 +142,15 @@ std::string formats_label(const Formats& f, bool moe) {
   return s;
 }
 
+std::optional<SloBound> tightest_slo(const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
+  std::optional<SloBound> out;
+  if (mean) out = SloBound{0.0, *mean};
+  for (const SloBound& b : pcts) {
+    if (!out || b.ms < out->ms) out = b;
+  }
+  return out;
+}
+
 double tokens_per_step(const Workload& w) {
   double t = 1.0, pk = 1.0;
   for (std::int32_t i = 0; i < w.spec_tokens; ++i) {
@@ -110,7 +165,8 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "description", "mode", "isl", "osl", "context", "batch", "slo", "dtypes", "speculative"});
+  r.reject_unknown({"name", "description", "mode", "isl", "osl", "context", "batch", "slo", "dtypes", "speculative", "arrivals", "requests",
+                    "seed", "lengths"});
   Workload w;
   w.name = r.string_or("name", name);
   if (!r.has("mode")) r.fail_value("mode", kModes);
@@ -140,9 +196,11 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
   }
   if (auto slo = r.object("slo", false)) {
     slo->reject_unknown({"ttft_ms", "tpot_ms"});
-    if (slo->has("ttft_ms")) w.ttft_ms = slo->number("ttft_ms", 1e-3, kMaxSloMs);
-    if (slo->has("tpot_ms")) w.tpot_ms = slo->number("tpot_ms", 1e-3, kMaxSloMs);
+    detail::read_slo(*slo, "ttft_ms", kMaxSloMs, w.ttft_ms, w.ttft_pct);
+    detail::read_slo(*slo, "tpot_ms", kMaxSloMs, w.tpot_ms, w.tpot_pct);
   }
+  detail::read_serve_spec(r, w.serve, kMaxTokens);
+  if (!sink.failed()) fill_mean_lengths(w);
   if (auto dt = r.object("dtypes", false)) {
     dt->reject_unknown({"weights", "kv_cache", "experts"});
     for (const char* key : {"weights", "kv_cache", "experts"}) {
@@ -272,9 +330,45 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     }
     w.spec_acceptance = *o.spec_acceptance;
   }
+  if (o.rate || o.concurrency || o.requests || o.seed) {
+    if (w.mode != Mode::kServe) {
+      const char* flag = o.rate ? "rate" : o.concurrency ? "concurrency" : o.requests ? "requests" : "seed";
+      return err(flag, "--mode serve (or a serve workload) beside it", fmt::format("mode {}", to_string(w.mode)));
+    }
+    if (o.rate && o.concurrency) return err("concurrency", "either --rate or --concurrency, not both", "both");
+  }
+  if (o.rate) {
+    if (*o.rate == "inf") {
+      w.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0.0, 0};
+    } else {
+      double r = 0;
+      auto [p, ec] = std::from_chars(o.rate->data(), o.rate->data() + o.rate->size(), r);
+      if (ec != std::errc() || p != o.rate->data() + o.rate->size() || !(r > 0.0) || r > 1e7) {
+        return err("rate", "a positive number of requests/s up to 1e7, or inf (all at once)", "'" + *o.rate + "'");
+      }
+      w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, r, 0};
+    }
+  }
+  if (o.concurrency) {
+    if (*o.concurrency < 1 || *o.concurrency > kMaxBatch) {
+      return err("concurrency", fmt::format("a number of closed-loop users from 1 to {}", kMaxBatch), std::to_string(*o.concurrency));
+    }
+    w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, *o.concurrency};
+  }
+  if (o.requests) {
+    if (*o.requests < 1 || *o.requests > kMaxRequests) {
+      return err("requests", fmt::format("a number of requests from 1 to {}", kMaxRequests), std::to_string(*o.requests));
+    }
+    w.serve.requests = *o.requests;
+  }
+  if (o.seed) {
+    if (*o.seed < 0) return err("seed", "a seed >= 0", std::to_string(*o.seed));
+    w.serve.seed = static_cast<std::uint64_t>(*o.seed);
+  }
   // A mode switch by flag drops the SLO that no longer applies rather than failing.
-  if (o.mode && w.mode == Mode::kDecode && !o.ttft_ms) w.ttft_ms.reset();
-  if (o.mode && w.mode == Mode::kPrefill && !o.tpot_ms) w.tpot_ms.reset();
+  if (o.mode && w.mode == Mode::kDecode && !o.ttft_ms) w.ttft_ms.reset(), w.ttft_pct.clear();
+  if (o.mode && w.mode == Mode::kPrefill && !o.tpot_ms) w.tpot_ms.reset(), w.tpot_pct.clear();
+  if (o.mode && w.mode != Mode::kServe) w.serve = ServeSpec{};
   // a length given for a mode that does not use it is an error of that flag (or field)
   const char* unused = nullptr;
   std::int64_t unused_v = 0;
@@ -283,7 +377,7 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
   else if (w.mode == Mode::kPrefill && o.osl) unused = "osl", unused_v = *o.osl;
   else if (w.mode != Mode::kDecode && o.context) unused = "context", unused_v = *o.context;
   if (unused) {
-    return err(unused, fmt::format("no {} for a {} workload (decode uses context; prefill isl; offline isl and osl)", unused, to_string(w.mode)),
+    return err(unused, fmt::format("no {} for a {} workload (decode uses context; prefill isl; offline and serve isl and osl)", unused, to_string(w.mode)),
                std::to_string(unused_v));
   }
   const std::string label = origin.empty() ? "workload '" + w.name + "' after the command-line flags"

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "model/dtype.hpp"
 #include "model/model_spec.hpp"
+#include "workload/serving.hpp"
 
 namespace shardwise {
 
@@ -15,8 +16,12 @@ enum class Mode {
   kDecode,   // steady decode steps at a given context (the paper's setting)
   kPrefill,  // process a batch of prompts of isl tokens (time to first token)
   kOffline,  // a stream of requests with isl input and osl output tokens
+  kServe,    // requests arriving over time (serve/): the closed form is the offline stream's at the mean lengths
 };
 const char* to_string(Mode m);
+// Offline and serve: a stream of requests of isl input and osl output tokens (the closed form
+// of both is the offline stream's).
+inline bool is_stream(Mode m) { return m == Mode::kOffline || m == Mode::kServe; }
 
 struct Workload {
   std::string name;
@@ -27,6 +32,10 @@ struct Workload {
   std::optional<std::int64_t> batch;  // concurrent sequences per model instance; nullopt = "max"
   std::optional<double> ttft_ms;      // time-to-first-token SLO
   std::optional<double> tpot_ms;      // time-per-output-token SLO
+  // SLOs on percentiles (mode serve; sorted by percentile). The closed forms have one
+  // figure per plan, held to every bound (a necessary condition: a percentile >= p50).
+  std::vector<SloBound> ttft_pct, tpot_pct;
+  ServeSpec serve;  // mode serve: arrivals, lengths, requests, seed
   // Number formats. nullopt ("auto", the default) plans the checkpoint in its own formats
   // (ModelSpec::quant), bf16 where it has none; a dtype given replaces every weight
   // component's (weights) or the KV cache's. expert_dtype replaces the routed experts' alone.
@@ -50,6 +59,9 @@ struct WorkloadOverrides {
   std::optional<std::string> weights_dtype, kv_dtype, expert_dtype;  // a dtype or "auto" (not for experts)
   std::optional<std::int64_t> spec_tokens;
   std::optional<double> spec_acceptance;
+  // mode serve (and plan --target-rate): a rate in requests/s ("inf": all at once), closed-loop users
+  std::optional<std::string> rate;
+  std::optional<std::int64_t> concurrency, requests, seed;
 };
 
 // The formats a plan runs in, resolved from the workload and the checkpoint.
@@ -68,6 +80,8 @@ std::string formats_label(const Formats& f, bool moe);
 // with probability p each (a draft counts only if every one before it was accepted).
 double tokens_per_step(const Workload& w);
 constexpr std::int32_t kMaxSpecTokens = 16;
+// The tightest of a mean SLO and percentile bounds (the smallest milliseconds), if any.
+std::optional<SloBound> tightest_slo(const std::optional<double>& mean, const std::vector<SloBound>& pcts);
 
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 24;  // 16M tokens per sequence
 constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;

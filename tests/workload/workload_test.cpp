@@ -93,7 +93,7 @@ TEST(Workload, BadOverridesNameTheFlag) {
   EXPECT_EQ(msg(o), "--context: expected a token count from 1 to 16777216, found -1");
   o = {};
   o.mode = "train";
-  EXPECT_EQ(msg(o), "--mode: expected one of decode, prefill, offline, found 'train'");
+  EXPECT_EQ(msg(o), "--mode: expected one of decode, prefill, offline, serve, found 'train'");
   o = {};
   o.weights_dtype = "fp6";
   EXPECT_EQ(msg(o), "--weights-dtype: expected one of fp32, bf16, fp16, fp8, int8, int4, fp4, or auto (the checkpoint's own), found 'fp6'");
@@ -124,7 +124,7 @@ TEST(Workload, LengthsTheModeDoesNotUseAreRefusedNotIgnored) {
   auto w = apply_overrides(preset("decode-16k"), o);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().message(),
-            "--isl: expected no isl for a decode workload (decode uses context; prefill isl; offline isl and osl), found 100");
+            "--isl: expected no isl for a decode workload (decode uses context; prefill isl; offline and serve isl and osl), found 100");
   o = {};
   o.context = 5;
   EXPECT_FALSE(apply_overrides(preset("chat-1k-1k"), o).ok());  // offline uses no context
@@ -157,6 +157,73 @@ TEST(Workload, SpeculativeTokensNeedAnAcceptance) {
             "--spec-acceptance: expected a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted), found none");
   o.spec_acceptance = 0.0;  // given explicitly: drafts never accepted is a valid (pessimistic) case
   EXPECT_TRUE(apply_overrides(w, o).ok());
+}
+
+TEST(ServeWorkload, ArrivalsLengthsAndPercentileSlos) {
+  auto w = load_workload(std::string(SHARDWISE_TEST_DATA) + "/good/workload-serve.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  EXPECT_EQ(w->mode, Mode::kServe);
+  EXPECT_EQ(w->serve.arrivals.kind, Arrivals::Kind::kPoisson);
+  EXPECT_EQ(w->serve.arrivals.rate, 6.0);
+  EXPECT_EQ(w->serve.requests, 500);
+  EXPECT_EQ(w->serve.seed, 3u);
+  ASSERT_TRUE(w->serve.input && w->serve.output);
+  EXPECT_EQ(w->serve.input->kind, LengthDist::Kind::kLognormal);
+  EXPECT_EQ(w->serve.input->mean, 1024.0);  // the lognormal's mean defaults to isl
+  EXPECT_EQ(w->serve.input->max, 8192);
+  EXPECT_EQ(mean_of(*w->serve.output), 512.0);  // uniform 64..960
+  EXPECT_EQ(w->ttft_ms, 800.0);                 // {mean: 800}
+  ASSERT_EQ(w->ttft_pct.size(), 1u);
+  EXPECT_EQ(w->ttft_pct[0], (SloBound{99, 2000}));
+  ASSERT_EQ(w->tpot_pct.size(), 1u);
+  EXPECT_EQ(w->tpot_pct[0], (SloBound{90, 50}));
+  // the tightest bound of TTFT is the mean's 800 ms
+  EXPECT_EQ(tightest_slo(w->ttft_ms, w->ttft_pct)->ms, 800.0);
+}
+
+TEST(ServeWorkload, TraceSetsTheMeanLengths) {
+  auto w = load_workload(std::string(SHARDWISE_TEST_DATA) + "/good/workload-trace.yaml");
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  ASSERT_EQ(w->serve.trace.size(), 4u);
+  EXPECT_EQ(w->serve.trace[1].input, 2048);
+  EXPECT_EQ(w->serve.trace[3].arrival_s, 1.10);
+  // (512 + 2048 + 1024 + 700) / 4 = 1071; (128 + 64 + 256 + 300) / 4 = 187
+  EXPECT_EQ(w->isl, 1071);
+  EXPECT_EQ(w->osl, 187);
+  auto bad = load_trace(std::string(SHARDWISE_TEST_DATA) + "/good/trace-bad.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("line 3"), std::string::npos) << bad.error().message();
+}
+
+TEST(ServeWorkload, FlagsSetArrivalsAndRefuseOtherModes) {
+  Workload w = preset("chat-1k-1k");
+  WorkloadOverrides o;
+  o.mode = "serve";
+  o.rate = "12.5";
+  o.requests = 300;
+  auto s = apply_overrides(w, o);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->serve.arrivals.kind, Arrivals::Kind::kPoisson);
+  EXPECT_EQ(s->serve.arrivals.rate, 12.5);
+  EXPECT_EQ(s->serve.requests, 300);
+  o.rate = "inf";
+  EXPECT_EQ(apply_overrides(w, o)->serve.arrivals.kind, Arrivals::Kind::kBurst);
+  o.rate.reset();
+  o.concurrency = 64;
+  EXPECT_EQ(apply_overrides(w, o)->serve.arrivals.concurrency, 64);
+  o.rate = "3";
+  EXPECT_FALSE(apply_overrides(w, o).ok());  // both
+  WorkloadOverrides off;
+  off.rate = "3";
+  auto e = apply_overrides(w, off);  // chat-1k-1k is offline
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message().find("--rate"), std::string::npos);
+  WorkloadOverrides none;
+  none.mode = "serve";
+  EXPECT_FALSE(apply_overrides(w, none).ok());  // serve needs arrivals
+  o.concurrency.reset();
+  o.rate = "-2";
+  EXPECT_FALSE(apply_overrides(w, o).ok());
 }
 
 }  // namespace shardwise

@@ -1,0 +1,145 @@
+#include "report/serve_report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plan/plan_json.hpp"
+#include "report/format.hpp"
+#include "report/simulate.hpp"
+
+namespace shardwise {
+namespace {
+using nlohmann::json;
+
+std::string lengths_label(const std::optional<LengthDist>& d, std::int64_t fixed) {
+  if (!d) return grouped(fixed);
+  switch (d->kind) {
+    case LengthDist::Kind::kFixed: return grouped(static_cast<std::int64_t>(d->mean));
+    case LengthDist::Kind::kUniform: return fmt::format("uniform {}..{}", grouped(d->min), grouped(d->max));
+    case LengthDist::Kind::kLognormal: return fmt::format("lognormal mean {} sigma {}", grouped(static_cast<std::int64_t>(d->mean)), d->sigma);
+    case LengthDist::Kind::kHistogram: return fmt::format("histogram of {} bins, mean {:.0f}", d->bins.size(), mean_of(*d));
+  }
+  return "?";
+}
+
+std::string slo_label(const Workload& w) {
+  std::string s;
+  const auto add = [&](const char* what, const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
+    if (mean) s += fmt::format("{}{} mean <= {} ms", s.empty() ? "" : ", ", what, *mean);
+    for (const auto& b : pcts) s += fmt::format("{}{} {} <= {} ms", s.empty() ? "" : ", ", what, slo_stat_name(b.pct), b.ms);
+  };
+  add("TTFT", w.ttft_ms, w.ttft_pct);
+  add("TPOT", w.tpot_ms, w.tpot_pct);
+  return s.empty() ? "none" : s;
+}
+
+json stats_json(const LatencyStats& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+}
+}  // namespace
+
+std::string arrivals_label(const Workload& w) {
+  const Arrivals& a = w.serve.arrivals;
+  switch (a.kind) {
+    case Arrivals::Kind::kPoisson: return fmt::format("Poisson at {} requests/s", a.rate);
+    case Arrivals::Kind::kClosed: return fmt::format("closed loop, {} users", grouped(a.concurrency));
+    case Arrivals::Kind::kBurst: return "offline (every request at once)";
+    case Arrivals::Kind::kTrace: return fmt::format("trace {} ({} requests)", w.serve.trace_file, grouped(static_cast<std::int64_t>(w.serve.trace.size())));
+  }
+  return "?";
+}
+
+std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s) {
+  const Workload& w = ctx.workload;
+  const EngineTraits& e = ctx.engine;
+  std::string s = plan_lines(ctx, plan);
+  s += fmt::format("workload     {} (serve): {}; input {}, output {} tokens; seed {}\n", w.name, arrivals_label(w),
+                   lengths_label(w.serve.input, w.isl), lengths_label(w.serve.output, w.osl), w.serve.seed);
+  s += context_lines(ctx);
+  s += fmt::format("scheduler    {}, {} KV, at most {} running sequences and {} tokens per iteration per attention-DP rank\n",
+                   e.prefill_first ? "prefill first" : "decode first with chunked prefill", e.reserve_full_kv ? "reserve-full" : "on-demand",
+                   grouped(e.max_num_seqs), grouped(e.max_num_tokens));
+  s += fmt::format("SLOs         {}\n", slo_label(w));
+  if (r.kv_tokens < 1 || r.requests == 0) {
+    s += fmt::format("INFEASIBLE   {}\n", r.reason);
+    return s;
+  }
+  s += fmt::format("KV cache     {} tokens per instance\n", grouped(r.kv_tokens));
+  s += fmt::format("\n{:<12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "latency ms", "mean", "p50", "p90", "p99", "max");
+  const auto row = [&](const char* name, const LatencyStats& l) {
+    s += fmt::format("{:<12} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", name, l.mean, l.p50, l.p90, l.p99, l.max);
+  };
+  row("TTFT", r.ttft_ms);
+  row("TPOT", r.tpot_ms);
+  row("E2E", r.e2e_ms);
+  s += "\n";
+  s += fmt::format("throughput   {:.1f} output tokens/s per GPU, {:.1f} total tokens/s per GPU\n", r.output_tok_s_per_gpu, r.total_tok_s_per_gpu);
+  s += fmt::format("requests     {:.3f} requests/s, goodput {:.3f} requests/s within the SLOs\n", r.requests_per_s, r.goodput_requests_per_s);
+  if (r.capacity_requests_per_s > 0) {
+    s += fmt::format("load         offered {:.3f} requests/s of a capacity of {:.3f} (every request queued at once): {:.0f}%\n",
+                     r.offered_requests_per_s, r.capacity_requests_per_s, 100.0 * r.offered_requests_per_s / r.capacity_requests_per_s);
+  }
+  s += fmt::format("occupancy    {:.1f} requests in the system, {:.1f} running (time averages per instance); {} preemptions\n", r.mean_in_system,
+                   r.mean_running, grouped(r.preemptions));
+  s += fmt::format("mean request {:.1f} ms waiting, {:.1f} ms admission to first token, {:.1f} ms decoding\n", r.queue_ms, r.prefill_ms, r.decode_ms);
+  s += fmt::format("bottleneck   {}: {}\n", to_string(r.bottleneck), r.bottleneck_note);
+  s += r.feasible ? std::string("verdict      feasible\n") : fmt::format("INFEASIBLE   {}\n", r.reason);
+  s += fmt::format("simulated    {} requests per instance, {} iterations, {} step evaluations in {:.1f} ms ({:.2f}M events/s)\n",
+                   grouped(r.requests), grouped(r.iterations), grouped(r.step_evaluations), wall_s * 1e3,
+                   wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
+  return s;
+}
+
+std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s) {
+  const Workload& w = ctx.workload;
+  json j;
+  j["feasible"] = r.feasible;
+  j["reason"] = r.feasible ? json(nullptr) : json(r.reason);
+  j["mode"] = "serve";
+  j["arrivals"] = to_string(w.serve.arrivals.kind);
+  if (w.serve.arrivals.kind == Arrivals::Kind::kPoisson) j["rate"] = w.serve.arrivals.rate;
+  if (w.serve.arrivals.kind == Arrivals::Kind::kClosed) j["concurrency"] = w.serve.arrivals.concurrency;
+  j["seed"] = w.serve.seed;
+  j["requests"] = r.requests;
+  j["gpus"] = plan.deg.total_gpus();
+  j["plan"] = json::parse(plan_to_json(PlanFile{plan, ctx.model.name, ctx.cluster.name, w.name, {}}))["plan"];
+  j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
+                 {"max_num_seqs", ctx.engine.max_num_seqs}, {"prefill_first", ctx.engine.prefill_first},
+                 {"reserve_full_kv", ctx.engine.reserve_full_kv}};
+  j["ttft_ms"] = r.ttft_ms.mean;
+  j["tpot_ms"] = r.tpot_ms.mean;
+  j["e2e_ms"] = r.e2e_ms.mean;
+  j["ttft_ms_p50"] = r.ttft_ms.p50;
+  j["ttft_ms_p90"] = r.ttft_ms.p90;
+  j["ttft_ms_p99"] = r.ttft_ms.p99;
+  j["tpot_ms_p50"] = r.tpot_ms.p50;
+  j["tpot_ms_p90"] = r.tpot_ms.p90;
+  j["tpot_ms_p99"] = r.tpot_ms.p99;
+  j["e2e_ms_p50"] = r.e2e_ms.p50;
+  j["e2e_ms_p99"] = r.e2e_ms.p99;
+  j["ttft"] = stats_json(r.ttft_ms);
+  j["tpot"] = stats_json(r.tpot_ms);
+  j["e2e"] = stats_json(r.e2e_ms);
+  j["output_tok_s_per_gpu"] = r.output_tok_s_per_gpu;
+  j["total_tok_s_per_gpu"] = r.total_tok_s_per_gpu;
+  j["requests_per_s"] = r.requests_per_s;
+  j["goodput_requests_per_s"] = r.goodput_requests_per_s;
+  j["offered_requests_per_s"] = r.offered_requests_per_s;
+  j["capacity_requests_per_s"] = r.capacity_requests_per_s;
+  j["kv_cache_tokens"] = r.kv_tokens;
+  j["mean_in_system"] = r.mean_in_system;
+  j["mean_running"] = r.mean_running;
+  j["preemptions"] = r.preemptions;
+  j["queue_ms"] = r.queue_ms;
+  j["prefill_ms"] = r.prefill_ms;
+  j["decode_ms"] = r.decode_ms;
+  j["bottleneck"] = to_string(r.bottleneck);
+  j["bottleneck_note"] = r.bottleneck_note;
+  j["makespan_s"] = r.makespan_s;
+  j["iterations"] = r.iterations;
+  j["step_evaluations"] = r.step_evaluations;
+  j["sim_wall_ms"] = wall_s * 1e3;
+  return j.dump(2);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,14 @@
+// Renderings of a serving simulation (simulate --mode serve): percentiles, throughput,
+// goodput, the bottleneck and the verdict, as text or one JSON object (docs/serving.md).
+#pragma once
+#include <string>
+
+#include "cost/simulator.hpp"
+#include "serve/serving.hpp"
+
+namespace shardwise {
+// "closed loop, 64 users" / "Poisson at 20 requests/s" / "offline (all at once)" / "trace x.csv"
+std::string arrivals_label(const Workload& w);
+std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s);
+std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s);
+}  // namespace shardwise

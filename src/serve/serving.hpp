@@ -1,0 +1,69 @@
+// The serving simulation: requests arriving over time at one plan, scheduled as the
+// engines schedule them (continuous batching, chunked prefill under a token budget, a cap
+// on running sequences, paged KV admission with preemption), from the cost layer's step
+// times. docs/serving.md has the model, what it leaves out, and the checks.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost/simulator.hpp"
+#include "workload/serving.hpp"
+
+namespace shardwise {
+
+// Summary statistics of one latency over the requests, in milliseconds.
+struct LatencyStats {
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  // the statistic of an SLO bound (0: the mean; else 50, 90, 95, 99, 99.9)
+  [[nodiscard]] double stat(double pct) const;
+};
+// The q-quantile (0..1) of the values, linear between order statistics (numpy's default).
+double quantile_of(std::vector<double> v, double q);
+LatencyStats latency_stats(const std::vector<double>& ms);
+
+// One request's fate (seconds from the start of the simulation).
+struct RequestRecord {
+  double arrival_s = 0, admitted_s = 0, first_token_s = 0, finish_s = 0;
+  std::int64_t input = 0, output = 0;
+  std::int32_t preemptions = 0;
+};
+
+enum class Bottleneck : std::uint8_t { kQueueing, kPrefill, kDecode, kKvCache };
+const char* to_string(Bottleneck b);
+
+struct ServeResult {
+  bool feasible = true;
+  std::string reason;        // why not, when infeasible
+  LatencyStats ttft_ms, tpot_ms, e2e_ms;
+  double output_tok_s_per_gpu = 0, total_tok_s_per_gpu = 0;
+  double requests_per_s = 0, goodput_requests_per_s = 0;  // the whole deployment (every replica)
+  double offered_requests_per_s = 0;   // Poisson or trace arrivals (0 otherwise)
+  double capacity_requests_per_s = 0;  // saturated: every request queued at once (0 when not measured)
+  double mean_in_system = 0;           // requests waiting or running, time-averaged, per instance
+  double mean_running = 0;             // running sequences, time-averaged, per instance
+  double makespan_s = 0;               // first arrival to last completion
+  std::int64_t requests = 0;           // simulated (one instance)
+  std::int64_t iterations = 0, events = 0, preemptions = 0, step_evaluations = 0;
+  std::int64_t kv_tokens = 0;          // the instance's KV cache in tokens
+  double kv_blocked_share = 0;         // of iterations with a waiting request, those where KV blocked its admission
+  double seq_cap_share = 0;            // ... where the cap on running sequences did
+  Bottleneck bottleneck = Bottleneck::kDecode;
+  std::string bottleneck_note;
+  // each stage of the mean request, ms: waiting for admission, admission to first token, decode
+  double queue_ms = 0, prefill_ms = 0, decode_ms = 0;
+  std::vector<RequestRecord> records;  // when asked for
+};
+
+struct ServeOptions {
+  bool keep_records = false;
+  bool measure_capacity = true;  // run the saturated case too (Poisson and trace arrivals)
+};
+
+// Simulates the context's serve workload on one instance of the plan (each replica takes
+// 1 / replicas of the traffic; rates and throughputs are reported for the deployment). The
+// plan must be valid; memory that leaves no KV cache, overload and missed SLOs make the
+// result infeasible with the reason.
+ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const ServeOptions& opt = {});
+
+}  // namespace shardwise

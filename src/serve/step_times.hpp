@@ -1,0 +1,52 @@
+// The step times the serving simulation asks for, from the cost layer's step model,
+// cached on a grid of (batch, context) and (prompts, tokens) and interpolated between
+// its points (docs/serving.md, "Step times"). One per (context, plan); not thread-safe.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "cost/simulator.hpp"
+
+namespace shardwise {
+
+class StepTimes {
+ public:
+  StepTimes(const SimContext& ctx, const Plan& plan);
+
+  // One decode iteration of n sequences at mean context c (seconds between two of a
+  // sequence's steps).
+  double decode(std::int64_t n, double c);
+  // One prefill iteration of `tokens` prompt tokens over `pieces` requests.
+  double prefill(std::int64_t tokens, std::int64_t pieces);
+  // An iteration that decodes n sequences and prefills `tokens` tokens of `pieces` prompts
+  // together (chunked prefill): the prefill's time plus what the decodes add over the
+  // weight reads and overheads the two share, decode(n, c) - decode(1, 1).
+  double mixed(std::int64_t n, double c, std::int64_t tokens, std::int64_t pieces);
+
+  // The KV cache of one instance in tokens (every attention group's pool together), 0 when
+  // the weights and workspace leave none; `reason` then says why.
+  [[nodiscard]] std::int64_t kv_tokens() const { return kv_tokens_; }
+  [[nodiscard]] const std::string& kv_reason() const { return kv_reason_; }
+  // Step evaluations done (cache misses).
+  [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
+
+ private:
+  double grid_value(int axis_index) const;
+  double cached(bool decode, int i, int j);
+  double interpolate(bool decode, double x, double y);
+
+  const SimContext* ctx_;
+  const Plan* plan_;
+  std::unordered_map<std::uint64_t, double> cache_;
+  std::int64_t kv_tokens_ = 0;
+  std::string kv_reason_;
+  std::int64_t evaluations_ = 0;
+  double floor_s_ = -1;  // decode(1, 1)
+};
+
+// The grid: integers 1..16, then 8 points per doubling (docs/serving.md).
+int grid_index(double x);
+double grid_point(int i);
+
+}  // namespace shardwise

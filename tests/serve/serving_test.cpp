@@ -1,0 +1,254 @@
+// The serving simulation (serve/): the step-time grid, the statistics, one request's
+// timeline worked by hand, and the invariants: Little's law, ordered percentiles, a
+// vanishing rate gives one prefill, overload is refused, the same seed the same result.
+#include "serve/serving.hpp"
+
+#include <gtest/gtest.h>
+
+#include "serve/step_times.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+Workload serve_workload(std::int64_t isl, std::int64_t osl) {
+  Workload w;
+  w.name = "s";
+  w.mode = Mode::kServe;
+  w.isl = isl;
+  w.osl = osl;
+  return w;
+}
+
+SimContext llama8b(const Workload& w, const std::string& cluster = "h100x1") { return test_support::ctx_for("llama-3.1-8b", cluster, w); }
+
+TEST(StepGrid, IntegersToSixteenThenEightPointsPerDoubling) {
+  EXPECT_EQ(grid_point(0), 1.0);
+  EXPECT_EQ(grid_point(15), 16.0);
+  EXPECT_EQ(grid_point(16), 17.0);  // round(16 x 2^(1/8) = 17.45)
+  EXPECT_EQ(grid_point(23), 32.0);  // 16 x 2^(8/8)
+  EXPECT_EQ(grid_point(63), 1024.0);  // 16 x 2^(48/8)
+  EXPECT_EQ(grid_index(1), 0);
+  EXPECT_EQ(grid_index(16), 15);
+  EXPECT_EQ(grid_index(32), 23);
+  EXPECT_EQ(grid_index(1024), 63);
+  EXPECT_EQ(grid_index(1100), 63);  // between 1024 and 16 x 2^(49/8) = 1117
+  for (int i = 0; i < 120; ++i) EXPECT_LT(grid_point(i), grid_point(i + 1)) << i;
+}
+
+TEST(StepTimes, GridPointsAreTheCostModelsAndBetweenIsLinear) {
+  const Workload w = serve_workload(1024, 256);
+  const SimContext ctx = llama8b(w);
+  const Plan p = test_support::plan(1, 0);
+  StepTimes st(ctx, p);
+  // on grid points the cached value is the cost layer's step
+  EXPECT_DOUBLE_EQ(st.decode(32, 1024), step_time(ctx, p, Phase::kDecode, 32, 1024, 1025).iteration_s);
+  EXPECT_DOUBLE_EQ(st.prefill(1024, 1), step_time(ctx, p, Phase::kPrefill, 1, 1024, 1024).iteration_s);
+  // halfway between contexts 1024 and 1117: the mean of the two (bilinear, batch on a point)
+  const double lo = st.decode(32, 1024), hi = st.decode(32, 1117);
+  EXPECT_NEAR(st.decode(32, 1070.5), (lo + hi) / 2, 1e-12);
+  // a mixed iteration: the prefill plus what the decodes add over decode(1, 1)
+  EXPECT_NEAR(st.mixed(32, 1024, 1024, 1), st.prefill(1024, 1) + st.decode(32, 1024) - st.decode(1, 1), 1e-12);
+  EXPECT_DOUBLE_EQ(st.mixed(32, 1024, 0, 0), st.decode(32, 1024));
+  EXPECT_GT(st.kv_tokens(), 100000);  // 8B in bf16 on 80 GB: tens of GB of KV at 128 KB per token
+}
+
+TEST(ServeStats, QuantilesInterpolateBetweenOrderStatistics) {
+  // {1, 2, 3, 4}: median at position 1.5 -> 2.5; p90 at 2.7 -> 3 + 0.7 x (4 - 3) = 3.7
+  EXPECT_DOUBLE_EQ(quantile_of({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantile_of({4, 1, 3, 2}, 0.9), 3.7);
+  const LatencyStats s = latency_stats({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.p99, 3.97);  // position 2.97
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.stat(0), 2.5);
+  EXPECT_DOUBLE_EQ(s.stat(99), s.p99);
+}
+
+// One user, fixed lengths: the first iteration prefills the prompt alone and yields the
+// first token (TTFT = prefill(isl)); each later iteration decodes one token at context
+// isl + k, k = 1 .. osl - 1; the request ends after osl - 1 decode iterations.
+TEST(Serving, OneUserTimelineByHand) {
+  Workload w = serve_workload(1024, 64);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 1};
+  w.serve.requests = 3;
+  const SimContext ctx = llama8b(w);
+  const Plan p = test_support::plan(1, 0);
+  StepTimes st(ctx, p);
+  const double ttft = st.prefill(1024, 1);
+  double decode = 0;
+  for (int k = 1; k <= 63; ++k) decode += st.decode(1, 1024.0 + k);
+  ServeOptions opt;
+  opt.keep_records = true;
+  const ServeResult r = simulate_serving(ctx, p, opt);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  ASSERT_EQ(r.records.size(), 3u);
+  EXPECT_NEAR(r.ttft_ms.mean, ttft * 1e3, 1e-9);
+  EXPECT_NEAR(r.tpot_ms.mean, decode / 63 * 1e3, 1e-9);
+  EXPECT_NEAR(r.e2e_ms.mean, (ttft + decode) * 1e3, 1e-9);
+  // the user's requests follow each other: three end to end, one at a time
+  EXPECT_NEAR(r.makespan_s, 3 * (ttft + decode), 1e-9);
+  EXPECT_NEAR(r.records[1].arrival_s, r.records[0].finish_s, 1e-12);
+  EXPECT_NEAR(r.requests_per_s, 3 / r.makespan_s, 1e-9);
+  EXPECT_NEAR(r.output_tok_s_per_gpu, 3 * 64 / r.makespan_s, 1e-6);
+  EXPECT_EQ(r.preemptions, 0);
+}
+
+ServeResult poisson(double rate, std::int64_t requests, std::uint64_t seed = 1, bool lengths = true) {
+  Workload w = serve_workload(1024, 256);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
+  w.serve.requests = requests;
+  w.serve.seed = seed;
+  if (lengths) {
+    w.serve.input = LengthDist{LengthDist::Kind::kLognormal, 1024, 0.8, 16, 8192, {}};
+    w.serve.output = LengthDist{LengthDist::Kind::kUniform, 0, 0, 16, 496, {}};
+  }
+  const SimContext ctx = llama8b(w);
+  return simulate_serving(ctx, test_support::plan(1, 0));
+}
+
+TEST(Serving, LittlesLawHolds) {
+  for (double rate : {2.0, 10.0, 25.0}) {
+    const ServeResult r = poisson(rate, 1500);
+    ASSERT_GT(r.requests_per_s, 0);
+    // mean requests in the system (time average of the queue and running counts the
+    // scheduler keeps) = throughput x mean time in the system
+    const double little = r.requests_per_s * r.e2e_ms.mean / 1e3;
+    EXPECT_NEAR(r.mean_in_system / little, 1.0, 0.02) << "rate " << rate;
+  }
+}
+
+TEST(Serving, PercentilesAreOrdered) {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const ServeResult r = poisson(15.0, 800, seed);
+    for (const LatencyStats* s : {&r.ttft_ms, &r.tpot_ms, &r.e2e_ms}) {
+      EXPECT_LE(s->p50, s->p90);
+      EXPECT_LE(s->p90, s->p95);
+      EXPECT_LE(s->p95, s->p99);
+      EXPECT_LE(s->p99, s->max);
+      EXPECT_GT(s->p50, 0);
+    }
+  }
+}
+
+TEST(Serving, VanishingRateGivesOnePrefill) {
+  // 1e-4 requests/s (a request every 3 hours; each takes ~2 s): every request finds the
+  // engine idle, and its TTFT is its own prefill
+  const ServeResult r = poisson(1e-4, 50, 1, false);
+  Workload w = serve_workload(1024, 256);
+  const SimContext ctx = llama8b(w);
+  StepTimes st(ctx, test_support::plan(1, 0));
+  EXPECT_NEAR(r.ttft_ms.p50, st.prefill(1024, 1) * 1e3, 1e-6);
+  EXPECT_NEAR(r.ttft_ms.p99, st.prefill(1024, 1) * 1e3, 1e-6);
+  EXPECT_TRUE(r.feasible);
+}
+
+TEST(Serving, PastCapacityTtftGrowsAndThePlanIsRefused) {
+  const ServeResult base = poisson(10.0, 600);
+  ASSERT_GT(base.capacity_requests_per_s, 0);
+  const double over = 2.0 * base.capacity_requests_per_s;
+  const ServeResult a = poisson(over, 600), b = poisson(over, 1800);
+  EXPECT_FALSE(a.feasible);
+  EXPECT_NE(a.reason.find("overloaded"), std::string::npos) << a.reason;
+  EXPECT_EQ(a.bottleneck, Bottleneck::kQueueing);
+  EXPECT_GT(b.ttft_ms.p99, 2.0 * a.ttft_ms.p99);  // three times the requests, the queue keeps growing
+  // below capacity the plan stands
+  EXPECT_TRUE(poisson(0.5 * base.capacity_requests_per_s, 600).feasible);
+}
+
+TEST(Serving, SameSeedSameResultOtherSeedOther) {
+  const ServeResult a = poisson(12.0, 500, 7), b = poisson(12.0, 500, 7), c = poisson(12.0, 500, 8);
+  EXPECT_EQ(a.ttft_ms.p99, b.ttft_ms.p99);
+  EXPECT_EQ(a.e2e_ms.mean, b.e2e_ms.mean);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_NE(a.e2e_ms.mean, c.e2e_ms.mean);
+}
+
+TEST(Serving, PercentileSlosDecideAndGoodputCounts) {
+  Workload w = serve_workload(1024, 256);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, 10.0, 0};
+  w.serve.requests = 600;
+  const Plan p = test_support::plan(1, 0);
+  const ServeResult free = simulate_serving(llama8b(w), p);
+  ASSERT_TRUE(free.feasible);
+  EXPECT_DOUBLE_EQ(free.goodput_requests_per_s, free.requests_per_s);  // no SLO: every request is good
+  // a p99 bound just under the simulated p99 fails, naming the statistic; just over passes
+  w.tpot_pct = {SloBound{99, free.tpot_ms.p99 * 0.99}};
+  const ServeResult tight = simulate_serving(llama8b(w), p);
+  EXPECT_FALSE(tight.feasible);
+  EXPECT_NE(tight.reason.find("TPOT p99"), std::string::npos) << tight.reason;
+  EXPECT_LT(tight.goodput_requests_per_s, tight.requests_per_s);
+  w.tpot_pct = {SloBound{99, free.tpot_ms.p99 * 1.01}};
+  EXPECT_TRUE(simulate_serving(llama8b(w), p).feasible);
+}
+
+TEST(Serving, TheCapOnRunningSequencesHolds) {
+  Workload w = serve_workload(512, 128);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 64};
+  w.serve.requests = 640;
+  SimContext ctx = llama8b(w);
+  ctx.engine.max_num_seqs = 8;
+  const ServeResult r = simulate_serving(ctx, test_support::plan(1, 0));
+  EXPECT_LE(r.mean_running, 8.0 + 1e-9);
+  // closed loop: the users are always in the system, but for the drain of the last wave
+  EXPECT_LE(r.mean_in_system, 64.0 + 1e-9);
+  EXPECT_GT(r.mean_in_system, 0.9 * 64.0);
+  EXPECT_EQ(r.bottleneck, Bottleneck::kQueueing);
+}
+
+TEST(Serving, KvAdmissionPreemptsOnDemandAndNeverWhenReserved) {
+  // Llama-3.1-70B in bf16 on 2 H100 at tp 2 leaves a small KV pool: 256 users of 2k + 2k
+  // tokens do not fit at once
+  Workload w = serve_workload(2048, 2048);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 256};
+  w.serve.requests = 512;
+  SimContext ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
+  const Plan p = test_support::plan(2, 0);
+  const ServeResult demand = simulate_serving(ctx, p);
+  ASSERT_TRUE(demand.kv_tokens > 0 && demand.kv_tokens < 256 * 4096) << demand.kv_tokens;
+  EXPECT_GT(demand.preemptions, 0);
+  EXPECT_EQ(demand.bottleneck, Bottleneck::kKvCache);
+  ctx.engine.reserve_full_kv = true;
+  const ServeResult reserved = simulate_serving(ctx, p);
+  EXPECT_EQ(reserved.preemptions, 0);
+  EXPECT_LE(reserved.mean_running, static_cast<double>(reserved.kv_tokens) / 4096.0 + 1e-9);
+}
+
+TEST(Serving, OfflineArrivalsAgreeWithTheClosedForm) {
+  // every request at once with the running cap at b: the steady state of the offline
+  // stream at concurrency b, which the closed form models (docs/serving.md states the
+  // tolerance: 10%; the simulation adds the ramp and the drain of a finite run)
+  Workload w = serve_workload(1024, 1024);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0.0, 0};
+  w.serve.requests = 2000;
+  SimContext ctx = llama8b(w);
+  ctx.engine.max_num_seqs = 128;
+  Plan p = test_support::plan(1, 128);
+  const ServeResult r = simulate_serving(ctx, p);
+  Workload off = w;
+  off.mode = Mode::kOffline;
+  off.serve = ServeSpec{};
+  const Metrics m = evaluate(llama8b(off), p);
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  EXPECT_NEAR(r.output_tok_s_per_gpu / m.output_tok_s_per_gpu, 1.0, 0.10)
+      << r.output_tok_s_per_gpu << " vs " << m.output_tok_s_per_gpu;
+}
+
+TEST(Serving, ReplicasSplitTheTraffic) {
+  // two replicas at 2R behave like one at R: the same latencies, twice the requests/s
+  Workload w = serve_workload(1024, 256);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, 8.0, 0};
+  w.serve.requests = 400;
+  const ServeResult one = simulate_serving(llama8b(w, "h100x2"), test_support::plan(1, 0));
+  w.serve.arrivals.rate = 16.0;
+  w.serve.requests = 800;
+  Plan two = test_support::plan(1, 0);
+  two.deg.replicas = 2;
+  const ServeResult r = simulate_serving(llama8b(w, "h100x2"), two);
+  EXPECT_DOUBLE_EQ(r.ttft_ms.p99, one.ttft_ms.p99);
+  EXPECT_NEAR(r.requests_per_s, 2 * one.requests_per_s, 1e-9);
+  EXPECT_DOUBLE_EQ(r.output_tok_s_per_gpu, one.output_tok_s_per_gpu);
+}
+
+}  // namespace
+}  // namespace shardwise
