@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "calibrate: %s\n", rows.error().message().c_str());
     return 2;
   }
+  // the serving rows check the serving simulation; they are never fitted
+  std::erase_if(*rows, [](const PublicRow& r) { return r.scenario == "serve"; });
   const auto rows_of = [&](const Silicon& s) {
     std::vector<const PublicRow*> mine;
     for (const auto& r : *rows) {

@@ -1,5 +1,9 @@
 #include "public_rows.hpp"
 
+#include <tuple>
+
+#include "serve/serving.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -98,10 +102,6 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   r.id = std::stoi(get("row_id"));
   const std::string model = get("model");
   const std::string scenario = get("scenario");
-  if (starts_with(scenario, "online serving")) {
-    skip("closed-loop serving at a fixed concurrency: not yet expressible (the serving simulator, issue 14)");
-    return std::nullopt;
-  }
   if (contains(get("engine"), "weight offloading")) {
     skip("weights offloaded to host memory during the run (not modelled: the simulator keeps every weight in HBM)");
     return std::nullopt;
@@ -171,7 +171,26 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     if (!e) throw std::runtime_error(e.error().message());
     r.engine = *e;
   }
-  if (!get("ttft_ms").empty() && get("output_tok_s_per_gpu").empty()) {
+  if (starts_with(scenario, "online serving")) {
+    // closed loop at the stated concurrency: "max concurrency 64, QPS inf" (vLLM's
+    // benchmark_serving), "concurrency 8" (InferenceX); ten requests per user, as
+    // InferenceX runs them (the vLLM post does not state its count)
+    r.scenario = "serve";
+    const auto at = conc.find("concurrency ");
+    if (at == std::string::npos) {
+      skip(fmt::format("serving row without a stated concurrency ('{}')", conc));
+      return std::nullopt;
+    }
+    const std::int64_t users = std::stoll(conc.substr(at + 12));
+    r.workload.mode = Mode::kServe;
+    r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, users};
+    r.workload.serve.requests = 10 * users;
+    r.plan.batch = 0;
+    r.measured = get("output_tok_s_per_gpu").empty() ? 0.0 : std::stod(get("output_tok_s_per_gpu"));
+    r.metric = RowMetric::kServeOutput;
+    r.serve_ttft_ms = get("ttft_ms").empty() ? 0.0 : std::stod(get("ttft_ms"));
+    r.serve_tpot_ms = get("tpot_or_itl_ms").empty() ? 0.0 : std::stod(get("tpot_or_itl_ms"));
+  } else if (!get("ttft_ms").empty() && get("output_tok_s_per_gpu").empty()) {
     r.metric = RowMetric::kTtft;
     r.scenario = "ttft";
     r.measured = std::stod(get("ttft_ms"));
@@ -239,6 +258,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   if (d.ep > 1) par += fmt::format("EP{}", d.ep);
   r.label = fmt::format("{} {} {} {}/{} {}{}", short_model, r.gpu, par, get("isl"), get("osl"), r.scenario,
                         r.plan.batch > 0 ? fmt::format(" b{}", r.plan.batch) : "");
+  if (r.scenario == "serve") r.label += fmt::format(" c{}", r.workload.serve.arrivals.concurrency);
   return r;
 }
 }  // namespace
@@ -261,7 +281,7 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* need : {"row_id", "model", "weight_precision", "kv_cache_precision", "gpu", "num_gpus", "tp", "pp", "scenario",
-                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes"}) {
+                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms"}) {
     if (!col.count(need)) return Error{path, need, "a column of that name", "none"};
   }
   std::vector<PublicRow> rows;
@@ -277,6 +297,20 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
     try {
       auto r = convert_row(get, skip);
       if (!r) continue;
+      if (r->scenario == "serve") {  // one row per published metric
+        const std::string base = r->label;
+        for (const auto& [metric, value, name] : {std::tuple{RowMetric::kServeOutput, r->measured, "tput"},
+                                                  std::tuple{RowMetric::kServeTtft, r->serve_ttft_ms, "ttft"},
+                                                  std::tuple{RowMetric::kServeTpot, r->serve_tpot_ms, "tpot"}}) {
+          if (!(value > 0)) continue;
+          PublicRow m = *r;
+          m.metric = metric;
+          m.measured = value;
+          m.label = base + " " + name;
+          rows.push_back(std::move(m));
+        }
+        continue;
+      }
       rows.push_back(std::move(*r));
     } catch (const std::exception& e) {  // a number column this benchmark cannot read
       skip(fmt::format("a column it cannot read ({})", e.what()));
@@ -287,6 +321,11 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
 
 double predict(const PublicRow& r, const CostParams& p) {
   const SimContext ctx = make_context(r.model, r.cluster, r.workload, p, r.engine);
+  if (r.metric == RowMetric::kServeOutput || r.metric == RowMetric::kServeTtft || r.metric == RowMetric::kServeTpot) {
+    const ServeResult s = simulate_serving(ctx, r.plan);
+    if (s.requests == 0) return 0.0;
+    return r.metric == RowMetric::kServeOutput ? s.output_tok_s_per_gpu : r.metric == RowMetric::kServeTtft ? s.ttft_ms.mean : s.tpot_ms.mean;
+  }
   if (r.metric == RowMetric::kStaticBatchThroughput) return evaluate_static_batch(ctx, r.plan).output_tok_s_per_gpu;
   Metrics m = evaluate(ctx, r.plan, nullptr, false);
   if (r.batch_cap > 0 && m.feasible() && m.batch > r.batch_cap) {

@@ -14,6 +14,11 @@ enum class RowMetric {
   kTtft,                   // first-token latency of one prompt, ms
   kDecodeThroughput,       // output tok/s per GPU of a decode-only (disaggregated) instance
   kPrefillThroughput,      // input tok/s per GPU of a prefill-only (disaggregated) instance
+  // closed-loop serving rows, through the serving simulation (serve/): each published
+  // metric is a row of its own; validation only, never fitted (bench/calibrate skips them)
+  kServeOutput,            // output tok/s per GPU
+  kServeTtft,              // mean TTFT, ms
+  kServeTpot,              // mean TPOT, ms
 };
 
 struct PublicRow {
@@ -21,7 +26,7 @@ struct PublicRow {
   std::string label;   // "Llama-3.1-70B TP8 1000/1000 offline"
   std::string gpu;     // "h100", "h200", "b200", "gb200", "a100"
   std::string family;  // "dense" or "moe"
-  std::string scenario;  // "offline", "static", "min-latency", "ttft", "decode-only", "prefill-only"
+  std::string scenario;  // "offline", "static", "min-latency", "ttft", "decode-only", "prefill-only", "serve"
   std::string engine_name;  // "trtllm", "vllm", "sglang"
   std::int64_t batch_cap = 0;  // the concurrency the engine was given (0: unbounded): max batch is clamped to it
   RowMetric metric = RowMetric::kOfflineMaxThroughput;
@@ -31,6 +36,7 @@ struct PublicRow {
   Workload workload;
   Plan plan;
   EngineTraits engine;  // from the engine and its version
+  double serve_ttft_ms = 0, serve_tpot_ms = 0;  // a serving row's published means (0: not published)
 };
 
 // Reads and converts every row; a row the simulator cannot express is an error.

@@ -345,7 +345,7 @@ std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms 
 ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const ServeOptions& opt) {
   const Workload& w = ctx.workload;
   const std::int64_t replicas = std::max<std::int64_t>(1, plan.deg.replicas);
-  StepTimes steps(ctx, plan);
+  StepTimes steps(ctx, plan, opt.exact_steps);
   ServeResult res;
   res.kv_tokens = steps.kv_tokens();
   if (steps.kv_tokens() < 1) {

@@ -58,6 +58,7 @@ struct ServeResult {
 struct ServeOptions {
   bool keep_records = false;
   bool measure_capacity = true;  // run the saturated case too (Poisson and trace arrivals)
+  bool exact_steps = false;      // the cost layer at every step, no grid (StepTimes)
 };
 
 // Simulates the context's serve workload on one instance of the plan (each replica takes

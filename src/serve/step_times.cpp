@@ -17,7 +17,7 @@ double grid_point(int i) {
   return std::round(16.0 * std::exp2(static_cast<double>(i - 15) / 8.0));
 }
 
-StepTimes::StepTimes(const SimContext& ctx, const Plan& plan) : ctx_(&ctx), plan_(&plan) {
+StepTimes::StepTimes(const SimContext& ctx, const Plan& plan, bool exact) : ctx_(&ctx), plan_(&plan), exact_(exact) {
   // KV per token of one sequence on one GPU, at the workload's mean full context; the free
   // HBM after weights, the largest step's workspace and the reserve holds the pool.
   const Workload& w = ctx.workload;
@@ -64,14 +64,28 @@ double StepTimes::interpolate(bool decode, double x, double y) {
   const double x0 = grid_point(i), x1 = grid_point(i + 1), y0 = grid_point(j), y1 = grid_point(j + 1);
   const double fx = x1 > x0 ? std::clamp((x - x0) / (x1 - x0), 0.0, 1.0) : 0.0;
   const double fy = y1 > y0 ? std::clamp((y - y0) / (y1 - y0), 0.0, 1.0) : 0.0;
-  const double a = cached(decode, i, j), b = fx > 0 ? cached(decode, i + 1, j) : a;
-  const double c = fy > 0 ? cached(decode, i, j + 1) : a, d = fx > 0 && fy > 0 ? cached(decode, i + 1, j + 1) : (fx > 0 ? b : c);
-  return (1 - fx) * (1 - fy) * a + fx * (1 - fy) * b + (1 - fx) * fy * c + fx * fy * d;
+  Cell& cell = last_[decode ? 1 : 0];
+  if (cell.i != i || cell.j != j) {
+    cell = Cell{i, j, cached(decode, i, j), cached(decode, i + 1, j), cached(decode, i, j + 1), cached(decode, i + 1, j + 1)};
+  }
+  return (1 - fx) * (1 - fy) * cell.a + fx * (1 - fy) * cell.b + (1 - fx) * fy * cell.c + fx * fy * cell.d;
 }
 
-double StepTimes::decode(std::int64_t n, double c) { return interpolate(true, static_cast<double>(n), c); }
+double StepTimes::decode(std::int64_t n, double c) {
+  if (exact_) {
+    ++evaluations_;
+    const auto ci = std::max<std::int64_t>(1, std::llround(c));
+    return step_time(*ctx_, *plan_, Phase::kDecode, std::max<std::int64_t>(1, n), ci, ci + 1).iteration_s;
+  }
+  return interpolate(true, static_cast<double>(n), c);
+}
 
 double StepTimes::prefill(std::int64_t tokens, std::int64_t pieces) {
+  if (exact_) {
+    ++evaluations_;
+    const std::int64_t k = std::max<std::int64_t>(1, pieces), per = std::max<std::int64_t>(1, (tokens + k - 1) / k);
+    return step_time(*ctx_, *plan_, Phase::kPrefill, k, per, per).iteration_s;
+  }
   return interpolate(false, static_cast<double>(std::max<std::int64_t>(1, pieces)), static_cast<double>(tokens));
 }
 

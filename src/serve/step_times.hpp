@@ -12,7 +12,9 @@ namespace shardwise {
 
 class StepTimes {
  public:
-  StepTimes(const SimContext& ctx, const Plan& plan);
+  // exact: evaluate the cost layer at every (batch, context) asked, no grid (bench/serve's
+  // baseline and the measure of the grid's error).
+  StepTimes(const SimContext& ctx, const Plan& plan, bool exact = false);
 
   // One decode iteration of n sequences at mean context c (seconds between two of a
   // sequence's steps).
@@ -43,6 +45,12 @@ class StepTimes {
   std::string kv_reason_;
   std::int64_t evaluations_ = 0;
   double floor_s_ = -1;  // decode(1, 1)
+  // the corners of the last cell asked for, per kind (most iterations stay in one cell)
+  struct Cell {
+    int i = -1, j = -1;
+    double a = 0, b = 0, c = 0, d = 0;
+  } last_[2];
+  bool exact_ = false;
 };
 
 // The grid: integers 1..16, then 8 points per doubling (docs/serving.md).

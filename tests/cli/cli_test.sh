@@ -196,5 +196,28 @@ expect 2 '^shardwise: --max-num-tokens: expected a token budget from 1 to' -- si
 expect 0 'weights      61.61 GB in attention bf16, dense bf16, experts fp4 \(the checkpoint.s mxfp4\)' -- describe --model gpt-oss-120b
 expect 0 'weights      1.342 TB in bf16 \(1.342 TB' -- describe --model deepseek-v3 --weights-dtype bf16
 expect 0 '"checkpoint_quantization": "fp8"' -- describe --model deepseek-v3 --json
+
+# serving (issue 14): the contract's flags and JSON keys
+serve=(simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --requests 200)
+for key in ttft_ms tpot_ms ttft_ms_p50 ttft_ms_p90 ttft_ms_p99 tpot_ms_p50 tpot_ms_p90 tpot_ms_p99 e2e_ms_p50 e2e_ms_p99 \
+           output_tok_s_per_gpu total_tok_s_per_gpu requests_per_s goodput_requests_per_s feasible reason; do
+  expect 0 "\"$key\":" -- "${serve[@]}" --rate 5 --json
+done
+expect 0 'closed loop, 16 users' -- "${serve[@]}" --concurrency 16
+expect 0 'bottleneck +(queueing|prefill|decode|KV cache):' -- "${serve[@]}" --concurrency 16
+expect 0 'TTFT +[0-9.]+ +[0-9.]+' -- "${serve[@]}" --rate 5 --seed 9
+expect 0 'INFEASIBLE +overloaded' -- "${serve[@]}" --rate 10000
+expect 0 '"feasible": false' -- "${serve[@]}" --rate 10000 --json
+expect 0 'offline \(every request at once\)' -- "${serve[@]}" --rate inf
+expect 0 'Poisson at 6 requests/s' -- simulate --model llama-3.1-8b --cluster h100x1 --workload "$data/good/workload-serve.yaml"
+expect 0 'trace .*trace.csv \(4 requests\)' -- simulate --model llama-3.1-8b --cluster h100x1 --workload "$data/good/workload-trace.yaml"
+expect 2 '^shardwise: --rate: expected --mode serve' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --rate 5
+expect 2 "^shardwise: --concurrency: expected either --rate or --concurrency" -- "${serve[@]}" --rate 5 --concurrency 4
+expect 2 "^shardwise: --rate: expected a positive number" -- "${serve[@]}" --rate fast
+expect 2 "field 'arrivals': expected how requests arrive" -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve
+# the same seed, the same figures
+a=$("$bin" "${serve[@]}" --rate 5 --seed 4 --json | grep '"ttft_ms_p99"'); b=$("$bin" "${serve[@]}" --rate 5 --seed 4 --json | grep '"ttft_ms_p99"')
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "serve: the same seed gave '$a' then '$b'"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
