@@ -60,6 +60,7 @@ std::optional<std::string> model_source(const std::string& model) {
   if (model == "GPT-OSS-20B") return shared + "new-architectures/gpt-oss-20b.json";
   if (model == "Qwen3-30B-A3B") return "qwen3-30b-a3b";
   if (model == "Qwen3-235B-A22B") return "qwen3-235b-a22b";
+  if (starts_with(model, "Llama-4-Scout")) return shared + "new-architectures/llama-4-scout.json";
   return std::nullopt;
 }
 

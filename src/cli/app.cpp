@@ -107,27 +107,38 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
 // The engine profile flags of simulate and plan (docs/cost-model.md, "Engine profiles").
 struct EngineArgs {
   std::string name, version;
-  std::optional<std::int64_t> max_num_tokens;
+  std::optional<std::int64_t> max_num_tokens, max_num_seqs;
 };
 void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
   cmd->add_option("--engine", e.name, "Serving engine whose cost profile applies: trtllm, vllm or sglang (default: a generic one)");
   cmd->add_option("--engine-version", e.version, "The engine's version (default: its profile's), e.g. 0.11 or 1.0");
   cmd->add_option("--max-num-tokens", e.max_num_tokens,
                   "Tokens one iteration of an attention-DP rank may prefill (the engine's max_num_tokens; default 8192)");
+  cmd->add_option("--max-num-seqs", e.max_num_seqs,
+                  "Serve: running sequences per attention-DP rank (vLLM --max-num-seqs, TensorRT-LLM max_batch_size; default: the engine's)");
 }
 Expected<EngineTraits> engine_of(const EngineArgs& a) {
+  EngineTraits out;
   if (a.name.empty()) {
     if (!a.version.empty()) return Error{"--engine-version", "", "--engine beside it (trtllm, vllm or sglang)", "no --engine"};
-    EngineTraits generic;
     if (a.max_num_tokens) {
       if (*a.max_num_tokens < 1 || *a.max_num_tokens > kMaxTokens) {
         return Error{"--max-num-tokens", "", fmt::format("a token budget from 1 to {}", kMaxTokens), std::to_string(*a.max_num_tokens)};
       }
-      generic.max_num_tokens = *a.max_num_tokens;
+      out.max_num_tokens = *a.max_num_tokens;
     }
-    return generic;
+  } else {
+    auto e = load_engine_profile(a.name, a.version, a.max_num_tokens);
+    if (!e) return e;
+    out = *e;
   }
-  return load_engine_profile(a.name, a.version, a.max_num_tokens);
+  if (a.max_num_seqs) {
+    if (*a.max_num_seqs < 1 || *a.max_num_seqs > kMaxBatch) {
+      return Error{"--max-num-seqs", "", fmt::format("a number of running sequences from 1 to {}", kMaxBatch), std::to_string(*a.max_num_seqs)};
+    }
+    out.max_num_seqs = *a.max_num_seqs;
+  }
+  return out;
 }
 
 bool any_override(const WorkloadOverrides& o) {

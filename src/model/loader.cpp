@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,14 +24,14 @@ constexpr std::int64_t kMaxVocab = 1 << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 constexpr std::int64_t kMaxContext = std::int64_t{1} << 34;
 
-enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe };
+enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe, kLlama4 };
 
 struct ArchName {
   const char* architecture;
   const char* model_type;
   Family family;
 };
-constexpr std::array<ArchName, 9> kArchs{{
+constexpr std::array<ArchName, 11> kArchs{{
     {"LlamaForCausalLM", "llama", Family::kLlama},
     {"MistralForCausalLM", "mistral", Family::kMistral},
     {"MixtralForCausalLM", "mixtral", Family::kMixtral},
@@ -40,6 +41,8 @@ constexpr std::array<ArchName, 9> kArchs{{
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseekV3},
     {"GptOssForCausalLM", "gpt_oss", Family::kGptOss},
     {"GptMoeForCausalLM", "gpt_moe", Family::kGptMoe},  // shardwise's synthetic GPT-MoE
+    {"Llama4ForConditionalGeneration", "llama4", Family::kLlama4},  // its text_config
+    {"Llama4ForCausalLM", "llama4_text", Family::kLlama4},
 }};
 
 // Common decoder fields every family has.
@@ -81,6 +84,22 @@ void read_windows(const FieldReader& r, Family f, ModelSpec& m) {
       const std::int64_t from = r.integer_or("max_window_layers", m.num_layers, 0, kMaxLayers);
       for (std::int64_t i = from; i < m.num_layers; ++i) m.layer_window[static_cast<std::size_t>(i)] = w;
     }
+  } else if (f == Family::kLlama4) {
+    // chunked local attention (attention_chunk_size) on the RoPE layers; every
+    // no_rope_layer_interval-th layer (NoPE, HF default 4) attends globally. A chunk is
+    // costed as a sliding window of its length (what the engines allocate for it).
+    const std::int64_t chunk = r.integer_or("attention_chunk_size", 0, 1, kMaxContext);
+    if (chunk == 0 || r.sink().failed()) return;
+    const auto listed = r.integer_list_or("no_rope_layers", 0, 1);
+    if (!listed.empty() && static_cast<std::int64_t>(listed.size()) != m.num_layers) {
+      r.fail("no_rope_layers", fmt::format("one entry per layer ({})", m.num_layers), fmt::format("{} entries", listed.size()));
+      return;
+    }
+    const std::int64_t interval = r.integer_or("no_rope_layer_interval", 4, 1, kMaxLayers);
+    for (std::int64_t i = 0; i < m.num_layers; ++i) {
+      const bool rope = listed.empty() ? (i + 1) % interval != 0 : listed[static_cast<std::size_t>(i)] == 1;
+      m.layer_window[static_cast<std::size_t>(i)] = rope ? chunk : 0;
+    }
   } else if (f == Family::kGptOss) {
     const std::int64_t w = r.integer("sliding_window", 1, kMaxContext);
     const auto types = r.string_list_or("layer_types");
@@ -121,6 +140,22 @@ void read_moe(const FieldReader& r, Family f, ModelSpec& m) {
       m.ffn = 0;
       m.moe.router_bias = (f == Family::kGptOss);
       break;
+    case Family::kLlama4: {
+      // routed experts and one shared expert of intermediate_size on the MoE layers (every
+      // interleave_moe_layer_step-th, or those `moe_layers` lists); a dense MLP of
+      // intermediate_size_mlp on the others
+      m.moe.expert_ffn = r.integer("intermediate_size", 1, kMaxDim);
+      m.moe.num_shared = 1;
+      m.moe.shared_ffn = m.moe.expert_ffn;
+      m.ffn = r.integer_or("intermediate_size_mlp", 0, 0, kMaxDim);
+      const std::int64_t step = r.integer_or("interleave_moe_layer_step", 1, 1, kMaxLayers);
+      const auto listed = r.integer_list_or("moe_layers", 0, m.num_layers - 1);
+      for (std::int64_t i = 0; i < m.num_layers; ++i) {
+        const bool moe = listed.empty() ? (i + 1) % step == 0 : std::find(listed.begin(), listed.end(), i) != listed.end();
+        m.layer_is_moe[static_cast<std::size_t>(i)] = moe;
+      }
+      break;
+    }
     case Family::kQwen3Moe: {
       m.moe.expert_ffn = r.integer("moe_intermediate_size", 1, kMaxDim);
       m.ffn = r.integer_or("intermediate_size", 0, 0, kMaxDim);
@@ -225,59 +260,77 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   auto fam = resolve_family(r, m.architecture);
   if (!fam) return fam.error();
   const Family f = *fam;
+  // Llama-4's multimodal config nests the decoder in text_config (quantization stays at the root)
+  std::optional<FieldReader> text_cfg;
+  if (f == Family::kLlama4 && r.has("text_config")) {
+    text_cfg = r.object("text_config", true);
+    if (sink.failed()) return *sink.first;
+    if (auto v = r.object("vision_config", false)) {
+      // encoder layers (attention 4 h^2, MLP 2 h f, their biases and norms) and the projector
+      const std::int64_t vh = v->integer_or("hidden_size", 0, 0, kMaxDim), vf = v->integer_or("intermediate_size", 0, 0, kMaxDim);
+      const std::int64_t vl = v->integer_or("num_hidden_layers", 0, 0, kMaxLayers);
+      const std::int64_t vout = v->integer_or("vision_output_dim", 0, 0, kMaxDim);
+      const std::int64_t th = text_cfg->integer_or("hidden_size", 0, 0, kMaxDim);
+      m.vision_params = vl * (4 * vh * vh + 2 * vh * vf + 9 * vh + vf) + vout * th;
+    }
+  }
+  const FieldReader& d = text_cfg ? *text_cfg : r;
 
-  read_common(r, m);
+  read_common(d, m);
   if (sink.failed()) return *sink.first;
 
   // Attention and MLP details per family (HF defaults where HF has one).
   switch (f) {
     case Family::kLlama:
     case Family::kMistral:
-      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", false);
-      m.mlp_bias = r.boolean_or("mlp_bias", false);
+      m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", false);
+      m.mlp_bias = d.boolean_or("mlp_bias", false);
       break;
     case Family::kMixtral:
+      break;
+    case Family::kLlama4:  // use_qk_norm is a weightless L2 norm: no parameters
+      m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", false);
       break;
     case Family::kQwen2:
       m.qkv_bias = true;  // Qwen2 always has q/k/v biases, none on o_proj
       break;
     case Family::kQwen3:
     case Family::kQwen3Moe:
-      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", false);
+      m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", false);
       m.qk_norm = true;
       break;
     case Family::kDeepseekV3:
-      read_mla(r, m);
+      read_mla(d, m);
       break;
     case Family::kGptOss:
-      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", true);
+      m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", true);
       m.attention_sinks = true;
       m.mlp_bias = true;
       break;
     case Family::kGptMoe: {
-      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", true);
-      m.mlp_bias = r.boolean_or("mlp_bias", true);
-      const std::string act = r.string_or("hidden_act", "gelu");
+      m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", true);
+      m.mlp_bias = d.boolean_or("mlp_bias", true);
+      const std::string act = d.string_or("hidden_act", "gelu");
       m.mlp_gated = (act == "silu" || act == "swiglu");
-      const std::string norm = r.string_or("norm_type", "layernorm");
+      const std::string norm = d.string_or("norm_type", "layernorm");
       if (norm == "layernorm") {
         m.norm = NormKind::kLayerNorm;
       } else if (norm != "rmsnorm") {
-        r.fail("norm_type", "'layernorm' or 'rmsnorm'", "'" + norm + "'");
+        d.fail("norm_type", "'layernorm' or 'rmsnorm'", "'" + norm + "'");
       }
       break;
     }
   }
 
   const bool is_moe_family = f == Family::kMixtral || f == Family::kQwen3Moe || f == Family::kDeepseekV3 ||
-                             f == Family::kGptOss || f == Family::kGptMoe;
+                             f == Family::kGptOss || f == Family::kGptMoe || f == Family::kLlama4;
   if (is_moe_family) {
-    read_moe(r, f, m);
+    read_moe(d, f, m);
   } else {
-    m.ffn = r.integer("intermediate_size", 1, kMaxDim);
+    m.ffn = d.integer("intermediate_size", 1, kMaxDim);
     m.layer_is_moe.assign(static_cast<std::size_t>(m.num_layers), false);
   }
-  read_windows(r, f, m);
+  read_windows(d, f, m);
   if (read_quant) read_quantization(r, m.quant);
   if (sink.failed()) return *sink.first;
   if (const auto classes = m.layer_classes().size(); classes > kMaxLayerClasses) {

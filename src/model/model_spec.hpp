@@ -86,6 +86,9 @@ struct ModelSpec {
   bool mlp_bias = false;
   bool tied_embeddings = false;
   std::int64_t num_mtp_layers = 0;  // DeepSeek next-token-prediction modules, not counted
+  // A multimodal checkpoint's vision encoder and projector (Llama-4), approximate: loaded by
+  // the engines but not in text serving's cost (docs/models.md); 0 for text models.
+  std::int64_t vision_params = 0;
   CheckpointFormats quant;          // the checkpoint's own formats (see CheckpointFormats)
 
   // Per layer, in order: MoE or dense, and the sliding window (0 = full).

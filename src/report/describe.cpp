@@ -62,6 +62,7 @@ json model_json(const ModelSpec& m, const DescribeOptions& o) {
   }
   j["layer_classes"] = classes;
   j["params_total"] = p.total.total();
+  j["params_vision"] = m.vision_params;
   j["params_active"] = p.active.total();
   j["params_breakdown"] = {{"total", breakdown_json(p.total)}, {"active", breakdown_json(p.active)}};
   j["kv_dtype"] = to_string(o.kv_dtype);
@@ -162,6 +163,10 @@ std::string describe_model_text(const ModelSpec& m, const DescribeOptions& o) {
   }
   s += fmt::format("parameters   total {} ({}), active per token {} ({})\n", si_count(static_cast<double>(p.total.total())),
                    grouped(p.total.total()), si_count(static_cast<double>(p.active.total())), grouped(p.active.total()));
+  if (m.vision_params > 0) {
+    s += fmt::format("vision       encoder and projector about {} more (loaded by the engines; not in text serving's cost)\n",
+                     si_count(static_cast<double>(m.vision_params)));
+  }
   const auto row = [&](const char* name, std::int64_t t, std::int64_t a) {
     if (t > 0) s += fmt::format("  {:<16}{:>14} {:>14}\n", name, si_count(static_cast<double>(t)), si_count(static_cast<double>(a)));
   };

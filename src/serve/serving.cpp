@@ -197,8 +197,8 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
   };
   // Grows r's blocks to hold `tokens`, preempting the newest running requests; false if r itself was preempted.
   const auto grow = [&](std::int64_t r, std::int64_t tokens) {
-    if (eng.reserve_full_kv) return true;
     const auto u = static_cast<std::size_t>(r);
+    if (eng.reserve_full_kv || tokens <= blocks[u] * B) return true;  // the blocks it holds suffice
     const std::int64_t need = blocks_for(tokens) - blocks[u];
     while (need > free_blocks) {
       if (preempt_last() == r) return false;
@@ -225,6 +225,7 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     pre_idx.clear();
     pre_tok.clear();
     std::int64_t budget = budget0;
+    double ctx_sum = 0;  // the decodes' contexts
     // 1. the running requests, oldest first: a prompt's next chunk, or a decode
     bool prefilling = false;
     for (std::size_t i = 0; i < running.size(); ++i) {
@@ -242,6 +243,7 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
         if (budget < dec_tokens) continue;
         if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] + tps)))) break;
         dec.push_back(r);
+        ctx_sum += static_cast<double>(done[u]) + gen[u];
         budget -= dec_tokens;
       }
     }
@@ -280,6 +282,7 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
         const auto u = static_cast<std::size_t>(r);
         if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] + tps)))) break;
         dec.push_back(r);
+        ctx_sum += static_cast<double>(done[u]) + gen[u];
       }
     }
     std::int64_t ptok = 0;
@@ -289,8 +292,6 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
       out.res.reason = "the scheduler stalled: no request could be scheduled (an internal error; please report it)";
       return out;
     }
-    double ctx_sum = 0;
-    for (std::int64_t r : dec) ctx_sum += static_cast<double>(done[static_cast<std::size_t>(r)]) + gen[static_cast<std::size_t>(r)];
     const auto nd = static_cast<std::int64_t>(dec.size());
     const double c_mean = nd > 0 ? ctx_sum / static_cast<double>(nd) : 0.0;
     const auto np = static_cast<std::int64_t>(pre_idx.size());
@@ -299,7 +300,9 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     run_int += static_cast<double>(running.size()) * dt;
     t += dt;
     ++iterations;
+    bool any_finished = false;
     const auto finish = [&](std::int64_t r) {
+      any_finished = true;
       const auto u = static_cast<std::size_t>(r);
       rec[u].finish_s = t;
       finished[u] = 1;
@@ -322,7 +325,7 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
       gen[u] += 1.0;  // the prompt's last chunk yields the next token
       if (gen[u] >= static_cast<double>(rec[u].output) - 1e-9) finish(r);
     }
-    std::erase_if(running, [&](std::int64_t r) { return finished[static_cast<std::size_t>(r)] != 0; });
+    if (any_finished) std::erase_if(running, [&](std::int64_t r) { return finished[static_cast<std::size_t>(r)] != 0; });
   }
   ServeResult& res = out.res;
   res.iterations = iterations;

@@ -1,5 +1,6 @@
 #include "model/loader.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -90,6 +91,46 @@ TEST(ModelLoader, DeepseekWithoutQLora) {
   EXPECT_EQ(d->mla.q_lora_rank, 0);
   // q: 256 x 4 x 24 = 24,576; kv: 256 x 40 + 32 + 32 x 4 x 32 = 10,240 + 32 + 4,096 = 14,368; o: 4 x 16 x 256 = 16,384
   EXPECT_EQ(attention_params_per_layer(*d), 24'576 + 14'368 + 16'384);
+}
+
+// Llama-4 (issue 15): text_config, interleaved MoE layers, a shared expert, the dense MLP
+// of intermediate_size_mlp, chunked attention on the RoPE layers. Published totals: Scout
+// 109 B, Maverick 400 B (both with the vision encoder), 17 B active.
+TEST(ModelLoader, Llama4ScoutAndMaverick) {
+  const std::string dir = std::string(SHARDWISE_SHARED_DIR) + "/models/new-architectures/";
+  if (!std::filesystem::exists(dir + "llama-4-scout.json")) GTEST_SKIP() << "no ../shared/models/new-architectures";
+  auto scout = load_model(dir + "llama-4-scout.json");
+  ASSERT_TRUE(scout.ok()) << scout.error().message();
+  EXPECT_EQ(scout->num_moe_layers(), 48);
+  EXPECT_EQ(scout->moe.num_experts, 16);
+  EXPECT_EQ(scout->moe.num_shared, 1);
+  // layers 3, 7, ..., 47 are NoPE (global); the other 36 attend in chunks of 8192
+  EXPECT_EQ(scout->layer_window[3], 0);
+  EXPECT_EQ(scout->layer_window[0], 8192);
+  EXPECT_EQ(std::count(scout->layer_window.begin(), scout->layer_window.end(), 0), 12);
+  const ParamCounts s = count_params(*scout);
+  // text: embedding + head 2 x 202048 x 5120 = 2.069 B; attention 48 x (2 x 5120 x 5120 +
+  // 2 x 5120 x 1024) = 3.020 B; experts 48 x 17 x 3 x 5120 x 8192 = 102.7 B; router 3.9 M
+  EXPECT_NEAR(static_cast<double>(s.total.total()), 107.77e9, 0.01e9);
+  EXPECT_NEAR(static_cast<double>(s.total.total() + scout->vision_params) / 109e9, 1.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(s.active.total()) / 17e9, 1.0, 0.02);
+  auto mav = load_model(dir + "llama-4-maverick.json");
+  ASSERT_TRUE(mav.ok()) << mav.error().message();
+  EXPECT_EQ(mav->num_moe_layers(), 24);
+  EXPECT_FALSE(mav->layer_is_moe[0]);
+  EXPECT_TRUE(mav->layer_is_moe[1]);
+  EXPECT_EQ(mav->ffn, 16384);
+  const ParamCounts m = count_params(*mav);
+  EXPECT_NEAR(static_cast<double>(m.total.total() + mav->vision_params) / 400e9, 1.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(m.active.total()) / 17e9, 1.0, 0.02);
+  // the text-only form reads the same fields at the root
+  auto text = parse_model_config(R"({"architectures": ["Llama4ForCausalLM"], "hidden_size": 256, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000, "intermediate_size": 128,
+    "intermediate_size_mlp": 512, "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+    "attention_chunk_size": 64})", "t.json", "t");
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_EQ(text->num_moe_layers(), 2);
+  EXPECT_EQ(text->vision_params, 0);
 }
 
 }  // namespace
