@@ -149,7 +149,10 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     }
     mlp_out = f2.out;
     if (s.moe) {  // the shared branch joins the routed one, whose output is split on tokens over W
-      comm = mlp_local ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
+      // partial sums beside a replicated MoE input are added to the routed ones before their
+      // one reduce-scatter (moe.cpp), as the engines fuse the two reductions
+      const bool fused = e.a == 1 && ffn_need == Lay::kR && e.w > 1 && mlp_out == Lay::kP;
+      comm = mlp_local || fused ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
       if (comm > 0) flush("shared_join", -1, kGroupMlp);
     }
   }

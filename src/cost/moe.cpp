@@ -81,24 +81,31 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
   // volume over the mean scales their time, with the network dedup of prefill kernels
   const double skew = load.busiest / std::max(load.mean, 1e-9);
   const double imbalance = skew * e.moe.dedup;
+  // Replicated tokens (no attention data parallel, the MoE input whole on every rank, as
+  // after an all-reduce): each rank picks its expert group's copies itself, and the block
+  // ends in one reduce-scatter of the weighted partial sums over W (vLLM's and SGLang's
+  // fused MoE under tensor parallel); otherwise the copies travel by all-to-all.
+  const bool replicated = e.a == 1 && ffn_need == Lay::kR && e.w > 1;
   // router: none (replicated in the tp group) | tokens
   const Lay rl = norm_lay(p, Slot::kRouter);
   comm = convert(e, ffn_need, rl, e.g_tp, tg * h * e.ab, "tp");
   {
     const double rows = rl == Lay::kSt ? tg / tp : tg;
     comp = gemm_time(e, e.peak, rows, 2.0 * rows * s.router_params, s.router_params * e.wb + rows * (h + static_cast<double>(s.experts)) * e.ab);
+    // replicated, a router split over the tokens gathers its logits so that every rank routes every token
+    if (replicated && rl == Lay::kSt) comm += coll(e, CollKind::kAllGather, e.g_tp, T * static_cast<double>(s.experts) * e.ab, "tp");
     flush("router", static_cast<int>(Slot::kRouter), kGroupRouter);
   }
   // dispatch: each rank sends its T/W tokens' top-k copies to the experts' ranks (all-to-all
   // over W) in the experts' input format; the busiest group receives `imbalance` x the mean
-  comm = coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.disp_b, "mlp", imbalance);
+  if (!replicated) comm = coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.disp_b, "mlp", imbalance);
   flush("dispatch", -1, kGroupConst);
   // expert FFNs inside each expert group of etp ranks: ffn (split each expert) | tokens (split the tokens)
   const int c1 = ch(p, Slot::kExpertFfn1), c2 = ch(p, Slot::kExpertFfn2);
   const Lay e1_in = c1 == 0 ? Lay::kR : Lay::kSt, e1_out = c1 == 0 ? Lay::kSf : Lay::kSt;
   const Lay e2_in = c2 == 0 ? Lay::kSf : Lay::kSt, e2_out = c2 == 0 ? Lay::kP : Lay::kSt;
   const double f = static_cast<double>(s.expert_ffn), up = static_cast<double>(s.mlp_mats - 1);
-  comm = convert(e, Lay::kSt, e1_in, e.g_etp, load.mean * h * e.ab, "etp", skew);
+  comm = convert(e, replicated ? Lay::kR : Lay::kSt, e1_in, e.g_etp, load.mean * h * e.ab, "etp", skew);
   // a grouped GEMM over the touched experts: each reads its weights once and runs its
   // rows / touched tokens at the efficiency of that many rows
   {
@@ -121,10 +128,17 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
                      e.p->expert_mem_efficiency);
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }
-  // combine: partial sums reduced inside the expert group, copies sent back in bf16 (all-to-all over W), weighted sum
-  comm = convert(e, e2_out, Lay::kSt, e.g_etp, load.mean * h * e.ab, "etp", skew);
-  comm += coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.ab, "mlp", imbalance);
-  comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
+  if (replicated) {
+    // combine: each rank sums its copies' (partial) outputs by their gates into the T tokens,
+    // then one reduce-scatter over W leaves each rank its T / W tokens
+    comp = stream_time(e, (tok_group + T) * h * e.ab);
+    comm = convert(e, Lay::kP, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
+  } else {
+    // combine: partial sums reduced inside the expert group, copies sent back in bf16 (all-to-all over W), weighted sum
+    comm = convert(e, e2_out, Lay::kSt, e.g_etp, load.mean * h * e.ab, "etp", skew);
+    comm += coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.ab, "mlp", imbalance);
+    comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
+  }
   flush("combine", -1, kGroupExperts);
 }
 

@@ -626,8 +626,72 @@ class Executor {
     return out;
   }
 
+  // Replicated tokens (no attention data parallel, the input whole on every rank): each rank
+  // takes its expert group's copies itself, and one reduce-scatter of the gated partial sums
+  // over W ends the block (docs/cost-model.md, "Mixture of experts").
+  DT moe_replicated(std::int64_t l, const DT& hn, const DT* shared_partial) {
+    const std::int64_t T = big_t(), k = m_.moe.top_k, h = m_.hidden, fe = m_.moe.expert_ffn, e_n = m_.moe.num_experts;
+    const std::int64_t per_group = e_n / ep_n_, my_group = wr_ / etp_n_;
+    DT xr = hn;
+    const bool split_router = choice(Slot::kRouter) != 0;
+    convert(xr, split_router ? Lay::kSt : Lay::kR, tp_, "router", "tp");
+    DT lg{xr.m * w_.m(lname(l, "router")), xr.lay, 2.0};  // rows this rank does not hold are NaN
+    if (split_router) convert(lg, Lay::kR, tp_, "router", "tp");  // every rank routes every token
+    const Mat& logits = lg.m;
+    // the group's copies in token order, the same list on each of its etp members
+    std::vector<Copy> mine;
+    for (std::int64_t t = 0; t < T; ++t) {
+      for (std::int64_t j = 0; j < k; ++j) {
+        const std::int64_t e = routed_expert(t, j, k, e_n);
+        if (e / per_group == my_group) mine.push_back({t, j, e});
+      }
+    }
+    const auto grows = static_cast<std::int64_t>(mine.size());
+    if (grows % etp_n_ != 0) fail("balanced routing gave an expert group copies that do not split over its ranks");
+    const std::int64_t blk = grows / etp_n_, g0 = etp_.me * blk;
+    DT xe{Mat(grows, h), Lay::kR, 2.0};
+    for (std::int64_t r = 0; r < grows; ++r) xe.m.row(r) = hn.m.row(mine[static_cast<std::size_t>(r)].token);
+    const int c1 = choice(Slot::kExpertFfn1), c2 = choice(Slot::kExpertFfn2);
+    const bool gated = m_.mlp_gated;
+    const std::int64_t up = gated ? 2 : 1, fb = fe / etp_n_;
+    convert(xe, c1 == 0 ? Lay::kR : Lay::kSt, etp_, "expert_ffn1", "etp");  // a free slice either way
+    DT act{nanmat(grows, fe), c1 == 0 ? Lay::kSf : Lay::kSt, 2.0};
+    for (std::int64_t r = 0; r < grows; ++r) {
+      if (c1 == 1 && (r < g0 || r >= g0 + blk)) continue;
+      const Mat& w1 = w_.m(fmt::format("L{}.e{}.w1", l, mine[static_cast<std::size_t>(r)].expert));
+      const Mat row = xe.m.row(r);
+      if (c1 == 0) {
+        Mat wc(h, up * fb);
+        wc.leftCols(fb) = w1.middleCols(etp_.me * fb, fb);
+        if (gated) wc.rightCols(fb) = w1.middleCols(fe + etp_.me * fb, fb);
+        act.m.row(r).segment(etp_.me * fb, fb) = mlp_activate(row * wc, gated, fb);
+      } else {
+        act.m.row(r) = mlp_activate(row * w1, gated, fe);
+      }
+    }
+    convert(act, c2 == 0 ? Lay::kSf : Lay::kSt, etp_, "expert_ffn2", "etp");
+    // each rank: its copies' outputs (partial over the ffn split, or whole for its block of
+    // copies), gated and summed into the T tokens: partial sums over W
+    DT y{Mat::Zero(T, h), Lay::kP, 2.0};
+    for (std::int64_t r = 0; r < grows; ++r) {
+      if (c2 == 1 && (r < g0 || r >= g0 + blk)) continue;
+      const Copy& cp = mine[static_cast<std::size_t>(r)];
+      const Mat& w2 = w_.m(fmt::format("L{}.e{}.w2", l, cp.expert));
+      const Mat out = c2 == 0 ? Mat(act.m.row(r).segment(etp_.me * fb, fb) * w2.middleRows(etp_.me * fb, fb)) : Mat(act.m.row(r) * w2);
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (std::int64_t j = 0; j < k; ++j) mx = std::max(mx, logits(cp.token, routed_expert(cp.token, j, k, e_n)));
+      for (std::int64_t j = 0; j < k; ++j) sum += std::exp(logits(cp.token, routed_expert(cp.token, j, k, e_n)) - mx);
+      y.m.row(cp.token) += std::exp(logits(cp.token, cp.expert) - mx) / sum * out;
+    }
+    if (shared_partial) y.m += shared_partial->m;  // the shared experts' partial sums join before the one reduction
+    convert(y, Lay::kSt, stage_, "combine", "mlp");
+    return y;
+  }
+
   // Router, dispatch, experts, combine; returns the routed output, tokens split over W (T rows).
-  DT moe(std::int64_t l, const DT& hn) {
+  bool replicated_moe(const DT& hn) const { return a_n_ == 1 && hn.lay == Lay::kR && w_n_ > 1; }
+  DT moe(std::int64_t l, const DT& hn, const DT* shared_partial = nullptr) {
+    if (replicated_moe(hn)) return moe_replicated(l, hn, shared_partial);
     const std::int64_t T = big_t(), nrank = T / w_n_, k = m_.moe.top_k, h = m_.hidden, fe = m_.moe.expert_ffn;
     // router: none (replicated in the tp group) | tokens
     DT xr = hn;
@@ -776,7 +840,13 @@ class Executor {
       have = true;
     }
     if (f.moe) {
-      DT routed = moe(l, hn);
+      DT routed;
+      if (have && !local && replicated_moe(hn) && out.lay == Lay::kP) {
+        routed = moe(l, hn, &out);  // the shared experts' partial sums fused into the combine's reduction
+        have = false;
+      } else {
+        routed = moe(l, hn);
+      }
       if (have) {
         DT shared;
         if (local) {  // in the attention scope, replicated in the group: my slice is free

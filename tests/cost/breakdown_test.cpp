@@ -112,10 +112,12 @@ TEST(Breakdown, StepMatchesEvaluate) {
 
 TEST(Breakdown, MoeCombineIsAReduceScatterThenAnAllToAll) {
   // Mixtral-8x7B (h 4096, top-2), tp 4, ep 2: W = 4, expert TP etp = 2; 8 sequences decoding,
-  // one micro-batch: T = 8 tokens, top-2 copies per expert group = 8 x 2 / 2 = 8.
+  // one micro-batch: T = 8 tokens, top-2 copies per expert group = 8 x 2 / 2 = 8. ffn_norm =
+  // tokens (sequence parallel) splits the MoE input over the tokens: the copies travel.
   const SimContext ctx = ctx_for("mixtral-8x7b", "h100x8");
   Plan p = plan(4, 8);
   p.deg.ep = 2;
+  set(p, Slot::kFfnNorm, "tokens");
   ASSERT_FALSE(validate_plan(p, ctx.model, ctx.cluster).has_value());
   const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 8, 1000);
   const OpCost& c = op(bd, 0, "combine");
@@ -130,6 +132,28 @@ TEST(Breakdown, MoeCombineIsAReduceScatterThenAnAllToAll) {
   // dispatch is the same all-to-all alone
   ASSERT_EQ(op(bd, 0, "dispatch").colls.size(), 1u);
   expect_coll(op(bd, 0, "dispatch").colls[0], CollKind::kAllToAll, "mlp", 4, 131'072, 24'576);
+}
+
+TEST(Breakdown, ReplicatedMoeInputNeedsNoDispatch) {
+  // The same plan with Megatron's ffn_norm = none: the MoE input is whole on all W = 4 ranks
+  // (no attention DP), each rank takes its group's copies itself, and the combine is one
+  // reduce-scatter over W of the gated sums [8, 4096] bf16 = 65,536 bytes, (4-1)/4 of it =
+  // 49,152 sent per GPU.
+  const SimContext ctx = ctx_for("mixtral-8x7b", "h100x8");
+  Plan p = plan(4, 8);
+  p.deg.ep = 2;
+  const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 8, 1000);
+  EXPECT_TRUE(op(bd, 0, "dispatch").colls.empty());
+  EXPECT_TRUE(op(bd, 0, "expert_ffn1").colls.empty());  // the whole copies are there for the ffn split
+  const OpCost& c = op(bd, 0, "combine");
+  ASSERT_EQ(c.colls.size(), 1u);
+  expect_coll(c.colls[0], CollKind::kReduceScatter, "mlp", 4, 65'536, 49'152);
+  // with attention data parallel the tokens differ between groups: the copies travel again
+  Plan a = plan(2, 8);
+  a.deg.attn_dp = 2;
+  a.deg.ep = 2;
+  const Breakdown bda = breakdown_step(ctx, a, Phase::kDecode, 8, 1000);
+  ASSERT_EQ(op(bda, 0, "dispatch").colls.size(), 1u);
 }
 
 TEST(Breakdown, LmHeadWithSequenceParallelNormGathersTwice) {

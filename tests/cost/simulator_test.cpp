@@ -82,12 +82,14 @@ TEST(Simulator, Tp2MemoryByHand) {
 }
 
 TEST(Simulator, ExpertParallelDispatchVolume) {
-  // Mixtral-8x7B, tp 2, ep 2 (one expert group per rank), 8 sequences decoding:
-  // dispatch moves [8 tokens x top-2, 4096] bf16 = 131,072 bytes over 2 ranks; each holds 65,536 and
-  // sends half of it to the other: 32,768 bytes per GPU. The combine sends the same back.
+  // Mixtral-8x7B, tp 2, ep 2 (one expert group per rank), 8 sequences decoding, the MoE input
+  // split over the tokens (ffn_norm = tokens): dispatch moves [8 tokens x top-2, 4096] bf16 =
+  // 131,072 bytes over 2 ranks; each holds 65,536 and sends half of it to the other: 32,768
+  // bytes per GPU. The combine sends the same back.
   const SimContext ctx = ctx_for("mixtral-8x7b", "h100x8", decode(1000));
   Plan p = plan(2, 8);
   p.deg.ep = 2;
+  p.sharding[static_cast<std::size_t>(Slot::kFfnNorm)] = 1;
   Breakdown bd;
   const Metrics m = evaluate(ctx, p, &bd);
   ASSERT_TRUE(m.feasible()) << m.reason;

@@ -251,9 +251,12 @@ TEST(ExpectedLedger, MegatronDenseIsTwoAllReducesPerLayerByHand) {
 
 TEST(ExpectedLedger, ExpertDispatchByHand) {
   // qwen3-30b-a3b for tp 2, ep 2: 4 experts top-2, W = 2; n k % lcm(4, 2) = 0 gives n = 2 tokens per
-  // rank, s = 4 sequences. Decode: T = 4 tokens, dispatch all-to-all of T k h 2 = 4 x 2 x 32 x 2 = 512 B:
+  // rank, s = 4 sequences. With ffn_norm = tokens the MoE input is split over the tokens, so the
+  // copies travel: decode T = 4 tokens, dispatch all-to-all of T k h 2 = 4 x 2 x 32 x 2 = 512 B:
   // each GPU holds 512 / 2 = 256 B of copies and sends (n-1)/n of them: 128 B; x 2 GPUs x 2 steps = 512
-  const ex::Case c = scaled("qwen3-30b-a3b", 2, 1, 2);
+  sw::Sharding sp = sw::megatron_sharding();
+  sp[static_cast<std::size_t>(sw::Slot::kFfnNorm)] = 1;  // tokens
+  const ex::Case c = scaled("qwen3-30b-a3b", 2, 1, 2, 1, sp);
   ASSERT_EQ(c.model.moe.num_experts, 4);
   ASSERT_EQ(c.model.moe.top_k, 2);
   ASSERT_EQ(c.seqs_per_micro(), 4);
@@ -261,6 +264,13 @@ TEST(ExpectedLedger, ExpertDispatchByHand) {
   ASSERT_TRUE(l.ok());
   EXPECT_DOUBLE_EQ(l->at(ex::LedgerKey{sw::Phase::kDecode, 0, "dispatch", sw::CollKind::kAllToAll, "mlp"}), 512.0);
   EXPECT_DOUBLE_EQ(l->at(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kAllToAll, "mlp"}), 512.0);
+  // Megatron's ffn_norm = none leaves the input whole on both ranks: no dispatch; the combine is
+  // one reduce-scatter of the gated sums [T, h] = 4 x 32 x 2 = 256 B, 128 B sent per GPU; x 2 x 2 = 512
+  const auto r = ex::expected_ledger(scaled("qwen3-30b-a3b", 2, 1, 2));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->count(ex::LedgerKey{sw::Phase::kDecode, 0, "dispatch", sw::CollKind::kAllToAll, "mlp"}), 0u);
+  EXPECT_DOUBLE_EQ(r->at(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kReduceScatter, "mlp"}), 512.0);
+  EXPECT_EQ(r->count(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kAllToAll, "mlp"}), 0u);
 }
 
 TEST(ExpectedLedger, CompareFlagsMissingAndExtraEntries) {
