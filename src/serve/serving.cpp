@@ -418,7 +418,16 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       for (Req& r : burst) r.arrival = 0;
       const Core sat = run(ctx, plan, steps, burst, Arrivals::Kind::kBurst, 0);
       if (sat.res.feasible && sat.res.makespan_s > 0) {
-        res.capacity_requests_per_s = nreq / sat.res.makespan_s * static_cast<double>(replicas);
+        // the saturated completion rate between the 10th and the 90th percentile completions
+        // (the ramp of the first admissions and the drain of the last requests left out)
+        std::vector<double> done;
+        done.reserve(sat.rec.size());
+        for (const RequestRecord& r : sat.rec) done.push_back(r.finish_s);
+        std::sort(done.begin(), done.end());
+        const std::size_t a = done.size() / 10, b = done.size() - 1 - done.size() / 10;
+        const double rate = done.size() >= 20 && done[b] > done[a] ? static_cast<double>(b - a) / (done[b] - done[a])
+                                                                    : nreq / sat.res.makespan_s;
+        res.capacity_requests_per_s = rate * static_cast<double>(replicas);
         overloaded = res.offered_requests_per_s > res.capacity_requests_per_s;
       }
       res.step_evaluations = steps.evaluations();

@@ -39,7 +39,8 @@ struct ServeResult {
   double output_tok_s_per_gpu = 0, total_tok_s_per_gpu = 0;
   double requests_per_s = 0, goodput_requests_per_s = 0;  // the whole deployment (every replica)
   double offered_requests_per_s = 0;   // Poisson or trace arrivals (0 otherwise)
-  double capacity_requests_per_s = 0;  // saturated: every request queued at once (0 when not measured)
+  double capacity_requests_per_s = 0;  // saturated: every request queued at once, the completion rate between
+                                       // the 10th and 90th percentile completions (0 when not measured)
   double mean_in_system = 0;           // requests waiting or running, time-averaged, per instance
   double mean_running = 0;             // running sequences, time-averaged, per instance
   double makespan_s = 0;               // first arrival to last completion
