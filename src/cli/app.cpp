@@ -25,6 +25,7 @@
 #include "report/listing.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
+#include "search/serve_plan.hpp"
 #include "serve/serving.hpp"
 #include "report/plan_report.hpp"
 #include "report/html_report.hpp"
@@ -324,6 +325,10 @@ int run_simulate(SimulateArgs a) {
     return fail(Error{origin, a.plan_file.empty() || !flags.empty() ? "" : "plan",
                       fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), m.reason});
   }
+  if (ctx.workload.mode == Mode::kServe && !has_arrivals(ctx.workload)) {
+    return fail(Error{"simulate --mode serve", "", "how requests arrive: --rate R (Poisson; inf: all at once) or --concurrency N "
+                      "(closed loop), or arrivals: in the workload", "neither"});
+  }
   if (ctx.workload.mode == Mode::kServe && m.infeasible != Infeasible::kMemory) {
     // the request-level simulation decides (the closed form above only screens the plan's memory)
     const auto t0 = std::chrono::steady_clock::now();
@@ -347,6 +352,8 @@ struct PlanArgs {
   std::string seed = "1";  // parsed here: CLI11 would wrap "-1" into 2^64 - 1
   int threads = 0;
   bool json = false;
+  double target_rate = 0;  // plan --mode serve: the fewest GPUs serving this many requests/s
+  int top_k = 8;
 };
 
 std::optional<std::uint64_t> parse_seed(const std::string& s) {
@@ -368,6 +375,41 @@ bool writable_path(const std::string& path) {
   return access(d.c_str(), W_OK) == 0;
 }
 
+// plan --mode serve: the closed-form search's winner joins the screen of every instance
+// shape; the best K are simulated (docs/serving.md, "Planning").
+int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, PlanFile file, bool tty) {
+  ServePlanOptions so;
+  so.top_k = a.top_k;
+  so.target_rate = a.target_rate;
+  so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
+  if (tty) {
+    so.progress = [](int done, int of) { std::fprintf(stderr, "\r  simulating candidates: %d/%d   ", done, of); };
+  }
+  const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
+  if (tty) std::fputc('\n', stderr);
+  const bool found = r.best >= 0 && r.deployment_rate > 0;
+  if (found) {
+    file.plan = r.deployment;
+    file.plan.batch = 0;
+    // the plan file replays the deployment's traffic: its rate (simulate --plan)
+    file.overrides.mode = "serve";
+    file.overrides.rate = fmt::format("{:.6g}", r.deployment_rate);
+    file.overrides.concurrency.reset();
+    file.overrides.requests = so.requests * file.plan.deg.replicas;  // each replica its share, as planned
+  }
+  if (!a.out.empty()) {
+    if (!found) {
+      print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
+      return fail(Error{"--out", "", "a plan that meets the SLOs to write to '" + a.out + "'", "none (why is printed above)"});
+    }
+    std::ofstream f(a.out);
+    f << plan_to_json(file) << "\n";
+    if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
+  }
+  print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
+  return 0;
+}
+
 int run_plan(const PlanArgs& a, const CliOptions& cli) {
   const Engine engine = find_engine(a.engine);
   if (!engine) return fail(Error{"--search", "", std::string("one of ") + engine_names(), "'" + a.engine + "'"});
@@ -384,8 +426,15 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     return fail(Error{"--out/--report/--save-policy", "", "no file written (this caller forbids writes)", "a path"});
   }
   if (auto e = check_degree_flag("--redundant-experts", a.redundant_experts, 0)) return fail(*e);
+  if (!(a.target_rate >= 0) || !std::isfinite(a.target_rate) || a.target_rate > 1e7) {
+    return fail(Error{"--target-rate", "", "a positive number of requests/s up to 1e7", fmt::format("{}", a.target_rate)});
+  }
+  if (a.top_k < 0 || a.top_k > 1000) return fail(Error{"--top-k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(a.top_k)});
   auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
   if (!in) return fail(in.error());
+  if (a.target_rate > 0 && in->workload.mode != Mode::kServe) {
+    return fail(Error{"--target-rate", "", "--mode serve (or a serve workload) beside it", fmt::format("mode {}", to_string(in->workload.mode))});
+  }
   if (a.redundant_experts > 0 && a.redundant_experts > in->model.moe.num_experts) {
     return fail(Error{"--redundant-experts",
                       "",
@@ -472,6 +521,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   o.baseline = a.engine == "megatron" ? o.search : search_megatron(ctx, space, base_opt);
   PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides};
   file.overrides.batch.reset();  // the plan carries its own batch
+  if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
   if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
   if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);
   if (!o.search.found) {
@@ -699,6 +749,9 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
                    "listed in the output and the report's convergence chart")
       ->delimiter(',');
   add_engine_flags(plan, pa.serve);
+  plan->add_option("--target-rate", pa.target_rate,
+                   "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
+  plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 8; 0: all)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
   VerifyArgs va;

@@ -11,6 +11,8 @@ namespace shardwise {
 namespace {
 using nlohmann::json;
 
+std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1e3) : fmt::format("{:.1f} ms", ms); }
+
 std::string lengths_label(const std::optional<LengthDist>& d, std::int64_t fixed) {
   if (!d) return grouped(fixed);
   switch (d->kind) {
@@ -139,6 +141,116 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   j["iterations"] = r.iterations;
   j["step_evaluations"] = r.step_evaluations;
   j["sim_wall_ms"] = wall_s * 1e3;
+  return j.dump(2);
+}
+
+namespace {
+std::string shape(const Plan& p, bool moe) {
+  const Degrees& d = p.deg;
+  std::string s = fmt::format("tp {}", d.tp);
+  if (d.attn_dp > 1) s += fmt::format(" x attn_dp {}", d.attn_dp);
+  if (d.pp > 1) s += fmt::format(" x pp {}", d.pp);
+  if (moe) s += fmt::format(" ep {}", d.ep);
+  const std::string sh = sharding_to_string(p.sharding);
+  if (sh != "megatron") s += sh == "ffn1=none ffn2=none" ? " dp-mlp" : " (" + sh + ")";
+  return s;
+}
+}  // namespace
+
+std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, double target_rate, std::int64_t requests) {
+  const Workload& w = ctx.workload;
+  const bool moe = ctx.model.is_moe();
+  std::string s;
+  s += fmt::format("serve plan   {} on {}, workload {} (serve): input {}, output {} tokens; SLOs {}\n", ctx.model.name, ctx.cluster.name,
+                   w.name, lengths_label(w.serve.input, w.isl), lengths_label(w.serve.output, w.osl), slo_label(w));
+  s += context_lines(ctx);
+  s += fmt::format("screen       {} instance shapes by the closed form, {} fit memory and the SLOs' bound; the best {} simulated "
+                   "({} requests each, Poisson arrivals): {} simulations in {:.2f} s\n",
+                   r.screened, r.screen_feasible, r.candidates.size(), grouped(requests), r.simulations, r.wall_s);
+  if (!r.candidates.empty()) {
+    s += fmt::format("\n{:>2}  {:<34} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "#", "instance", "GPUs", "screen t/s/G",
+                     "capacity", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99");
+    for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+      const ServeCandidate& c = r.candidates[i];
+      s += fmt::format("{:>2}{} {:<34} {:>4} {:>12.1f} {:>10.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
+                       static_cast<int>(i) == r.best ? "*" : " ", shape(c.plan, moe), c.plan.deg.instance_gpus(), c.screen.objective,
+                       c.capacity, c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.ttft_ms.p99) : "-",
+                       c.max_rate > 0 ? ms_text(c.at_max.tpot_ms.p99) : "-");
+    }
+    s += "(screen t/s/G: the closed form's output tokens/s per GPU; capacity and max in SLO: requests/s of one instance)\n\n";
+  }
+  if (r.best < 0 || r.deployment_rate <= 0) {
+    s += fmt::format("INFEASIBLE   {}\n", r.reason);
+    return s;
+  }
+  const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
+  const Degrees& d = r.deployment.deg;
+  if (target_rate > 0) {
+    const ServeResult& x = r.deployment_result;
+    s += fmt::format("fewest GPUs  {} for {} requests/s: {} replicas of {} ({} GPUs each)\n", d.total_gpus(), target_rate, d.replicas,
+                     shape(b.plan, moe), d.instance_gpus());
+    s += fmt::format("simulated    at {} requests/s: TTFT p50 {} p99 {}, TPOT p50 {} p99 {}, goodput {:.3f} requests/s; {:.1f} output tokens/s per GPU\n",
+                     target_rate, ms_text(x.ttft_ms.p50), ms_text(x.ttft_ms.p99), ms_text(x.tpot_ms.p50), ms_text(x.tpot_ms.p99),
+                     x.goodput_requests_per_s, x.output_tok_s_per_gpu);
+  } else {
+    s += fmt::format("chosen       #{}: {} x {} replicas = {} GPUs of {}: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
+                     shape(b.plan, moe), d.replicas, d.total_gpus(), ctx.cluster.num_gpus, r.deployment_rate, b.per_gpu());
+  }
+  s += "\nfrontier of the chosen instance (Poisson arrivals at shares of its max rate in the SLOs):\n";
+  s += fmt::format("{:>10} {:>17} {:>11} {:>10} {:>10}  {}\n", "req/s", "output t/s/GPU", "t/s/user", "TTFT p99", "TPOT p99", "SLOs");
+  for (const FrontierPoint& f : r.frontier) {
+    s += fmt::format("{:>10.3f} {:>17.1f} {:>11.1f} {:>10} {:>10}  {}\n", f.rate, f.output_tok_s_per_gpu, f.tok_s_per_user, ms_text(f.ttft_p99_ms),
+                     ms_text(f.tpot_p99_ms), f.feasible ? "met" : "missed");
+  }
+  return s;
+}
+
+std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const ServePlanResult& r, double target_rate, std::int64_t requests) {
+  json j;
+  const bool found = r.best >= 0 && r.deployment_rate > 0;
+  j["feasible"] = found;
+  j["reason"] = found ? json(nullptr) : json(r.reason);
+  j["mode"] = "serve";
+  j["target_rate"] = target_rate > 0 ? json(target_rate) : json(nullptr);
+  j["screened"] = r.screened;
+  j["screen_feasible"] = r.screen_feasible;
+  j["simulations"] = r.simulations;
+  j["requests_per_simulation"] = requests;
+  j["wall_s"] = r.wall_s;
+  json cands = json::array();
+  for (const ServeCandidate& c : r.candidates) {
+    cands.push_back({{"plan", json::parse(plan_to_json(PlanFile{c.plan, file.model, file.cluster, file.workload, {}}))},
+                     {"gpus", c.plan.deg.instance_gpus()},
+                     {"screen_output_tok_s_per_gpu", c.screen.objective},
+                     {"capacity_requests_per_s", c.capacity},
+                     {"max_requests_per_s", c.max_rate},
+                     {"requests_per_s_per_gpu", c.per_gpu()},
+                     {"ttft_ms_p99", c.at_max.ttft_ms.p99},
+                     {"tpot_ms_p99", c.at_max.tpot_ms.p99}});
+  }
+  j["candidates"] = cands;
+  j["best"] = r.best;
+  if (found) {
+    PlanFile f = file;
+    f.plan = r.deployment;
+    j["plan"] = json::parse(plan_to_json(f));
+    j["gpus"] = r.deployment.deg.total_gpus();
+    j["requests_per_s"] = r.deployment_rate;
+    j["requests_per_s_per_gpu"] = r.deployment_rate / static_cast<double>(r.deployment.deg.total_gpus());
+    const ServeResult& x = r.deployment_result;
+    j["ttft_ms_p50"] = x.ttft_ms.p50;
+    j["ttft_ms_p99"] = x.ttft_ms.p99;
+    j["tpot_ms_p50"] = x.tpot_ms.p50;
+    j["tpot_ms_p99"] = x.tpot_ms.p99;
+    j["goodput_requests_per_s"] = x.goodput_requests_per_s;
+    json fr = json::array();
+    for (const FrontierPoint& p : r.frontier) {
+      fr.push_back({{"requests_per_s", p.rate}, {"output_tok_s_per_gpu", p.output_tok_s_per_gpu}, {"tok_s_per_user", p.tok_s_per_user},
+                    {"ttft_ms_p99", p.ttft_p99_ms}, {"tpot_ms_p99", p.tpot_p99_ms}, {"feasible", p.feasible}});
+    }
+    j["frontier"] = fr;
+  }
+  (void)ctx;
   return j.dump(2);
 }
 

@@ -341,9 +341,39 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
   return out;
 }
 
+// The saturated completion rate of one instance: the requests all queued at once, the rate
+// between the 10th and the 90th percentile completions (the ramp of the first admissions
+// and the drain of the last requests left out; the whole run when that window is under
+// half of it, as when every request fits at once); 0 when the scheduler cannot run them.
+double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps, std::vector<Req> reqs) {
+  for (Req& r : reqs) r.arrival = 0;
+  const Core sat = run(ctx, plan, steps, reqs, Arrivals::Kind::kBurst, 0);
+  if (!sat.res.feasible || sat.res.makespan_s <= 0) return 0.0;
+  std::vector<double> done;
+  done.reserve(sat.rec.size());
+  for (const RequestRecord& r : sat.rec) done.push_back(r.finish_s);
+  std::sort(done.begin(), done.end());
+  const std::size_t a = done.size() / 10, b = done.size() - 1 - done.size() / 10;
+  // when most requests finish in one wave (all of them fit at once) the window says nothing
+  // of a steady state: the whole run's rate then (a lower bound)
+  if (done.size() >= 20 && done[b] - done[a] >= 0.5 * sat.res.makespan_s) return static_cast<double>(b - a) / (done[b] - done[a]);
+  return static_cast<double>(done.size()) / sat.res.makespan_s;
+}
+
 std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1e3) : fmt::format("{:.1f} ms", ms); }
 
 }  // namespace
+
+double saturated_requests_per_s(const SimContext& ctx, const Plan& plan) {
+  const std::int64_t replicas = std::max<std::int64_t>(1, plan.deg.replicas);
+  StepTimes steps(ctx, plan);
+  if (steps.kv_tokens() < 1) return 0.0;
+  const std::vector<Req> reqs = make_requests(ctx.workload, replicas);
+  for (const Req& r : reqs) {
+    if (r.isl + r.osl > steps.kv_tokens()) return 0.0;
+  }
+  return saturated_rate(ctx, plan, steps, reqs) * static_cast<double>(replicas);
+}
 
 ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const ServeOptions& opt) {
   const Workload& w = ctx.workload;
@@ -414,21 +444,25 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       res.offered_requests_per_s = static_cast<double>(reqs.size() - 1) / reqs.back().arrival * static_cast<double>(replicas);
     }
     if (opt.measure_capacity) {
-      std::vector<Req> burst = reqs;
-      for (Req& r : burst) r.arrival = 0;
-      const Core sat = run(ctx, plan, steps, burst, Arrivals::Kind::kBurst, 0);
-      if (sat.res.feasible && sat.res.makespan_s > 0) {
-        // the saturated completion rate between the 10th and the 90th percentile completions
-        // (the ramp of the first admissions and the drain of the last requests left out)
-        std::vector<double> done;
-        done.reserve(sat.rec.size());
-        for (const RequestRecord& r : sat.rec) done.push_back(r.finish_s);
-        std::sort(done.begin(), done.end());
-        const std::size_t a = done.size() / 10, b = done.size() - 1 - done.size() / 10;
-        const double rate = done.size() >= 20 && done[b] > done[a] ? static_cast<double>(b - a) / (done[b] - done[a])
-                                                                    : nreq / sat.res.makespan_s;
+      const double rate = saturated_rate(ctx, plan, steps, reqs);
+      if (rate > 0) {
         res.capacity_requests_per_s = rate * static_cast<double>(replicas);
-        overloaded = res.offered_requests_per_s > res.capacity_requests_per_s;
+        // overloaded: offered above the capacity, and the queue grew over the run (the last
+        // quarter of the arrivals waited for admission over four times the first quarter,
+        // and over 50 ms): a short run's capacity is a lower bound, so both must hold
+        const std::size_t n = core.rec.size(), quarter = std::max<std::size_t>(1, n / 4);
+        double first = 0, last = 0;
+        std::vector<const RequestRecord*> by_arrival;
+        for (const RequestRecord& r : core.rec) by_arrival.push_back(&r);
+        std::stable_sort(by_arrival.begin(), by_arrival.end(), [](const RequestRecord* x, const RequestRecord* y) { return x->arrival_s < y->arrival_s; });
+        for (std::size_t i = 0; i < quarter; ++i) {
+          first += by_arrival[i]->admitted_s - by_arrival[i]->arrival_s;
+          last += by_arrival[n - 1 - i]->admitted_s - by_arrival[n - 1 - i]->arrival_s;
+        }
+        first /= static_cast<double>(quarter);
+        last /= static_cast<double>(quarter);
+        res.queue_growth_ms = (last - first) * 1e3;
+        overloaded = res.offered_requests_per_s > res.capacity_requests_per_s && last > 4.0 * first && last > 0.05;
       }
       res.step_evaluations = steps.evaluations();
     }

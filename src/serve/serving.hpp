@@ -41,6 +41,7 @@ struct ServeResult {
   double offered_requests_per_s = 0;   // Poisson or trace arrivals (0 otherwise)
   double capacity_requests_per_s = 0;  // saturated: every request queued at once, the completion rate between
                                        // the 10th and 90th percentile completions (0 when not measured)
+  double queue_growth_ms = 0;          // the last quarter of the arrivals' mean wait for admission less the first's
   double mean_in_system = 0;           // requests waiting or running, time-averaged, per instance
   double mean_running = 0;             // running sequences, time-averaged, per instance
   double makespan_s = 0;               // first arrival to last completion
@@ -67,5 +68,9 @@ struct ServeOptions {
 // plan must be valid; memory that leaves no KV cache, overload and missed SLOs make the
 // result infeasible with the reason.
 ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const ServeOptions& opt = {});
+// The deployment's capacity in requests/s: the workload's requests (lengths, count, seed)
+// all queued at once, the completion rate between the 10th and 90th percentile completions.
+// 0 when a request cannot fit the KV cache.
+double saturated_requests_per_s(const SimContext& ctx, const Plan& plan);
 
 }  // namespace shardwise

@@ -54,6 +54,10 @@ void fill_mean_lengths(Workload& w) {
 }
 }  // namespace
 
+bool has_arrivals(const Workload& w) {
+  return w.serve.arrivals.kind != Arrivals::Kind::kClosed || w.serve.arrivals.concurrency > 0;
+}
+
 const char* to_string(Mode m) {
   switch (m) {
     case Mode::kDecode: return "decode";
@@ -96,11 +100,8 @@ std::optional<Error> validate_workload(const Workload& w, const std::string& fil
     return Error{file, "slo.ttft_ms", "no first-token SLO for decode (the prompt is already cached)", slo_stat_name(w.ttft_pct.front().pct)};
   }
   if (w.mode == Mode::kServe) {
+    // arrivals may be left out (plan --mode serve searches the rate); simulate asks for them
     const Arrivals& a = w.serve.arrivals;
-    if (a.kind == Arrivals::Kind::kClosed && a.concurrency < 1) {
-      return Error{file, "arrivals", "how requests arrive for serve: a rate (--rate R, or arrivals: {pattern: poisson, rate: R}), "
-                   "closed-loop users (--concurrency N, or {pattern: closed, concurrency: N}), offline or a trace", "none"};
-    }
     if (a.kind == Arrivals::Kind::kTrace && w.serve.trace.empty()) {
       return Error{file, "arrivals.file", "a trace with at least one request", "none"};
     }

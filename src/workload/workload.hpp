@@ -74,6 +74,9 @@ struct Formats {
   friend bool operator==(const Formats&, const Formats&) = default;
 };
 Formats resolve_formats(const ModelSpec& m, const Workload& w);
+// A serve workload that says how requests arrive (a rate, users, all at once, a trace);
+// plan --mode serve needs none (it searches the rate), simulate does.
+bool has_arrivals(const Workload& w);
 // "fp8" when every weight component shares one format, else "attn bf16, experts fp4, ...".
 std::string formats_label(const Formats& f, bool moe);
 // Tokens each sequence gains per decode step: 1 + p + ... + p^n for n drafts accepted

@@ -214,10 +214,22 @@ expect 0 'trace .*trace.csv \(4 requests\)' -- simulate --model llama-3.1-8b --c
 expect 2 '^shardwise: --rate: expected --mode serve' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --rate 5
 expect 2 "^shardwise: --concurrency: expected either --rate or --concurrency" -- "${serve[@]}" --rate 5 --concurrency 4
 expect 2 "^shardwise: --rate: expected a positive number" -- "${serve[@]}" --rate fast
-expect 2 "field 'arrivals': expected how requests arrive" -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve
+expect 2 'simulate --mode serve: expected how requests arrive' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve
 # the same seed, the same figures
 a=$("$bin" "${serve[@]}" --rate 5 --seed 4 --json | grep '"ttft_ms_p99"'); b=$("$bin" "${serve[@]}" --rate 5 --seed 4 --json | grep '"ttft_ms_p99"')
 if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "serve: the same seed gave '$a' then '$b'"; fi
+
+# plan --mode serve and --target-rate (issue 14)
+splan=(plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --ttft-ms 3000 --tpot-ms 40 --search exact --requests 300)
+expect 0 'chosen +#[0-9]+: .* requests/s within the SLOs' -- "${splan[@]}"
+expect 0 'frontier of the chosen instance' -- "${splan[@]}"
+expect 0 'fewest GPUs +[0-9]+ for 6 requests/s' -- "${splan[@]}" --target-rate 6
+expect 0 '"requests_per_s_per_gpu":' -- "${splan[@]}" --json
+expect 0 'INFEASIBLE +no plan on up to 4 GPUs serves 10000 requests/s' -- "${splan[@]}" --target-rate 10000
+expect 2 '^shardwise: --target-rate: expected --mode serve' -- plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --target-rate 5
+expect 2 '^shardwise: --top-k: expected' -- "${splan[@]}" --top-k -1
+"$bin" "${splan[@]}" --out "$tmp/serve-plan.json" >/dev/null 2>&1
+expect 0 'Poisson at [0-9.]+ requests/s' -- simulate --plan "$tmp/serve-plan.json"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

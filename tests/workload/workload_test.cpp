@@ -220,7 +220,10 @@ TEST(ServeWorkload, FlagsSetArrivalsAndRefuseOtherModes) {
   EXPECT_NE(e.error().message().find("--rate"), std::string::npos);
   WorkloadOverrides none;
   none.mode = "serve";
-  EXPECT_FALSE(apply_overrides(w, none).ok());  // serve needs arrivals
+  auto bare = apply_overrides(w, none);  // plan --mode serve searches the rate: no arrivals needed
+  ASSERT_TRUE(bare.ok());
+  EXPECT_FALSE(has_arrivals(*bare));
+  EXPECT_TRUE(has_arrivals(*s));
   o.concurrency.reset();
   o.rate = "-2";
   EXPECT_FALSE(apply_overrides(w, o).ok());

@@ -1,0 +1,207 @@
+// Capacity planning under load: the closed-form screen, the rate search by simulation, the
+// fewest GPUs for a target rate, the chosen plan's frontier (docs/serving.md, "Planning").
+#include "search/serve_plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace shardwise {
+namespace {
+
+bool same_plan(const Plan& a, const Plan& b) { return a.deg == b.deg && a.sharding == b.sharding && a.redundant_experts == b.redundant_experts; }
+
+// The context for a simulation at Poisson rate `rate` for the deployment (or all at once when 0).
+SimContext at_rate(const SimContext& base, double rate, std::int64_t requests) {
+  SimContext c = base;
+  c.workload.serve.requests = requests;
+  c.workload.serve.arrivals = rate > 0 ? Arrivals{Arrivals::Kind::kPoisson, rate, 0} : Arrivals{Arrivals::Kind::kBurst, 0, 0};
+  c.workload.serve.trace.clear();
+  return c;
+}
+
+// The highest Poisson rate (requests/s, one instance) whose simulation meets every SLO,
+// by bisection between 0 and the saturated rate.
+void rate_search(const SimContext& ctx, ServeCandidate& c, const ServePlanOptions& opt, std::int64_t& sims) {
+  ServeOptions so;
+  so.measure_capacity = false;  // the rate never exceeds the capacity measured here
+  c.capacity = saturated_requests_per_s(at_rate(ctx, 0, opt.requests), c.plan);
+  ++sims;
+  if (c.capacity <= 0) {
+    c.at_max = simulate_serving(at_rate(ctx, 0, opt.requests), c.plan, so);  // says why (the KV cache)
+    ++sims;
+    return;
+  }
+  const auto run_at = [&](double r) {
+    ++sims;
+    return simulate_serving(at_rate(ctx, r, opt.requests), c.plan, so);
+  };
+  ServeResult top = run_at(c.capacity);
+  if (top.feasible) {
+    c.max_rate = c.capacity;
+    c.at_max = std::move(top);
+    return;
+  }
+  double lo = 0, hi = c.capacity;
+  std::optional<ServeResult> best;
+  ServeResult lowest = std::move(top);
+  for (int i = 0; i < opt.bisect_steps; ++i) {
+    const double mid = (lo + hi) / 2;
+    ServeResult r = run_at(mid);
+    if (r.feasible) {
+      lo = mid;
+      best = std::move(r);
+    } else {
+      hi = mid;
+      lowest = std::move(r);
+    }
+  }
+  c.max_rate = lo;
+  c.at_max = best ? std::move(*best) : std::move(lowest);
+}
+
+}  // namespace
+
+ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, const std::optional<Plan>& extra,
+                             const ServePlanOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ServePlanResult out;
+  // 1. the screen: every instance shape under Megatron's sharding (and dp-mlp with attention
+  // DP), plus the closed-form search's winner, at batch max
+  struct Screened {
+    Plan plan;
+    Metrics m;
+  };
+  std::vector<Screened> feasible;
+  const auto screen = [&](Plan p) {
+    p.deg.replicas = 1;
+    p.batch = 0;
+    ++out.screened;
+    Metrics m = evaluate(ctx, p, nullptr, false);
+    if (!m.feasible()) return;
+    for (const Screened& s : feasible) {
+      if (same_plan(s.plan, p)) return;
+    }
+    feasible.push_back({p, m});
+  };
+  Sharding dp_mlp = megatron_sharding();
+  dp_mlp[static_cast<std::size_t>(Slot::kFfn1)] = 2;
+  dp_mlp[static_cast<std::size_t>(Slot::kFfn2)] = 2;
+  for (std::int32_t tp : space.tp) {
+    for (std::int32_t pp : space.pp) {
+      for (std::int32_t ep : space.ep) {
+        for (std::int32_t a : space.attn_dp) {
+          Plan p;
+          p.deg = Degrees{tp, pp, ep, a, 1};
+          p.redundant_experts = space.redundant_experts;
+          if (p.deg.instance_gpus() > ctx.cluster.num_gpus) continue;
+          p.sharding = megatron_sharding();
+          screen(p);
+          if (a > 1) {
+            p.sharding = dp_mlp;
+            screen(p);
+          }
+        }
+      }
+    }
+  }
+  if (extra) screen(*extra);
+  out.screen_feasible = static_cast<std::int64_t>(feasible.size());
+  if (feasible.empty()) {
+    out.reason = fmt::format("no instance shape of the {} screened fits memory and the SLOs' closed-form bound", out.screened);
+    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
+  std::stable_sort(feasible.begin(), feasible.end(), [](const Screened& x, const Screened& y) { return x.m.objective > y.m.objective; });
+  const std::size_t k = opt.top_k > 0 ? std::min<std::size_t>(static_cast<std::size_t>(opt.top_k), feasible.size()) : feasible.size();
+  // 2. the rate search of the best k by simulation
+  for (std::size_t i = 0; i < k; ++i) {
+    ServeCandidate c;
+    c.plan = feasible[i].plan;
+    c.screen = feasible[i].m;
+    rate_search(ctx, c, opt, out.simulations);
+    out.candidates.push_back(std::move(c));
+    if (opt.progress) opt.progress(static_cast<int>(i + 1), static_cast<int>(k));
+  }
+  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+    const ServeCandidate& c = out.candidates[i];
+    if (c.max_rate <= 0) continue;
+    if (out.best < 0 || c.per_gpu() > out.candidates[static_cast<std::size_t>(out.best)].per_gpu() * (1 + 1e-12)) out.best = static_cast<int>(i);
+  }
+  if (out.best < 0) {
+    out.reason = fmt::format("none of the {} best screened shapes meets the SLOs in simulation at any rate (the first: {})", k,
+                             out.candidates.front().at_max.reason);
+    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
+  // 3. the deployment: the cluster filled with the best instance, or the fewest GPUs for the target
+  const std::int64_t cluster = ctx.cluster.num_gpus;
+  if (opt.target_rate > 0) {
+    struct Option {
+      std::size_t cand;
+      std::int64_t replicas, gpus;
+    };
+    std::vector<Option> options;
+    for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+      const ServeCandidate& c = out.candidates[i];
+      if (c.max_rate <= 0) continue;
+      const auto r = static_cast<std::int64_t>(std::ceil(opt.target_rate / c.max_rate - 1e-9));
+      const std::int64_t g = r * c.plan.deg.instance_gpus();
+      if (r >= 1 && g <= cluster) options.push_back({i, r, g});
+    }
+    std::stable_sort(options.begin(), options.end(), [&](const Option& x, const Option& y) {
+      if (x.gpus != y.gpus) return x.gpus < y.gpus;
+      return out.candidates[x.cand].max_rate * static_cast<double>(x.replicas) > out.candidates[y.cand].max_rate * static_cast<double>(y.replicas);
+    });
+    // each option checked by simulating the whole deployment at the target rate (a replica
+    // more when the check fails, while the cluster has room)
+    for (const Option& o : options) {
+      const ServeCandidate& c = out.candidates[o.cand];
+      for (std::int64_t r = o.replicas; r * c.plan.deg.instance_gpus() <= cluster; ++r) {
+        Plan d = c.plan;
+        d.deg.replicas = static_cast<std::int32_t>(r);
+        ServeResult res = simulate_serving(at_rate(ctx, opt.target_rate, opt.requests * r), d);
+        ++out.simulations;
+        if (res.feasible) {
+          if (out.deployment_rate == 0 || d.deg.total_gpus() < out.deployment.deg.total_gpus()) {
+            out.deployment = d;
+            out.deployment_rate = opt.target_rate;
+            out.deployment_result = std::move(res);
+            out.best = static_cast<int>(o.cand);
+          }
+          break;
+        }
+        if (r > o.replicas + 2) break;  // far from the estimate: leave this shape
+      }
+      if (out.deployment_rate > 0 && o.gpus >= out.deployment.deg.total_gpus()) break;
+    }
+    if (out.deployment_rate == 0) {
+      const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
+      out.reason = fmt::format("no plan on up to {} GPUs serves {} requests/s within the SLOs: the best instance ({} GPUs) serves {:.3f} requests/s",
+                               cluster, opt.target_rate, b.plan.deg.instance_gpus(), b.max_rate);
+    }
+  } else {
+    const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
+    out.deployment = b.plan;
+    out.deployment.deg.replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, cluster / b.plan.deg.instance_gpus()));
+    out.deployment_rate = b.max_rate * static_cast<double>(out.deployment.deg.replicas);
+    out.deployment_result = b.at_max;
+  }
+  // 4. the frontier of the chosen instance
+  const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
+  for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
+    const double r = share * b.max_rate;
+    ServeOptions so;
+    so.measure_capacity = false;
+    const ServeResult s = simulate_serving(at_rate(ctx, r, opt.requests), b.plan, so);
+    ++out.simulations;
+    out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
+                                         s.tpot_ms.p99, s.feasible});
+  }
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,64 @@
+// Capacity planning under load (plan --mode serve, plan --target-rate; docs/serving.md,
+// "Planning"): two tiers. The closed-form step model screens every instance shape of the
+// search space at full speed (the offline stream at the workload's mean lengths, batch
+// max, the SLOs held to its one figure); the request-level simulation then finds, for the
+// best K, the highest Poisson rate one instance serves within the percentile SLOs, and
+// ranks them by requests/s per GPU.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/simulator.hpp"
+#include "plan/space.hpp"
+#include "serve/serving.hpp"
+
+namespace shardwise {
+
+struct ServeCandidate {
+  Plan plan;                // one instance (replicas 1)
+  Metrics screen;           // the closed form
+  double max_rate = 0;      // requests/s one instance serves within the SLOs (0: none)
+  double capacity = 0;      // requests/s one instance completes saturated
+  ServeResult at_max;       // the simulation at max_rate (at the smallest rate tried when none)
+  [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.deg.instance_gpus()); }
+};
+
+// One point of the chosen plan's frontier: at a share of its max rate.
+struct FrontierPoint {
+  double rate = 0;  // requests/s per instance
+  double output_tok_s_per_gpu = 0, tok_s_per_user = 0;  // tok/s/user = 1000 / mean TPOT
+  double ttft_p99_ms = 0, tpot_p99_ms = 0;
+  bool feasible = false;
+};
+
+struct ServePlanOptions {
+  int top_k = 8;                 // candidates simulated after the screen (0: every screened one)
+  std::int64_t requests = 1000;  // per simulation
+  int bisect_steps = 8;          // of the rate search
+  double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
+  std::function<void(int, int)> progress;  // candidates simulated, of how many
+};
+
+struct ServePlanResult {
+  std::int64_t screened = 0;            // instance shapes the closed form evaluated
+  std::int64_t screen_feasible = 0;     // of them, those that fit and pass the SLOs' necessary condition
+  std::vector<ServeCandidate> candidates;  // the simulated ones, in screen order
+  int best = -1;                        // index into candidates (the most requests/s per GPU)
+  Plan deployment;                      // the best instance with its replicas
+  double deployment_rate = 0;           // requests/s the deployment serves within the SLOs (the target when given)
+  ServeResult deployment_result;        // simulated at deployment_rate (target mode)
+  std::vector<FrontierPoint> frontier;  // the best instance at 10% .. 100% of its max rate
+  std::int64_t simulations = 0;
+  double wall_s = 0;
+  std::string reason;                   // why nothing was found (empty otherwise)
+};
+
+// `extra`: a plan to screen beside the space's shapes under their default shardings (the
+// closed-form search's winner, with its per-op sharding).
+ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, const std::optional<Plan>& extra,
+                             const ServePlanOptions& opt);
+
+}  // namespace shardwise

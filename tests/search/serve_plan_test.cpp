@@ -1,0 +1,114 @@
+// plan --mode serve (search/serve_plan.hpp): the chosen instance meets the SLOs at its max
+// rate, the target-rate deployment meets them with no replica to spare, the exhaustive
+// screen is never worse than the top-k one, and an impossible SLO says why.
+#include "search/serve_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+SimContext serve_ctx(double tpot_ms, const std::string& cluster = "h100x4") {
+  Workload w;
+  w.name = "s";
+  w.mode = Mode::kServe;
+  w.isl = 1024;
+  w.osl = 256;
+  w.serve.requests = 300;
+  w.tpot_pct = {SloBound{90, tpot_ms}};
+  w.ttft_pct = {SloBound{99, 3000}};
+  return test_support::ctx_for("llama-3.1-8b", cluster, w);
+}
+
+ServePlanOptions options(int top_k, double target = 0) {
+  ServePlanOptions o;
+  o.top_k = top_k;
+  o.requests = 300;
+  o.target_rate = target;
+  return o;
+}
+
+SimContext at(const SimContext& base, double rate, std::int64_t requests) {
+  SimContext c = base;
+  c.workload.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
+  c.workload.serve.requests = requests;
+  return c;
+}
+
+TEST(ServePlan, TheChosenInstanceMeetsTheSlosAtItsMaxRate) {
+  const SimContext ctx = serve_ctx(30);
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  const ServePlanResult r = plan_serving(ctx, space, std::nullopt, options(4));
+  ASSERT_GE(r.best, 0) << r.reason;
+  EXPECT_GT(r.screened, 0);
+  EXPECT_LE(r.candidates.size(), 4u);
+  const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
+  ASSERT_GT(b.max_rate, 0);
+  EXPECT_LE(b.max_rate, b.capacity + 1e-9);
+  ServeOptions so;
+  so.measure_capacity = false;
+  const ServeResult at_max = simulate_serving(at(ctx, b.max_rate, 300), b.plan, so);
+  EXPECT_TRUE(at_max.feasible) << at_max.reason;
+  EXPECT_LE(at_max.tpot_ms.p90, 30.0);
+  // the deployment fills the cluster with the best instance
+  EXPECT_EQ(r.deployment.deg.total_gpus(), (4 / b.plan.deg.instance_gpus()) * b.plan.deg.instance_gpus());
+  EXPECT_NEAR(r.deployment_rate, b.max_rate * r.deployment.deg.replicas, 1e-9);
+  // best by requests/s per GPU among the simulated
+  for (const ServeCandidate& c : r.candidates) EXPECT_LE(c.per_gpu(), b.per_gpu() + 1e-12);
+  // the frontier: rates rising, throughput per GPU rising, tokens/s per user falling
+  ASSERT_EQ(r.frontier.size(), 6u);
+  for (std::size_t i = 1; i < r.frontier.size(); ++i) {
+    EXPECT_GT(r.frontier[i].rate, r.frontier[i - 1].rate);
+    EXPECT_GT(r.frontier[i].output_tok_s_per_gpu, r.frontier[i - 1].output_tok_s_per_gpu);
+    EXPECT_LE(r.frontier[i].tok_s_per_user, r.frontier[i - 1].tok_s_per_user * 1.02);
+  }
+}
+
+TEST(ServePlan, TargetRateTakesTheFewestGpusThatHoldIt) {
+  const SimContext ctx = serve_ctx(30, "h100x8");
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  const ServePlanResult one = plan_serving(ctx, space, std::nullopt, options(4));
+  ASSERT_GE(one.best, 0);
+  const double per_instance = one.candidates[static_cast<std::size_t>(one.best)].max_rate;
+  // 2.5 instances' worth of traffic
+  const double target = 2.5 * per_instance;
+  const ServePlanResult r = plan_serving(ctx, space, std::nullopt, options(4, target));
+  ASSERT_GT(r.deployment_rate, 0) << r.reason;
+  EXPECT_EQ(r.deployment_rate, target);
+  EXPECT_TRUE(r.deployment_result.feasible) << r.deployment_result.reason;
+  EXPECT_LE(r.deployment.deg.total_gpus(), 8);
+  // one replica fewer does not hold it (or there is nothing fewer)
+  if (r.deployment.deg.replicas > 1) {
+    Plan fewer = r.deployment;
+    fewer.deg.replicas -= 1;
+    const ServeResult f = simulate_serving(at(ctx, target, 300 * fewer.deg.replicas), fewer);
+    EXPECT_FALSE(f.feasible) << "one replica fewer also serves " << target << " requests/s";
+  }
+  // a target no deployment of the cluster holds is refused with the figures
+  const ServePlanResult no = plan_serving(ctx, space, std::nullopt, options(4, 100 * per_instance));
+  EXPECT_EQ(no.deployment_rate, 0);
+  EXPECT_NE(no.reason.find("no plan on up to 8 GPUs"), std::string::npos) << no.reason;
+}
+
+TEST(ServePlan, EveryCandidateSimulatedIsNeverWorseThanTheScreen) {
+  const SimContext ctx = serve_ctx(30);
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  const ServePlanResult k2 = plan_serving(ctx, space, std::nullopt, options(2));
+  const ServePlanResult all = plan_serving(ctx, space, std::nullopt, options(0));
+  ASSERT_GE(k2.best, 0);
+  ASSERT_GE(all.best, 0);
+  EXPECT_EQ(all.candidates.size(), static_cast<std::size_t>(all.screen_feasible));
+  EXPECT_GE(all.candidates[static_cast<std::size_t>(all.best)].per_gpu(), k2.candidates[static_cast<std::size_t>(k2.best)].per_gpu() - 1e-12);
+}
+
+TEST(ServePlan, AnImpossibleSloSaysWhy) {
+  const SimContext ctx = serve_ctx(0.5);  // 0.5 ms per token: no plan decodes that fast
+  const ServePlanResult r = plan_serving(ctx, make_space(ctx.model, ctx.cluster, ctx.workload), std::nullopt, options(4));
+  EXPECT_LT(r.best, 0);
+  EXPECT_FALSE(r.reason.empty());
+}
+
+}  // namespace
+}  // namespace shardwise
