@@ -353,7 +353,7 @@ struct PlanArgs {
   int threads = 0;
   bool json = false;
   double target_rate = 0;  // plan --mode serve: the fewest GPUs serving this many requests/s
-  int top_k = 8;
+  int top_k = 16;
 };
 
 std::optional<std::uint64_t> parse_seed(const std::string& s) {
@@ -751,7 +751,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   add_engine_flags(plan, pa.serve);
   plan->add_option("--target-rate", pa.target_rate,
                    "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
-  plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 8; 0: all)");
+  plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 16; 0: all)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
   VerifyArgs va;
