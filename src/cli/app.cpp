@@ -253,23 +253,44 @@ struct SimulateArgs {
   std::string model, cluster, workload, sharding = "megatron", plan_file;
   WorkloadOverrides overrides;
   std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches, redundant_experts;
+  // disaggregated: the prefill pool (the degrees above and --replicas are then the decode pool's)
+  std::optional<std::int32_t> prefill_instances, prefill_tp, prefill_pp, prefill_ep, prefill_attn_dp;
   bool json = false;
 };
+
+// --prefill-* flags and a plan file's disaggregated block: the prefill pool, or none.
+std::optional<Plan> prefill_pool_of(const SimulateArgs& a, const Plan& decode, const std::optional<Plan>& from_file) {
+  if (!a.prefill_instances && !from_file && !a.prefill_tp && !a.prefill_pp && !a.prefill_ep && !a.prefill_attn_dp) return std::nullopt;
+  Plan p = from_file ? *from_file : decode;
+  if (!from_file) p.deg.replicas = 1;
+  if (a.prefill_instances) p.deg.replicas = *a.prefill_instances;
+  if (a.prefill_tp) p.deg.tp = *a.prefill_tp;
+  if (a.prefill_pp) p.deg.pp = *a.prefill_pp;
+  if (a.prefill_ep) p.deg.ep = *a.prefill_ep;
+  if (a.prefill_attn_dp) p.deg.attn_dp = *a.prefill_attn_dp;
+  p.batch = 0;
+  return p;
+}
 
 int run_simulate(SimulateArgs a) {
   for (const auto& e : {check_degree_flag("--tp", a.tp, 1), check_degree_flag("--pp", a.pp, 1), check_degree_flag("--ep", a.ep, 1),
                         check_degree_flag("--attn-dp", a.attn_dp, 1), check_degree_flag("--replicas", a.replicas, 1),
                         check_degree_flag("--micro-batches", a.micro_batches, 0),
-                        check_degree_flag("--redundant-experts", a.redundant_experts, 0)}) {
+                        check_degree_flag("--redundant-experts", a.redundant_experts, 0),
+                        check_degree_flag("--prefill-instances", a.prefill_instances, 1), check_degree_flag("--prefill-tp", a.prefill_tp, 1),
+                        check_degree_flag("--prefill-pp", a.prefill_pp, 1), check_degree_flag("--prefill-ep", a.prefill_ep, 1),
+                        check_degree_flag("--prefill-attn-dp", a.prefill_attn_dp, 1)}) {
     if (e) return fail(*e);
   }
   Plan plan;
+  std::optional<Plan> file_prefill;
   InputSource src;
   WorkloadOverrides plan_overrides;
   if (!a.plan_file.empty()) {
     auto f = load_plan_file(a.plan_file);
     if (!f) return fail(f.error());
     plan = f->plan;
+    file_prefill = f->prefill_pool;
     src.plan_file = a.plan_file;
     src.model_from_plan = a.model.empty() && !f->model.empty();
     src.cluster_from_plan = a.cluster.empty() && !f->cluster.empty();
@@ -325,6 +346,32 @@ int run_simulate(SimulateArgs a) {
     return fail(Error{origin, a.plan_file.empty() || !flags.empty() ? "" : "plan",
                       fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), m.reason});
   }
+  if (const auto pre = prefill_pool_of(a, plan, file_prefill)) {
+    // disaggregated prefill and decode pools (docs/serving.md)
+    if (ctx.workload.mode != Mode::kServe) {
+      return fail(Error{"--prefill-instances", "", "--mode serve (a disaggregated deployment serves requests over time)",
+                        fmt::format("mode {}", to_string(ctx.workload.mode))});
+    }
+    if (!has_arrivals(ctx.workload)) {
+      return fail(Error{"simulate --mode serve", "", "how requests arrive: --rate R (Poisson; inf: all at once)", "neither"});
+    }
+    Plan probe = *pre;
+    probe.batch = probe.deg.attn_dp;
+    if (auto why = validate_plan(probe, ctx.model, ctx.cluster)) {
+      return fail(Error{a.plan_file.empty() ? "--prefill-*" : a.plan_file, a.plan_file.empty() ? "" : "disaggregated.prefill",
+                        fmt::format("a prefill pool valid on {} and {}", ctx.model.name, ctx.cluster.name), *why});
+    }
+    const DisaggPlan d{*pre, plan};
+    if (d.gpus() > ctx.cluster.num_gpus) {
+      return fail(Error{"--prefill-instances", "", fmt::format("pools that fit the cluster's {} GPUs", ctx.cluster.num_gpus),
+                        fmt::format("{} prefill + {} decode = {} GPUs", pre->deg.total_gpus(), plan.deg.total_gpus(), d.gpus())});
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const DisaggResult r = simulate_disaggregated(ctx, d);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print(a.json ? serve_disagg_json(ctx, d, r, wall) : serve_disagg_text(ctx, d, r, wall));
+    return 0;
+  }
   if (ctx.workload.mode == Mode::kServe && !has_arrivals(ctx.workload)) {
     return fail(Error{"simulate --mode serve", "", "how requests arrive: --rate R (Poisson; inf: all at once) or --concurrency N "
                       "(closed loop), or arrivals: in the workload", "neither"});
@@ -354,6 +401,7 @@ struct PlanArgs {
   bool json = false;
   double target_rate = 0;  // plan --mode serve: the fewest GPUs serving this many requests/s
   int top_k = 16;
+  bool no_disagg = false;
 };
 
 std::optional<std::uint64_t> parse_seed(const std::string& s) {
@@ -380,6 +428,7 @@ bool writable_path(const std::string& path) {
 int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, PlanFile file, bool tty) {
   ServePlanOptions so;
   so.top_k = a.top_k;
+  so.disaggregated = !a.no_disagg;
   so.target_rate = a.target_rate;
   so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
   if (tty) {
@@ -396,6 +445,14 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
     file.overrides.rate = fmt::format("{:.6g}", r.deployment_rate);
     file.overrides.concurrency.reset();
     file.overrides.requests = so.requests * file.plan.deg.replicas;  // each replica its share, as planned
+    if (r.disagg_chosen) {  // the decode pool at the top, the prefill pool beside it
+      const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+      file.plan = c.plan.decode;
+      file.plan.batch = 0;
+      file.prefill_pool = c.plan.prefill;
+      file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
+      file.overrides.requests = 2 * so.requests;
+    }
   }
   if (!a.out.empty()) {
     if (!found) {
@@ -519,7 +576,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   base_opt.progress = nullptr;
   base_opt.time_limit_s = 0;
   o.baseline = a.engine == "megatron" ? o.search : search_megatron(ctx, space, base_opt);
-  PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides};
+  PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides, std::nullopt};
   file.overrides.batch.reset();  // the plan carries its own batch
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
   if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
@@ -715,7 +772,13 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   add_workload_flags(simulate, sa.overrides);
   simulate->add_option("--seed", sa.overrides.seed, "Serve: the seed of the arrivals and lengths (default 1)");
   add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches, &sa.redundant_experts);
-  simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1)");
+  simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1); with --prefill-instances, the decode pool's instances");
+  simulate->add_option("--prefill-instances", sa.prefill_instances,
+                       "Serve disaggregated: this many prefill instances beside the decode pool the other degree flags describe");
+  simulate->add_option("--prefill-tp", sa.prefill_tp, "Disaggregated: the prefill instances' tp (default: the decode pool's)");
+  simulate->add_option("--prefill-pp", sa.prefill_pp, "Disaggregated: the prefill instances' pp");
+  simulate->add_option("--prefill-ep", sa.prefill_ep, "Disaggregated: the prefill instances' ep");
+  simulate->add_option("--prefill-attn-dp", sa.prefill_attn_dp, "Disaggregated: the prefill instances' attention data parallel");
   simulate->add_option("--sharding", sa.sharding,
                        "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
                        "the dense MLPs data-parallel, as engines run attention DP), or a YAML/JSON file mapping op slots to dimensions");
@@ -751,6 +814,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   add_engine_flags(plan, pa.serve);
   plan->add_option("--target-rate", pa.target_rate,
                    "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
+  plan->add_flag("--no-disagg", pa.no_disagg, "Serve: do not size disaggregated prefill/decode deployments beside the aggregated ones");
   plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 16; 0: all)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 

@@ -8,9 +8,40 @@
 namespace shardwise {
 using nlohmann::json;
 
-std::string plan_to_json(const PlanFile& f) {
+namespace {
+json sharding_json(const Sharding& s) {
   json sh = json::object();
-  for (int i = 0; i < kNumSlots; ++i) sh[slot_info(i).name] = slot_info(i).choices[f.plan.sharding[static_cast<std::size_t>(i)]];
+  for (int i = 0; i < kNumSlots; ++i) sh[slot_info(i).name] = slot_info(i).choices[s[static_cast<std::size_t>(i)]];
+  return sh;
+}
+json degrees_json(const Degrees& d) {
+  return {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas}};
+}
+void read_degrees(const FieldReader& d, Degrees& out) {
+  d.reject_unknown({"tp", "pp", "ep", "attn_dp", "replicas"});
+  constexpr std::int64_t kMax = 1 << 20;
+  out.tp = static_cast<std::int32_t>(d.integer_or("tp", 1, 1, kMax));
+  out.pp = static_cast<std::int32_t>(d.integer_or("pp", 1, 1, kMax));
+  out.ep = static_cast<std::int32_t>(d.integer_or("ep", 1, 1, kMax));
+  out.attn_dp = static_cast<std::int32_t>(d.integer_or("attn_dp", 1, 1, kMax));
+  out.replicas = static_cast<std::int32_t>(d.integer_or("replicas", 1, 1, kMax));
+}
+std::optional<Error> read_sharding(const json* s, const std::string& file, const std::string& prefix, Sharding& out) {
+  if (!s) return std::nullopt;
+  auto sh = parse_sharding(s->dump(), file + " (sharding)");
+  if (!sh) {
+    Error e = sh.error();
+    e.file = file;
+    e.field = prefix + "sharding." + e.field;
+    return e;
+  }
+  out = *sh;
+  return std::nullopt;
+}
+}  // namespace
+
+std::string plan_to_json(const PlanFile& f) {
+  const json sh = sharding_json(f.plan.sharding);
   const Degrees& d = f.plan.deg;
   json j{{"schema", kPlanSchema},
          {"degrees", {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas}}},
@@ -41,6 +72,14 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.requests) ov["requests"] = *o.requests;
   if (o.seed) ov["seed"] = *o.seed;
   if (!ov.empty()) j["workload_overrides"] = ov;
+  if (f.prefill_pool) {
+    const Plan& p = *f.prefill_pool;
+    j["disaggregated"] = {{"prefill",
+                           {{"degrees", degrees_json(p.deg)},
+                            {"sharding", sharding_json(p.sharding)},
+                            {"micro_batches", p.micro_batches},
+                            {"redundant_experts", p.redundant_experts}}}};
+  }
   return j.dump(2);
 }
 
@@ -50,21 +89,27 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "sharding",
-                    "workload_overrides", "metrics", "notes"});
+                    "workload_overrides", "metrics", "notes", "disaggregated"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
   f.model = r.string_or("model", "");
   f.cluster = r.string_or("cluster", "");
   f.workload = r.string_or("workload", "");
-  if (auto d = r.object("degrees", true)) {
-    d->reject_unknown({"tp", "pp", "ep", "attn_dp", "replicas"});
-    constexpr std::int64_t kMax = 1 << 20;
-    f.plan.deg.tp = static_cast<std::int32_t>(d->integer_or("tp", 1, 1, kMax));
-    f.plan.deg.pp = static_cast<std::int32_t>(d->integer_or("pp", 1, 1, kMax));
-    f.plan.deg.ep = static_cast<std::int32_t>(d->integer_or("ep", 1, 1, kMax));
-    f.plan.deg.attn_dp = static_cast<std::int32_t>(d->integer_or("attn_dp", 1, 1, kMax));
-    f.plan.deg.replicas = static_cast<std::int32_t>(d->integer_or("replicas", 1, 1, kMax));
+  if (auto d = r.object("degrees", true)) read_degrees(*d, f.plan.deg);
+  std::optional<FieldReader> pre;
+  if (auto dis = r.object("disaggregated", false)) {
+    dis->reject_unknown({"prefill"});
+    pre = dis->object("prefill", true);
+    if (pre) {
+      pre->reject_unknown({"degrees", "sharding", "micro_batches", "redundant_experts"});
+      Plan p;
+      p.batch = 0;
+      if (auto d = pre->object("degrees", true)) read_degrees(*d, p.deg);
+      p.micro_batches = static_cast<std::int32_t>(pre->integer_or("micro_batches", 0, 0, 1 << 20));
+      p.redundant_experts = static_cast<std::int32_t>(pre->integer_or("redundant_experts", 0, 0, 1 << 20));
+      f.prefill_pool = p;
+    }
   }
   if (!sink.failed()) {
     const json* b = r.get("batch");
@@ -107,15 +152,9 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     if (ov->has("seed")) o.seed = ov->integer("seed", 0, std::int64_t{1} << 62);
   }
   if (sink.failed()) return *sink.first;
-  if (const json* s = r.get("sharding")) {
-    auto sh = parse_sharding(s->dump(), file + " (sharding)");
-    if (!sh) {
-      Error e = sh.error();
-      e.file = file;
-      e.field = "sharding." + e.field;
-      return e;
-    }
-    f.plan.sharding = *sh;
+  if (auto e = read_sharding(r.get("sharding"), file, "", f.plan.sharding)) return *e;
+  if (pre && f.prefill_pool) {
+    if (auto e = read_sharding(pre->get("sharding"), file, "disaggregated.prefill.", f.prefill_pool->sharding)) return *e;
   }
   return f;
 }

@@ -2,6 +2,7 @@
 // batch and per-slot sharding, plus the names of the model, cluster and
 // workload it was made for.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -14,6 +15,11 @@ struct PlanFile {
   Plan plan;
   std::string model, cluster, workload;  // names or paths as given when the plan was made (may be empty)
   WorkloadOverrides overrides;           // command-line overrides the plan was made with
+  // A disaggregated deployment (docs/serving.md, "Disaggregated prefill and decode"): `plan`
+  // is then the decode pool (replicas = its instances) and this the prefill pool. JSON:
+  // the top-level degrees and sharding are the decode pool's, "disaggregated": {"prefill":
+  // {degrees, sharding, micro_batches, redundant_experts}} the prefill pool's.
+  std::optional<Plan> prefill_pool = std::nullopt;
 };
 
 constexpr const char* kPlanSchema = "shardwise-plan/1";

@@ -51,6 +51,8 @@ std::string arrivals_label(const Workload& w) {
   return "?";
 }
 
+std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s);
+
 std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s) {
   const Workload& w = ctx.workload;
   const EngineTraits& e = ctx.engine;
@@ -61,7 +63,11 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
   s += fmt::format("scheduler    {}, {} KV, at most {} running sequences and {} tokens per iteration per attention-DP rank\n",
                    e.prefill_first ? "prefill first" : "decode first with chunked prefill", e.reserve_full_kv ? "reserve-full" : "on-demand",
                    grouped(e.max_num_seqs), grouped(e.max_num_tokens));
-  s += fmt::format("SLOs         {}\n", slo_label(w));
+  return s + serve_body(ctx, r, wall_s);
+}
+
+std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s) {
+  std::string s = fmt::format("SLOs         {}\n", slo_label(ctx.workload));
   if (r.kv_tokens < 1 || r.requests == 0) {
     s += fmt::format("INFEASIBLE   {}\n", r.reason);
     return s;
@@ -104,7 +110,7 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   j["seed"] = w.serve.seed;
   j["requests"] = r.requests;
   j["gpus"] = plan.deg.total_gpus();
-  j["plan"] = json::parse(plan_to_json(PlanFile{plan, ctx.model.name, ctx.cluster.name, w.name, {}}))["plan"];
+  j["plan"] = json::parse(plan_to_json(PlanFile{plan, ctx.model.name, ctx.cluster.name, w.name, {}, std::nullopt}));
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
                  {"max_num_seqs", ctx.engine.max_num_seqs}, {"prefill_first", ctx.engine.prefill_first},
                  {"reserve_full_kv", ctx.engine.reserve_full_kv}};
@@ -168,16 +174,31 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                    "({} requests each, Poisson arrivals): {} simulations in {:.2f} s\n",
                    r.screened, r.screen_feasible, r.candidates.size(), grouped(requests), r.simulations, r.wall_s);
   if (!r.candidates.empty()) {
-    s += fmt::format("\n{:>2}  {:<34} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "#", "instance", "GPUs", "screen t/s/G",
+    s += fmt::format("\n{:>2}  {:<40} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "#", "instance", "GPUs", "screen t/s/G",
                      "capacity", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99");
     for (std::size_t i = 0; i < r.candidates.size(); ++i) {
       const ServeCandidate& c = r.candidates[i];
-      s += fmt::format("{:>2}{} {:<34} {:>4} {:>12.1f} {:>10.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
+      s += fmt::format("{:>2}{} {:<40} {:>4} {:>12.1f} {:>10.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
                        static_cast<int>(i) == r.best ? "*" : " ", shape(c.plan, moe), c.plan.deg.instance_gpus(), c.screen.objective,
                        c.capacity, c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.ttft_ms.p99) : "-",
                        c.max_rate > 0 ? ms_text(c.at_max.tpot_ms.p99) : "-");
     }
     s += "(screen t/s/G: the closed form's output tokens/s per GPU; capacity and max in SLO: requests/s of one instance)\n\n";
+  }
+  if (!r.disagg.empty()) {
+    s += fmt::format("disaggregated on the same {} GPUs (the best prefill and decode shapes paired, the pools sized to balance):\n",
+                     ctx.cluster.num_gpus);
+    s += fmt::format("{:>2}  {:<42} {:>42} {:>4} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}\n", "#", "prefill pool", "decode pool", "GPUs",
+                     "pre req/s", "dec req/s", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99");
+    for (std::size_t i = 0; i < r.disagg.size(); ++i) {
+      const DisaggCandidate& c = r.disagg[i];
+      s += fmt::format("{:>2}{} {:<42} {:>42} {:>4} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
+                       static_cast<int>(i) == r.disagg_best ? "*" : " ", fmt::format("{} x {}", c.plan.prefill.deg.replicas, shape(c.plan.prefill, moe)),
+                       fmt::format("{} x {}", c.plan.decode.deg.replicas, shape(c.plan.decode, moe)), c.plan.gpus(), c.prefill_rate, c.decode_rate,
+                       c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.total.ttft_ms.p99) : "-",
+                       c.max_rate > 0 ? ms_text(c.at_max.total.tpot_ms.p99) : "-");
+    }
+    s += "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the whole deployment's requests/s)\n\n";
   }
   if (r.best < 0 || r.deployment_rate <= 0) {
     s += fmt::format("INFEASIBLE   {}\n", r.reason);
@@ -185,6 +206,26 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   }
   const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
   const Degrees& d = r.deployment.deg;
+  if (r.disagg_chosen) {
+    const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+    s += fmt::format("aggregated   #{}: {} x {} replicas = {} GPUs: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
+                     shape(b.plan, moe), d.replicas, d.total_gpus(), r.deployment_rate, r.deployment_rate / static_cast<double>(d.total_gpus()));
+    s += fmt::format("chosen       disaggregated #{}: {} prefill x {} + {} decode x {} = {} GPUs: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n",
+                     r.disagg_best + 1, c.plan.prefill.deg.replicas, shape(c.plan.prefill, moe), c.plan.decode.deg.replicas, shape(c.plan.decode, moe),
+                     c.plan.gpus(), c.max_rate, c.per_gpu());
+    s += "\nfrontier of the chosen deployment (Poisson arrivals at shares of its max rate in the SLOs):\n";
+    s += fmt::format("{:>10} {:>17} {:>11} {:>10} {:>10}  {}\n", "req/s", "output t/s/GPU", "t/s/user", "TTFT p99", "TPOT p99", "SLOs");
+    for (const FrontierPoint& f : r.frontier) {
+      s += fmt::format("{:>10.3f} {:>17.1f} {:>11.1f} {:>10} {:>10}  {}\n", f.rate, f.output_tok_s_per_gpu, f.tok_s_per_user, ms_text(f.ttft_p99_ms),
+                       ms_text(f.tpot_p99_ms), f.feasible ? "met" : "missed");
+    }
+    return s;
+  }
+  if (r.disagg_best >= 0) {
+    const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+    s += fmt::format("disaggregated best #{}: {} GPUs, {:.3f} requests/s within the SLOs ({:.4f} per GPU): the aggregated plan serves more per GPU\n",
+                     r.disagg_best + 1, c.plan.gpus(), c.max_rate, c.per_gpu());
+  }
   if (target_rate > 0) {
     const ServeResult& x = r.deployment_result;
     s += fmt::format("fewest GPUs  {} for {} requests/s: {} replicas of {} ({} GPUs each)\n", d.total_gpus(), target_rate, d.replicas,
@@ -219,7 +260,7 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
   j["wall_s"] = r.wall_s;
   json cands = json::array();
   for (const ServeCandidate& c : r.candidates) {
-    cands.push_back({{"plan", json::parse(plan_to_json(PlanFile{c.plan, file.model, file.cluster, file.workload, {}}))},
+    cands.push_back({{"plan", json::parse(plan_to_json(PlanFile{c.plan, file.model, file.cluster, file.workload, {}, std::nullopt}))},
                      {"gpus", c.plan.deg.instance_gpus()},
                      {"screen_output_tok_s_per_gpu", c.screen.objective},
                      {"capacity_requests_per_s", c.capacity},
@@ -230,14 +271,45 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
   }
   j["candidates"] = cands;
   j["best"] = r.best;
+  json dis = json::array();
+  for (const DisaggCandidate& c : r.disagg) {
+    PlanFile f = file;
+    f.plan = c.plan.decode;
+    f.prefill_pool = c.plan.prefill;
+    dis.push_back({{"plan", json::parse(plan_to_json(f))},
+                   {"gpus", c.plan.gpus()},
+                   {"prefill_instances", c.plan.prefill.deg.replicas},
+                   {"decode_instances", c.plan.decode.deg.replicas},
+                   {"prefill_instance_requests_per_s", c.prefill_rate},
+                   {"decode_instance_requests_per_s", c.decode_rate},
+                   {"max_requests_per_s", c.max_rate},
+                   {"requests_per_s_per_gpu", c.per_gpu()},
+                   {"ttft_ms_p99", c.at_max.total.ttft_ms.p99},
+                   {"tpot_ms_p99", c.at_max.total.tpot_ms.p99},
+                   {"kv_transfer_ms", c.at_max.transfer_ms}});
+  }
+  j["disaggregated_candidates"] = dis;
+  j["disaggregated_best"] = r.disagg_best;
+  j["chosen"] = r.disagg_chosen ? "disaggregated" : "aggregated";
   if (found) {
     PlanFile f = file;
     f.plan = r.deployment;
+    j["aggregated_requests_per_s"] = r.deployment_rate;
+    j["aggregated_gpus"] = r.deployment.deg.total_gpus();
+    double rate = r.deployment_rate;
+    std::int64_t gpus = r.deployment.deg.total_gpus();
+    if (r.disagg_chosen) {
+      const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+      f.plan = c.plan.decode;
+      f.prefill_pool = c.plan.prefill;
+      rate = c.max_rate;
+      gpus = c.plan.gpus();
+    }
     j["plan"] = json::parse(plan_to_json(f));
-    j["gpus"] = r.deployment.deg.total_gpus();
-    j["requests_per_s"] = r.deployment_rate;
-    j["requests_per_s_per_gpu"] = r.deployment_rate / static_cast<double>(r.deployment.deg.total_gpus());
-    const ServeResult& x = r.deployment_result;
+    j["gpus"] = gpus;
+    j["requests_per_s"] = rate;
+    j["requests_per_s_per_gpu"] = rate / static_cast<double>(gpus);
+    const ServeResult& x = r.disagg_chosen ? r.disagg[static_cast<std::size_t>(r.disagg_best)].at_max.total : r.deployment_result;
     j["ttft_ms_p50"] = x.ttft_ms.p50;
     j["ttft_ms_p99"] = x.ttft_ms.p99;
     j["tpot_ms_p50"] = x.tpot_ms.p50;
@@ -251,6 +323,41 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
     j["frontier"] = fr;
   }
   (void)ctx;
+  return j.dump(2);
+}
+
+std::string serve_disagg_text(const SimContext& ctx, const DisaggPlan& d, const DisaggResult& r, double wall_s) {
+  const Workload& w = ctx.workload;
+  const EngineTraits& e = ctx.engine;
+  const bool moe = ctx.model.is_moe();
+  std::string s = fmt::format("prefill pool {} instances of {} ({} GPUs each)\n", d.prefill.deg.replicas, shape(d.prefill, moe), d.prefill.deg.instance_gpus());
+  s += fmt::format("decode pool  {} instances of {} ({} GPUs each); {} GPUs of {} in all\n", d.decode.deg.replicas, shape(d.decode, moe),
+                   d.decode.deg.instance_gpus(), d.gpus(), ctx.cluster.num_gpus);
+  s += fmt::format("workload     {} (serve): {}; input {}, output {} tokens; seed {}\n", w.name, arrivals_label(w),
+                   lengths_label(w.serve.input, w.isl), lengths_label(w.serve.output, w.osl), w.serve.seed);
+  s += context_lines(ctx);
+  s += fmt::format("scheduler    each pool {}, {} KV, at most {} running sequences and {} tokens per iteration per attention-DP rank\n",
+                   e.prefill_first ? "prefill first" : "decode first", e.reserve_full_kv ? "reserve-full" : "on-demand", grouped(e.max_num_seqs),
+                   grouped(e.max_num_tokens));
+  if (r.total.requests > 0) {
+    s += fmt::format("KV transfer  {:.1f} MB per request over {}, {:.2f} ms on average\n", r.kv_mb_per_request, r.link, r.transfer_ms);
+    if (r.prefill_capacity > 0) {
+      s += fmt::format("pools        capacity: prefill {:.3f}, decode {:.3f} requests/s (each pool's requests all queued at once)\n",
+                       r.prefill_capacity, r.decode_capacity);
+    }
+  }
+  return s + serve_body(ctx, r.total, wall_s);
+}
+
+std::string serve_disagg_json(const SimContext& ctx, const DisaggPlan& d, const DisaggResult& r, double wall_s) {
+  json j = json::parse(serve_json(ctx, d.decode, r.total, wall_s));
+  PlanFile f{d.decode, ctx.model.name, ctx.cluster.name, ctx.workload.name, {}, d.prefill};
+  j["plan"] = json::parse(plan_to_json(f));
+  j["gpus"] = d.gpus();
+  j["disaggregated"] = {{"prefill_instances", d.prefill.deg.replicas}, {"decode_instances", d.decode.deg.replicas},
+                        {"prefill_capacity_requests_per_s", r.prefill_capacity}, {"decode_capacity_requests_per_s", r.decode_capacity},
+                        {"kv_transfer_ms", r.transfer_ms}, {"kv_mb_per_request", r.kv_mb_per_request}, {"link", r.link},
+                        {"prefill_queue_ms", r.prefill_queue_ms}, {"decode_queue_ms", r.decode_queue_ms}};
   return j.dump(2);
 }
 

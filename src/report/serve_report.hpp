@@ -6,6 +6,7 @@
 #include "cost/simulator.hpp"
 #include "plan/plan_json.hpp"
 #include "search/serve_plan.hpp"
+#include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 
 namespace shardwise {
@@ -13,6 +14,9 @@ namespace shardwise {
 std::string arrivals_label(const Workload& w);
 std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s);
 std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s);
+// A disaggregated deployment's simulation.
+std::string serve_disagg_text(const SimContext& ctx, const DisaggPlan& d, const DisaggResult& r, double wall_s);
+std::string serve_disagg_json(const SimContext& ctx, const DisaggPlan& d, const DisaggResult& r, double wall_s);
 // plan --mode serve [--target-rate R]: the screen, the simulated candidates, the chosen
 // deployment and its frontier. `target_rate` 0: the cluster filled with the best instance.
 std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, double target_rate, std::int64_t requests);

@@ -62,6 +62,125 @@ void rate_search(const SimContext& ctx, ServeCandidate& c, const ServePlanOption
   c.at_max = best ? std::move(*best) : std::move(lowest);
 }
 
+// The instance shapes of the screen (their plans only).
+template <class S>
+std::vector<Plan> feasible_plans(const std::vector<S>& v) {
+  std::vector<Plan> out;
+  for (const auto& x : v) out.push_back(x.plan);
+  return out;
+}
+
+// The shapes ranked by a closed form of one role: prefill (input tokens/s per GPU at batch
+// max within the TTFT bound) or decode (output tokens/s per GPU at context isl + osl / 2
+// within the TPOT bound).
+std::vector<Plan> best_for_role(const SimContext& ctx, const std::vector<Plan>& shapes, bool prefill, int keep) {
+  SimContext c = ctx;
+  Workload& w = c.workload;
+  if (prefill) {
+    w.mode = Mode::kPrefill;
+    w.context = 0;
+    w.osl = 0;
+    w.tpot_ms.reset();
+    w.tpot_pct.clear();
+    w.spec_tokens = 0;
+  } else {
+    w.mode = Mode::kDecode;
+    w.context = ctx.workload.isl + ctx.workload.osl / 2;
+    w.isl = w.osl = 0;
+    w.ttft_ms.reset();
+    w.ttft_pct.clear();
+  }
+  w.serve = ServeSpec{};
+  std::vector<std::pair<double, Plan>> ranked;
+  for (const Plan& p : shapes) {
+    const Metrics m = evaluate(c, p, nullptr, false);
+    if (m.feasible()) ranked.emplace_back(m.objective, p);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<Plan> out;
+  for (const auto& [v, p] : ranked) {
+    if (static_cast<int>(out.size()) >= keep) break;
+    out.push_back(p);
+  }
+  return out;
+}
+
+void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const ServePlanOptions& opt, ServePlanResult& out) {
+  const std::int64_t n = ctx.cluster.num_gpus;
+  const std::int64_t requests = 2 * opt.requests;
+  const auto pre = best_for_role(ctx, shapes, true, opt.disagg_shapes);
+  const auto dec = best_for_role(ctx, shapes, false, opt.disagg_shapes);
+  ServeOptions so;
+  so.measure_capacity = false;
+  for (const Plan& p : pre) {
+    const double cp = prefill_instance_rate(at_rate(ctx, 0, opt.requests), p);
+    ++out.simulations;
+    if (cp <= 0) continue;
+    for (const Plan& q : dec) {
+      const double cd = decode_instance_rate(at_rate(ctx, 0, opt.requests), q);
+      ++out.simulations;
+      if (cd <= 0) continue;
+      // x prefill and y decode instances within the cluster, the pools' rates balanced
+      const std::int64_t gp = p.deg.instance_gpus(), gd = q.deg.instance_gpus();
+      std::int64_t bx = 0, by = 0;
+      double best = 0;
+      for (std::int64_t x = 1; x * gp + gd <= n; ++x) {
+        const std::int64_t y = (n - x * gp) / gd;
+        const double cap = std::min(static_cast<double>(x) * cp, static_cast<double>(y) * cd);
+        if (cap > best * (1 + 1e-9)) {
+          best = cap;
+          bx = x;
+          by = y;
+        }
+      }
+      if (bx == 0) continue;
+      DisaggCandidate c;
+      c.plan.prefill = p;
+      c.plan.prefill.deg.replicas = static_cast<std::int32_t>(bx);
+      c.plan.decode = q;
+      c.plan.decode.deg.replicas = static_cast<std::int32_t>(by);
+      c.prefill_rate = cp;
+      c.decode_rate = cd;
+      // the highest Poisson rate within the SLOs, by bisection below the balanced capacity
+      double lo = 0, hi = best;
+      std::optional<DisaggResult> ok;
+      DisaggResult last = simulate_disaggregated(at_rate(ctx, hi, requests), c.plan, so);
+      ++out.simulations;
+      if (last.total.feasible) {
+        lo = hi;
+        ok = std::move(last);
+      } else {
+        for (int i = 0; i < opt.bisect_steps; ++i) {
+          const double mid = (lo + hi) / 2;
+          DisaggResult r = simulate_disaggregated(at_rate(ctx, mid, requests), c.plan, so);
+          ++out.simulations;
+          if (r.total.feasible) {
+            lo = mid;
+            ok = std::move(r);
+          } else {
+            hi = mid;
+            last = std::move(r);
+          }
+        }
+      }
+      c.max_rate = lo;
+      c.at_max = ok ? std::move(*ok) : std::move(last);
+      out.disagg.push_back(std::move(c));
+    }
+  }
+  for (std::size_t i = 0; i < out.disagg.size(); ++i) {
+    if (out.disagg[i].max_rate <= 0) continue;
+    if (out.disagg_best < 0 || out.disagg[i].per_gpu() > out.disagg[static_cast<std::size_t>(out.disagg_best)].per_gpu()) {
+      out.disagg_best = static_cast<int>(i);
+    }
+  }
+  if (out.disagg_best >= 0) {
+    const DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
+    const double agg_per_gpu = out.deployment_rate / static_cast<double>(out.deployment.deg.total_gpus());
+    out.disagg_chosen = d.per_gpu() > agg_per_gpu;
+  }
+}
+
 }  // namespace
 
 ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, const std::optional<Plan>& extra,
@@ -189,16 +308,29 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     out.deployment_rate = b.max_rate * static_cast<double>(out.deployment.deg.replicas);
     out.deployment_result = b.at_max;
   }
-  // 4. the frontier of the chosen instance
-  const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
-  for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
-    const double r = share * b.max_rate;
-    ServeOptions so;
-    so.measure_capacity = false;
-    const ServeResult s = simulate_serving(at_rate(ctx, r, opt.requests), b.plan, so);
-    ++out.simulations;
-    out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
-                                         s.tpot_ms.p99, s.feasible});
+  // 4. disaggregated deployments on the same GPUs
+  if (opt.disaggregated && opt.target_rate <= 0) disaggregate(ctx, feasible_plans(feasible), opt, out);
+  // 5. the frontier of the chosen deployment
+  ServeOptions so;
+  so.measure_capacity = false;
+  if (out.disagg_chosen) {
+    const DisaggCandidate& c = out.disagg[static_cast<std::size_t>(out.disagg_best)];
+    for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
+      const double r = share * c.max_rate;
+      const ServeResult s = simulate_disaggregated(at_rate(ctx, r, 2 * opt.requests), c.plan, so).total;
+      ++out.simulations;
+      out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
+                                           s.tpot_ms.p99, s.feasible});
+    }
+  } else {
+    const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
+    for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
+      const double r = share * b.max_rate;
+      const ServeResult s = simulate_serving(at_rate(ctx, r, opt.requests), b.plan, so);
+      ++out.simulations;
+      out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
+                                           s.tpot_ms.p99, s.feasible});
+    }
   }
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -13,6 +13,7 @@
 
 #include "cost/simulator.hpp"
 #include "plan/space.hpp"
+#include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 
 namespace shardwise {
@@ -24,6 +25,16 @@ struct ServeCandidate {
   double capacity = 0;      // requests/s one instance completes saturated
   ServeResult at_max;       // the simulation at max_rate (at the smallest rate tried when none)
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.deg.instance_gpus()); }
+};
+
+// A disaggregated deployment on the same GPUs: x prefill instances of one shape, y decode
+// instances of another, sized so that the pools' saturated rates balance.
+struct DisaggCandidate {
+  DisaggPlan plan;
+  double prefill_rate = 0, decode_rate = 0;  // one instance's saturated requests/s in its role
+  double max_rate = 0;                       // requests/s the deployment serves within the SLOs
+  DisaggResult at_max;
+  [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.gpus()); }
 };
 
 // One point of the chosen plan's frontier: at a share of its max rate.
@@ -39,6 +50,8 @@ struct ServePlanOptions {
   std::int64_t requests = 1000;  // per simulation
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
+  bool disaggregated = true;     // also size disaggregated deployments on the cluster (not with a target rate)
+  int disagg_shapes = 2;         // the best prefill and decode shapes paired
   std::function<void(int, int)> progress;  // candidates simulated, of how many
 };
 
@@ -50,7 +63,10 @@ struct ServePlanResult {
   Plan deployment;                      // the best instance with its replicas
   double deployment_rate = 0;           // requests/s the deployment serves within the SLOs (the target when given)
   ServeResult deployment_result;        // simulated at deployment_rate (target mode)
-  std::vector<FrontierPoint> frontier;  // the best instance at 10% .. 100% of its max rate
+  std::vector<FrontierPoint> frontier;  // the chosen deployment at 10% .. 100% of its max rate (per instance when aggregated)
+  std::vector<DisaggCandidate> disagg;  // disaggregated deployments on the cluster's GPUs
+  int disagg_best = -1;
+  bool disagg_chosen = false;           // the best disaggregated deployment serves more requests/s per GPU
   std::int64_t simulations = 0;
   double wall_s = 0;
   std::string reason;                   // why nothing was found (empty otherwise)

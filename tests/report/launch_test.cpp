@@ -271,7 +271,7 @@ TEST(Launch, EachReplicaNamesItsGpusAndNodesAndAStraddleIsFlagged) {
   EXPECT_NE(s.find("# replica 1   GPUs 64..127 on nodes 16..31 (straddles NVLink domains 0 and 1"), std::string::npos) << s;
   // on H100 nodes of 8 the same replicas straddle nothing
   const Case h = make_case("deepseek-v3", "h100x128", "decode-16k", DType::kFp8);
-  const std::string t = launch_text(h.ctx, PlanFile{p, "deepseek-v3", "h100x128", "decode-16k", {}}, fit_engine(o.engine, h.ctx, h.space, p), o);
+  const std::string t = launch_text(h.ctx, PlanFile{p, "deepseek-v3", "h100x128", "decode-16k", {}, std::nullopt}, fit_engine(o.engine, h.ctx, h.space, p), o);
   EXPECT_NE(t.find("# replica 1   GPUs 64..127 on nodes 8..15\n"), std::string::npos) << t;
   EXPECT_EQ(t.find("straddles"), std::string::npos);
 }

@@ -90,7 +90,7 @@ Made make_report_case(const std::string& model, const std::string& cluster, cons
   r.o.baseline = search_megatron(r.ctx, space, opt);
   r.o.metrics = evaluate(r.ctx, r.o.search.best, &r.o.breakdown);
   r.o.baseline_metrics = evaluate(r.ctx, r.o.baseline.best, &r.o.baseline_breakdown);
-  r.file = {r.o.search.best, model, cluster, workload, {}};
+  r.file = {r.o.search.best, model, cluster, workload, {}, std::nullopt};
   return r;
 }
 

@@ -1,0 +1,46 @@
+// Disaggregated prefill and decode (docs/serving.md, "Disaggregated prefill and decode"):
+// a prefill pool of x instances computes each prompt and its first token, the KV cache
+// travels over the interconnect between the pools, and a decode pool of y instances
+// generates the rest. Each pool runs the engine's scheduler (serve/scheduler.hpp).
+#pragma once
+#include <cstdint>
+
+#include "cost/simulator.hpp"
+#include "serve/serving.hpp"
+
+namespace shardwise {
+
+struct DisaggPlan {
+  Plan prefill;  // replicas = prefill instances
+  Plan decode;   // replicas = decode instances
+  [[nodiscard]] std::int64_t gpus() const { return prefill.deg.total_gpus() + decode.deg.total_gpus(); }
+};
+
+struct DisaggResult {
+  ServeResult total;                  // per request end to end; throughput over every GPU of both pools
+  double prefill_capacity = 0;        // requests/s the prefill pool completes saturated (0 when not measured)
+  double decode_capacity = 0;         // requests/s the decode pool completes saturated
+  double transfer_ms = 0;             // mean KV transfer between the pools
+  double kv_mb_per_request = 0;       // mean KV bytes a request ships, MB
+  double prefill_queue_ms = 0, decode_queue_ms = 0;  // mean waits for admission in each pool
+  std::string link;                   // the interconnect level the KV crosses
+};
+
+// The KV cache of a prompt of `tokens` tokens, all layers (the bytes a disaggregated
+// deployment ships from the prefill to the decode instance), and the time to ship it over
+// the innermost level that holds both pools: bytes / (the level's per-GPU bandwidth x the
+// smaller instance's GPU count, each GPU sending its shard) + the level's latency.
+double kv_transfer_bytes(const SimContext& ctx, std::int64_t tokens);
+double kv_transfer_s(const SimContext& ctx, const DisaggPlan& d, double bytes);
+
+// One instance's saturated rate (requests/s) as a prefill-only instance (prompts and their
+// first token) or a decode-only one (prompts arriving cached), over the workload's requests;
+// 0 when a request does not fit its KV cache.
+double prefill_instance_rate(const SimContext& ctx, const Plan& instance);
+double decode_instance_rate(const SimContext& ctx, const Plan& instance);
+
+// Poisson, all-at-once and trace arrivals (a closed loop would tie the prefill pool's
+// arrivals to the decode pool's completions: refused with the reason).
+DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, const ServeOptions& opt = {});
+
+}  // namespace shardwise

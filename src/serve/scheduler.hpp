@@ -1,0 +1,43 @@
+// Internal to serve/: one engine instance's scheduler, iteration by iteration, over a list
+// of requests (docs/serving.md, "The scheduler"), and the request generator. serving.cpp
+// (one plan) and disagg.cpp (prefill and decode pools) run it.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "cost/simulator.hpp"
+#include "serve/serving.hpp"
+#include "serve/step_times.hpp"
+
+namespace shardwise::serve_detail {
+
+struct Req {
+  double arrival = 0;
+  std::int64_t isl = 0, osl = 0;
+  // the prompt is already in this instance's KV cache and its first token produced (a
+  // disaggregated decode pool's request): admitted for decode only
+  bool ready = false;
+};
+
+// One instance's share of the workload's requests, in arrival order (closed loop: arrival
+// times set as users free up; a trace: every replicas-th request).
+std::vector<Req> make_requests(const Workload& w, std::int64_t replicas);
+
+struct Core {
+  ServeResult res;
+  std::vector<RequestRecord> rec;
+};
+// The scheduler over `reqs` (sorted by arrival unless closed loop, where `users` send them).
+Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::vector<Req>& reqs, Arrivals::Kind kind, std::int64_t users);
+// The saturated completion rate of one instance (docs/serving.md, "Capacity and overload").
+double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps, std::vector<Req> reqs);
+
+// The statistics of finished requests (latencies, throughput over res.makespan_s per GPU,
+// requests/s and goodput for `replicas` such instances).
+void summarize(const Workload& w, const std::vector<RequestRecord>& recs, double gpus, double replicas, ServeResult& res);
+// Whether the queue grew over the run (docs/serving.md, "Capacity and overload").
+bool queue_grew(const std::vector<RequestRecord>& recs, double& growth_ms);
+// The bottleneck and the verdict on overload and the SLOs.
+void judge(const Workload& w, bool overloaded, ServeResult& res);
+
+}  // namespace shardwise::serve_detail
