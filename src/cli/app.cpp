@@ -640,7 +640,9 @@ int run_launch(const LaunchArgs& a) {
   src.plan_overrides = &f->overrides;
   auto in = load_inputs(f->model, f->cluster, f->workload, WorkloadOverrides{}, src);  // the plan carries its batch
   if (!in) return fail(in.error());
-  if (auto why = validate_plan(f->plan, in->model, in->cluster)) {
+  Plan probe = f->plan;  // batch "max" (a serve plan): the engine admits what fits
+  if (probe.batch == 0) probe.batch = probe.deg.attn_dp;
+  if (auto why = validate_plan(probe, in->model, in->cluster)) {
     return fail(Error{a.plan_file, "plan", fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), *why});
   }
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
@@ -651,6 +653,18 @@ int run_launch(const LaunchArgs& a) {
   o.model_path = a.model_path;
   o.head_address = a.head_address;
   o.port = a.port;
+  if (f->prefill_pool) {  // disaggregated: each pool fitted to the engine, then the router
+    Plan pre = *f->prefill_pool;
+    Plan pre_probe = pre;
+    pre_probe.batch = pre.deg.attn_dp;
+    if (auto why = validate_plan(pre_probe, in->model, in->cluster)) {
+      return fail(Error{a.plan_file, "disaggregated.prefill", fmt::format("a prefill pool valid on {} and {}", in->model.name, in->cluster.name), *why});
+    }
+    const SearchSpace pspace = make_space(in->model, in->cluster, in->workload, pre.redundant_experts);
+    const EngineFit pfit = fit_engine(*engine, ctx, pspace, pre);
+    print(launch_disagg_text(ctx, *f, pfit, fit, o));
+    return 0;
+  }
   print(launch_text(ctx, *f, fit, o));
   return 0;
 }

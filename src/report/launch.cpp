@@ -410,7 +410,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
     const std::int64_t domain = ctx.cluster.levels.size() > 1 ? ctx.cluster.levels.front().size : ctx.cluster.num_gpus;
     const std::int64_t shown = std::min<std::int64_t>(d.replicas, 16);
     for (std::int64_t r = 0; r < shown; ++r) {
-      const std::int64_t lo = r * inst, hi = lo + inst - 1;
+      const std::int64_t lo = o.first_gpu + r * inst, hi = lo + inst - 1;
       const bool straddles = lo / domain != hi / domain && inst <= domain;
       s += fmt::format("# replica {:<3} GPUs {}..{} on node{} {}{}{}\n", r, lo, hi, lo / gpn == hi / gpn ? "" : "s", lo / gpn,
                        lo / gpn == hi / gpn ? "" : fmt::format("..{}", hi / gpn),
@@ -429,14 +429,17 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       for (std::int64_t k = 0; k < l.nodes; ++k) body(k, std::string(), std::int64_t{0});
     } else {
       for (std::int64_t i = 0; i < l.per_node; ++i) {
-        const std::string env = l.per_node > 1 ? "CUDA_VISIBLE_DEVICES=" + visible_devices(i * l.instance_gpus, l.instance_gpus) + " " : "";
+        const std::int64_t dev0 = (o.first_gpu + i * l.instance_gpus) % l.gpus_per_node;
+        const bool pinned = l.per_node > 1 || o.first_gpu % l.gpus_per_node != 0;
+        const std::string env = pinned ? "CUDA_VISIBLE_DEVICES=" + visible_devices(dev0, l.instance_gpus) + " " : "";
         body(std::int64_t{0}, env, i);
       }
     }
   };
   auto node_header = [&](std::int64_t k, std::int64_t inst) {
     if (l.nodes > 1) return fmt::format("## node {} (node rank {}{})\n", k, k, k == 0 ? ", head: " + head : "");
-    return l.per_node > 1 ? fmt::format("## instance {} on GPUs {}\n", inst, visible_devices(inst * l.instance_gpus, l.instance_gpus))
+    return l.per_node > 1 || o.first_gpu % l.gpus_per_node != 0
+               ? fmt::format("## instance {} on GPUs {}\n", inst, visible_devices((o.first_gpu + inst * l.instance_gpus) % l.gpus_per_node, l.instance_gpus))
                           : std::string("## node 0\n");
   };
 
@@ -452,6 +455,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                    "--max-num-batched-tokens", std::to_string(ctx.engine.max_num_tokens), "--gpu-memory-utilization", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
+      if (!o.role.empty()) common.insert(common.end(), {"--kv-transfer-config", R"('{"kv_connector":"NixlConnector","kv_role":"kv_both"}')"});
       const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
@@ -497,6 +501,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                    "--chunked-prefill-size", std::to_string(ctx.engine.max_num_tokens), "--mem-fraction-static", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8_e4m3"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
+      if (!o.role.empty()) common.insert(common.end(), {"--disaggregation-mode", o.role, "--disaggregation-transfer-backend", "mooncake"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
         std::vector<std::string> c{env + "python3", "-m", "sglang.launch_server", "--model-path", model};
@@ -513,7 +518,12 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       const int port = o.port > 0 ? o.port : 8000;
       const bool dp = attention_dp(d);
       s += "## config.yml (beside the command, on every node)\n";
-      s += fmt::format("enable_attention_dp: {}\nkv_cache_config:\n  dtype: {}\n\n", dp ? "true" : "false", fp8_kv ? "fp8" : "auto");
+      s += fmt::format("enable_attention_dp: {}\nkv_cache_config:\n  dtype: {}\n", dp ? "true" : "false", fp8_kv ? "fp8" : "auto");
+      if (!o.role.empty()) {  // the KV cache leaves the context servers through the cache transceiver
+        s += "cache_transceiver_config:\n  backend: UCX\n";
+        if (o.role == "prefill") s += "disable_overlap_scheduler: true\n";
+      }
+      s += "\n";
       if (fp8_w) notes.push_back("TensorRT-LLM quantises no weights at load time: point the model path at an FP8 checkpoint (ModelOpt)");
       std::vector<std::string> common{"--backend", "pytorch", "--tp_size", std::to_string(width)};
       if (d.pp > 1) common.insert(common.end(), {"--pp_size", std::to_string(d.pp)});
@@ -549,6 +559,79 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
     }
   }
   for (const auto& n : notes) s += "# note: " + n + "\n";
+  return s;
+}
+
+std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, const EngineFit& prefill, const EngineFit& decode,
+                               const LaunchOptions& o) {
+  const ServeEngine e = o.engine;
+  const std::int32_t x = prefill.runnable.deg.replicas, y = decode.runnable.deg.replicas;
+  std::string s = fmt::format("# shardwise launch: disaggregated {} on {} for {}: {} prefill instance{} beside {} decode instance{}\n",
+                              ctx.model.name, file.cluster, engine_version(e), x, x > 1 ? "s" : "", y, y > 1 ? "s" : "");
+  s += "# (docs/serving.md: the prompt's KV cache travels from a prefill instance to a decode instance; docs/launch.md)\n\n";
+  const int base = o.port > 0 ? o.port : (e == ServeEngine::kSglang ? 30000 : 8000);
+  LaunchOptions po = o, dopt = o;
+  po.role = "prefill";
+  po.port = base + 1;
+  dopt.role = "decode";
+  dopt.port = base + 101;
+  dopt.first_gpu = prefill.runnable.deg.total_gpus();  // the decode pool on the GPUs after the prefill pool's
+  PlanFile pf = file, df = file;
+  pf.plan = prefill.plan;
+  pf.prefill_pool.reset();
+  df.prefill_pool.reset();
+  s += "### the prefill pool (each instance on its own GPUs; start every instance the same way)\n";
+  s += launch_text(ctx, pf, prefill, po);
+  s += "\n### the decode pool\n";
+  s += launch_text(ctx, df, decode, dopt);
+  // instances sharing a node listen on consecutive ports (launch_text's layout)
+  const auto port_of = [&](const Plan& p, int port, std::int32_t i) {
+    const std::int64_t g = p.deg.instance_gpus(), gpn = ctx.cluster.gpus_per_node;
+    const std::int64_t per_node = g <= gpn ? std::max<std::int64_t>(1, gpn / g) : 1;
+    return port + static_cast<int>(i % per_node);
+  };
+  const Plan& pp = prefill.runnable;
+  const Plan& dp = decode.runnable;
+  const auto urls = [&](const char* who, const Plan& p, std::int32_t n, int port, const char* sep, bool scheme) {
+    std::string u;
+    for (std::int32_t i = 0; i < n; ++i) u += fmt::format("{}{}<{}_{}_HOST>:{}", i ? sep : "", scheme ? "http://" : "", who, i, port_of(p, port, i));
+    return u;
+  };
+  s += "\n### the router: a request goes to a prefill instance, then to a decode instance\n";
+  switch (e) {
+    case ServeEngine::kSglang: {
+      std::vector<std::string> c{"python3", "-m", "sglang_router.launch_router", "--pd-disaggregation"};
+      for (std::int32_t i = 0; i < x; ++i) c.insert(c.end(), {"--prefill", fmt::format("http://<PREFILL_{}_HOST>:{}", i, port_of(pp, po.port, i))});
+      for (std::int32_t i = 0; i < y; ++i) c.insert(c.end(), {"--decode", fmt::format("http://<DECODE_{}_HOST>:{}", i, port_of(dp, dopt.port, i))});
+      c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(base)});
+      s += command(c);
+      s += "# note: Mooncake moves the KV cache over RDMA; name the NICs with --disaggregation-ib-device on both pools\n";
+      break;
+    }
+    case ServeEngine::kVllm: {
+      s += "# vLLM has no built-in P/D router: its example proxy (examples/online_serving/disaggregated_serving, or\n"
+           "# tests/v1/kv_connector/nixl_integration/toy_proxy_server.py) or llm-d sends each request to a prefill\n"
+           "# instance with max_tokens 1, then to a decode instance with the KV transfer parameters it returned:\n";
+      std::vector<std::string> c{"python3", "toy_proxy_server.py", "--host", "0.0.0.0", "--port", std::to_string(base), "--prefiller-hosts"};
+      for (std::int32_t i = 0; i < x; ++i) c.push_back(fmt::format("<PREFILL_{}_HOST>", i));
+      c.emplace_back("--prefiller-ports");
+      for (std::int32_t i = 0; i < x; ++i) c.push_back(std::to_string(port_of(pp, po.port, i)));
+      c.emplace_back("--decoder-hosts");
+      for (std::int32_t i = 0; i < y; ++i) c.push_back(fmt::format("<DECODE_{}_HOST>", i));
+      c.emplace_back("--decoder-ports");
+      for (std::int32_t i = 0; i < y; ++i) c.push_back(std::to_string(port_of(dp, dopt.port, i)));
+      s += command(c);
+      break;
+    }
+    case ServeEngine::kTrtllm: {
+      s += "## disagg_config.yaml\n";
+      s += fmt::format("hostname: 0.0.0.0\nport: {}\nbackend: pytorch\ncontext_servers:\n  num_instances: {}\n  urls: [{}]\n"
+                       "generation_servers:\n  num_instances: {}\n  urls: [{}]\n\n",
+                       base, x, urls("PREFILL", pp, x, po.port, ", ", false), y, urls("DECODE", dp, y, dopt.port, ", ", false));
+      s += command({"trtllm-serve", "disaggregated", "-c", "disagg_config.yaml"});
+      break;
+    }
+  }
   return s;
 }
 

@@ -50,10 +50,18 @@ struct LaunchOptions {
   std::string model_path;                    // empty: from the preset (HF repo id) or the config's folder
   std::string head_address = "<HEAD_NODE_IP>";
   int port = 0;                              // 0: the engine's default
+  std::string role;                          // "prefill" or "decode" in a disaggregated deployment; "" aggregated
+  std::int64_t first_gpu = 0;                // the first GPU of the deployment (a decode pool after the prefill pool's)
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);
 
 std::string launch_text(const SimContext& ctx, const PlanFile& file, const EngineFit& fit, const LaunchOptions& o);
+// A disaggregated deployment (file.prefill_pool beside file.plan, the decode pool): each
+// pool's commands with the engine's disaggregation flags (SGLang --disaggregation-mode,
+// vLLM's NIXL KV connector, TensorRT-LLM's cache transceiver), then the router or proxy
+// that sends a request to a prefill instance and on to a decode instance (docs/launch.md).
+std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, const EngineFit& prefill, const EngineFit& decode,
+                               const LaunchOptions& o);
 
 }  // namespace shardwise

@@ -231,5 +231,19 @@ expect 2 '^shardwise: --top-k: expected' -- "${splan[@]}" --top-k -1
 "$bin" "${splan[@]}" --out "$tmp/serve-plan.json" >/dev/null 2>&1
 expect 0 'Poisson at [0-9.]+ requests/s' -- simulate --plan "$tmp/serve-plan.json"
 
+# disaggregated prefill/decode (issue 14)
+dis=(simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --rate 8 --requests 400 --replicas 3 --prefill-instances 1)
+expect 0 'prefill pool 1 instances of tp 1' -- "${dis[@]}"
+expect 0 'KV transfer +134\.2 MB per request over nvlink' -- "${dis[@]}"
+expect 0 '"disaggregated": \{' -- "${dis[@]}" --json
+expect 0 'decode pool +3 instances' -- simulate --plan "$data/good/plan-disagg.json"
+expect 0 'sglang_router.launch_router' -- launch --plan "$data/good/plan-disagg.json" --engine sglang
+expect 0 'disaggregation-mode prefill' -- launch --plan "$data/good/plan-disagg.json" --engine sglang
+expect 0 'NixlConnector' -- launch --plan "$data/good/plan-disagg.json" --engine vllm
+expect 0 'trtllm-serve disaggregated' -- launch --plan "$data/good/plan-disagg.json" --engine trtllm
+expect 2 '^shardwise: --prefill-instances: expected pools that fit the cluster' -- simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --rate 8 --replicas 4 --prefill-instances 1
+expect 2 '^shardwise: --prefill-instances: expected --mode serve' -- simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --prefill-instances 1
+expect 0 'disaggregated on the same 4 GPUs' -- "${splan[@]}"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

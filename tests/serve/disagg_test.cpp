@@ -1,0 +1,119 @@
+// Disaggregated prefill and decode (serve/disagg.hpp): the KV transfer by hand, one request's
+// timeline through both pools, percentiles and Little's law, the plan file round trip.
+#include "serve/disagg.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/derived.hpp"
+#include "plan/plan_json.hpp"
+#include "serve/step_times.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+SimContext ctx_for(double rate, std::int64_t requests, const std::string& cluster = "h100x8") {
+  Workload w;
+  w.name = "s";
+  w.mode = Mode::kServe;
+  w.isl = 1024;
+  w.osl = 128;
+  w.serve.requests = requests;
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
+  return test_support::ctx_for("llama-3.1-8b", cluster, w);
+}
+
+DisaggPlan pools(std::int32_t x, std::int32_t y) {
+  DisaggPlan d;
+  d.prefill = test_support::plan(1, 0);
+  d.prefill.deg.replicas = x;
+  d.decode = test_support::plan(1, 0);
+  d.decode.deg.replicas = y;
+  return d;
+}
+
+TEST(Disagg, KvTransferByHand) {
+  const SimContext ctx = ctx_for(1, 10);
+  // Llama-3.1-8B: 32 layers x 2 (k, v) x 8 kv heads x 128 x 2 bytes = 131,072 bytes per token;
+  // 1,024 tokens = 134,217,728 bytes
+  EXPECT_DOUBLE_EQ(kv_transfer_bytes(ctx, 1024), 134'217'728.0);
+  // 8 H100 in one NVLink domain: both pools inside it; one GPU per instance sends
+  const DisaggPlan d = pools(1, 1);
+  const TopologyLevel& nv = ctx.cluster.levels.front();
+  EXPECT_DOUBLE_EQ(kv_transfer_s(ctx, d, 134'217'728.0), 134'217'728.0 / nv.bandwidth.value() + nv.latency.value());
+  // across nodes (16 GPUs: 8 prefill instances fill the first node) the network carries it
+  const SimContext wide = ctx_for(1, 10, "h100x16");
+  const DisaggPlan far = pools(8, 8);
+  const TopologyLevel& net = wide.cluster.levels.back();
+  EXPECT_DOUBLE_EQ(kv_transfer_s(wide, far, 1e6), 1e6 / net.bandwidth.value() + net.latency.value());
+}
+
+TEST(Disagg, OneRequestThroughBothPools) {
+  // one request at a time (0.001 requests/s): TTFT is the prefill pool's prefill of the
+  // prompt; then the KV travels, and the decode pool decodes the other 127 tokens alone
+  SimContext ctx = ctx_for(0.001, 5);
+  const DisaggPlan d = pools(1, 1);
+  ServeOptions opt;
+  opt.keep_records = true;
+  const DisaggResult r = simulate_disaggregated(ctx, d, opt);
+  ASSERT_TRUE(r.total.feasible) << r.total.reason;
+  StepTimes st(ctx, d.prefill);
+  EXPECT_NEAR(r.total.ttft_ms.p50, st.prefill(1024, 1) * 1e3, 1e-6);
+  const double tx = kv_transfer_s(ctx, d, kv_transfer_bytes(ctx, 1024));
+  EXPECT_NEAR(r.transfer_ms, tx * 1e3, 1e-9);
+  // decode: admitted on arrival (an iteration with no work), then 127 decode iterations at
+  // contexts 1025 .. 1151 (the prompt and the tokens so far)
+  double decode = 0;
+  for (int k = 1; k <= 127; ++k) decode += st.decode(1, 1024.0 + k);
+  ASSERT_EQ(r.total.records.size(), 5u);
+  const RequestRecord& a = r.total.records[0];
+  EXPECT_NEAR(a.finish_s - a.first_token_s, tx + decode, 1e-9);
+}
+
+TEST(Disagg, PercentilesOrderedAndLittlesLaw) {
+  const DisaggResult r = simulate_disaggregated(ctx_for(30, 800), pools(2, 6));
+  ASSERT_TRUE(r.total.requests > 0) << r.total.reason;
+  for (const LatencyStats* s : {&r.total.ttft_ms, &r.total.tpot_ms, &r.total.e2e_ms}) {
+    EXPECT_LE(s->p50, s->p90);
+    EXPECT_LE(s->p90, s->p99);
+    EXPECT_LE(s->p99, s->max);
+  }
+  EXPECT_NEAR(r.total.mean_in_system / (r.total.requests_per_s * r.total.e2e_ms.mean / 1e3), 1.0, 0.02);
+  EXPECT_GT(r.prefill_capacity, 0);
+  EXPECT_GT(r.decode_capacity, 0);
+}
+
+TEST(Disagg, ClosedLoopIsRefusedWithTheReason) {
+  SimContext ctx = ctx_for(1, 10);
+  ctx.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0, 8};
+  const DisaggResult r = simulate_disaggregated(ctx, pools(1, 1));
+  EXPECT_FALSE(r.total.feasible);
+  EXPECT_NE(r.total.reason.find("closed-loop"), std::string::npos);
+}
+
+TEST(Disagg, PlanFileRoundTrip) {
+  PlanFile f;
+  f.plan = test_support::plan(4, 0);
+  f.plan.deg.replicas = 3;
+  f.model = "llama-3.1-8b";
+  Plan pre = test_support::plan(2, 0);
+  pre.deg.replicas = 2;
+  pre.sharding[static_cast<std::size_t>(Slot::kFfn1)] = 2;
+  f.prefill_pool = pre;
+  const std::string text = plan_to_json(f);
+  EXPECT_NE(text.find("\"disaggregated\""), std::string::npos);
+  auto back = parse_plan_json(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_TRUE(back->prefill_pool.has_value());
+  EXPECT_EQ(back->prefill_pool->deg, pre.deg);
+  EXPECT_EQ(back->prefill_pool->sharding, pre.sharding);
+  EXPECT_EQ(back->plan.deg, f.plan.deg);
+  // an unknown key inside names its path
+  auto bad = parse_plan_json(R"({"schema": "shardwise-plan/1", "degrees": {"tp": 1}, "batch": "max",
+    "disaggregated": {"prefill": {"degrees": {"tp": 1}, "shards": {}}}})", "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("disaggregated.prefill.shards"), std::string::npos) << bad.error().message();
+}
+
+}  // namespace
+}  // namespace shardwise
