@@ -23,6 +23,7 @@
 #include "model/loader.hpp"
 #include "report/describe.hpp"
 #include "report/listing.hpp"
+#include "report/serve_html.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
 #include "search/serve_plan.hpp"
@@ -453,6 +454,12 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
       file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
       file.overrides.requests = 2 * so.requests;
     }
+  }
+  if (!a.report.empty()) {  // written even when nothing was found: it says so
+    std::ofstream report_file(a.report);
+    report_file << serve_plan_html(ctx, file, r, a.target_rate);
+    report_file.close();
+    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
   }
   if (!a.out.empty()) {
     if (!found) {

@@ -390,6 +390,8 @@ std::vector<EvalPoint> pareto_frontier(std::vector<EvalPoint> pts) {
   return out;
 }
 
+const char* report_style() { return kStyle; }
+
 std::string plan_html(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o) {
   std::string title = fmt::format("shardwise plan: {} on {}, {}", ctx.model.name, file.cluster.empty() ? ctx.cluster.name : file.cluster,
                                   ctx.workload.name);

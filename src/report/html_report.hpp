@@ -10,6 +10,8 @@
 namespace shardwise {
 
 std::string plan_html(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o);
+// The stylesheet every report inlines.
+const char* report_style();
 
 // The points of `pts` that no other point beats on both latency (lower) and
 // throughput (higher), sorted by latency: the frontier the report draws.

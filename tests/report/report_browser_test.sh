@@ -40,18 +40,21 @@ check_self_contained() {
 check_console() { ! grep -q ':CONSOLE' "$1"; }
 
 # a copy of a report with the probe script appended and the CSP (which forbids scripts) removed
-probe() {  # probe REPORT NAME -> prints the chart lines
-  local report=$1 name=$2
+probe() {  # probe REPORT NAME [CHART_IDS] -> prints the chart lines
+  local report=$1 name=$2 charts=${3:-}
   { sed -e 's#<meta http-equiv="Content-Security-Policy"[^>]*>##' -e 's#</body></html>$##' "$report"
     echo '<script>'
+    [ -n "$charts" ] && echo "window.PROBE_EXPECTED = [\"${charts// /\", \"}\"];"
     cat "$here/probe.js"
     echo '</script></body></html>'; } >"$out/$name.probe.html"
   browser "$out/$name.probe" --window-size=1000,3000 --dump-dom "file://$out/$name.probe.html" >"$out/$name.dom.html"
   awk '/<pre id="probe-verdict">PROBE-BEGIN/{on=1; next} /PROBE-END/{on=0} on' "$out/$name.dom.html"
 }
 
-check_report() {  # check_report NAME REPORT
-  local name=$1 report=$2
+check_report() {  # check_report NAME REPORT [CHART_IDS] (default: plan_html's five charts)
+  local name=$1 report=$2 charts=${3:-}
+  local want=5
+  [ -n "$charts" ] && want=$(echo "$charts" | wc -w)
   if check_self_contained "$report"; then pass "$name: self-contained (no script, link, src, href, import or external url)"; else
     failed "$name: the report references something outside itself"; fi
   if browser "$out/$name.shot" --window-size=1000,5600 --screenshot="$out/$name.png" "file://$report" >/dev/null; then
@@ -62,11 +65,11 @@ check_report() {  # check_report NAME REPORT
   if check_console "$out/$name.shot.log"; then pass "$name: no console messages"; else
     failed "$name: console messages:"; grep ':CONSOLE' "$out/$name.shot.log"; fi
   local lines ok
-  lines=$(probe "$report" "$name")
+  lines=$(probe "$report" "$name" "$charts")
   echo "$lines" | sed 's/^/     /'
   ok=$(echo "$lines" | grep -c ' OK ')
-  if [ "$ok" -eq 5 ] && ! echo "$lines" | grep -q FAIL; then pass "$name: all 5 charts laid out with data, ticks, axis labels and legends"; else
-    failed "$name: $ok of 5 charts passed"; fi
+  if [ "$ok" -eq "$want" ] && ! echo "$lines" | grep -q FAIL; then pass "$name: all $want charts laid out with data, ticks, axis labels and legends"; else
+    failed "$name: $ok of $want charts passed"; fi
   if check_console "$out/$name.probe.log"; then pass "$name: probe ran without console messages"; else
     failed "$name: probe console:"; grep ':CONSOLE' "$out/$name.probe.log"; fi
 }
@@ -79,6 +82,10 @@ check_report deepseek "$out/deepseek.html"
 "$bin" plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search megatron --compare sa --budget 1000 \
   --report "$out/llama.html" >"$out/llama.txt" || failed "plan llama-3.1-70b exited non-zero"
 check_report llama "$out/llama.html"
+
+"$bin" plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --ttft-ms 3000 --tpot-ms 40 --search exact --requests 300 \
+  --report "$out/serve.html" >"$out/serve.txt" || failed "plan --mode serve exited non-zero"
+check_report serve "$out/serve.html" "serve-frontier serve-percentiles"
 
 # negative control 1: a chart with its data removed must fail the probe
 sed -e 's#<g class="data" clip-path="url(\#clip-frontier)">.*</g><line class="ref"#<g></g><line class="ref"#' "$out/deepseek.html" >"$out/broken-chart.html"
