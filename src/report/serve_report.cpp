@@ -188,11 +188,11 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   if (!r.disagg.empty()) {
     s += fmt::format("disaggregated on the same {} GPUs (the best prefill and decode shapes paired, the pools sized to balance):\n",
                      ctx.cluster.num_gpus);
-    s += fmt::format("{:>2}  {:<42} {:>42} {:>4} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}\n", "#", "prefill pool", "decode pool", "GPUs",
+    s += fmt::format("{:>2}  {:<40} {:<40} {:>4} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}\n", "#", "prefill pool", "decode pool", "GPUs",
                      "pre req/s", "dec req/s", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99");
     for (std::size_t i = 0; i < r.disagg.size(); ++i) {
       const DisaggCandidate& c = r.disagg[i];
-      s += fmt::format("{:>2}{} {:<42} {:>42} {:>4} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
+      s += fmt::format("{:>2}{} {:<40} {:<40} {:>4} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
                        static_cast<int>(i) == r.disagg_best ? "*" : " ", fmt::format("{} x {}", c.plan.prefill.deg.replicas, shape(c.plan.prefill, moe)),
                        fmt::format("{} x {}", c.plan.decode.deg.replicas, shape(c.plan.decode, moe)), c.plan.gpus(), c.prefill_rate, c.decode_rate,
                        c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.total.ttft_ms.p99) : "-",
