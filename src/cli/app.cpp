@@ -285,6 +285,7 @@ int run_simulate(SimulateArgs a) {
   }
   Plan plan;
   std::optional<Plan> file_prefill;
+  std::optional<std::int64_t> file_seqs, file_tokens;
   InputSource src;
   WorkloadOverrides plan_overrides;
   if (!a.plan_file.empty()) {
@@ -292,6 +293,8 @@ int run_simulate(SimulateArgs a) {
     if (!f) return fail(f.error());
     plan = f->plan;
     file_prefill = f->prefill_pool;
+    file_seqs = f->max_num_seqs;
+    file_tokens = f->max_num_tokens;
     src.plan_file = a.plan_file;
     src.model_from_plan = a.model.empty() && !f->model.empty();
     src.cluster_from_plan = a.cluster.empty() && !f->cluster.empty();
@@ -337,6 +340,9 @@ int run_simulate(SimulateArgs a) {
   plan.batch = in->workload.batch.value_or(0);
   auto engine = engine_of(a.engine);
   if (!engine) return fail(engine.error());
+  // a serve plan's engine settings, unless flags give them
+  if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
+  if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *engine);
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
@@ -446,7 +452,12 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
     file.overrides.rate = fmt::format("{:.6g}", r.deployment_rate);
     file.overrides.concurrency.reset();
     file.overrides.requests = so.requests * file.plan.deg.replicas;  // each replica its share, as planned
-    if (r.disagg_chosen) {  // the decode pool at the top, the prefill pool beside it
+    const ServeCandidate& best = r.candidates[static_cast<std::size_t>(r.best)];
+    file.max_num_seqs = best.max_num_seqs;
+    file.max_num_tokens = best.max_num_tokens;
+    if (r.disagg_chosen) {
+      file.max_num_seqs.reset();
+      file.max_num_tokens.reset();  // the decode pool at the top, the prefill pool beside it
       const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
       file.plan = c.plan.decode;
       file.plan.batch = 0;
@@ -652,7 +663,10 @@ int run_launch(const LaunchArgs& a) {
   if (auto why = validate_plan(probe, in->model, in->cluster)) {
     return fail(Error{a.plan_file, "plan", fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), *why});
   }
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name));
+  EngineTraits settings;  // a serve plan's running-sequence cap and token budget
+  if (f->max_num_seqs) settings.max_num_seqs = *f->max_num_seqs;
+  if (f->max_num_tokens) settings.max_num_tokens = *f->max_num_tokens;
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), settings);
   const SearchSpace space = make_space(in->model, in->cluster, in->workload, f->plan.redundant_experts);
   const EngineFit fit = fit_engine(*engine, ctx, space, f->plan);
   LaunchOptions o;

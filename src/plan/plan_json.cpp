@@ -72,6 +72,12 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.requests) ov["requests"] = *o.requests;
   if (o.seed) ov["seed"] = *o.seed;
   if (!ov.empty()) j["workload_overrides"] = ov;
+  if (f.max_num_seqs || f.max_num_tokens) {
+    json es = json::object();
+    if (f.max_num_seqs) es["max_num_seqs"] = *f.max_num_seqs;
+    if (f.max_num_tokens) es["max_num_tokens"] = *f.max_num_tokens;
+    j["engine_settings"] = es;
+  }
   if (f.prefill_pool) {
     const Plan& p = *f.prefill_pool;
     j["disaggregated"] = {{"prefill",
@@ -89,7 +95,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "sharding",
-                    "workload_overrides", "metrics", "notes", "disaggregated"});
+                    "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -97,6 +103,11 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   f.cluster = r.string_or("cluster", "");
   f.workload = r.string_or("workload", "");
   if (auto d = r.object("degrees", true)) read_degrees(*d, f.plan.deg);
+  if (auto es = r.object("engine_settings", false)) {
+    es->reject_unknown({"max_num_seqs", "max_num_tokens"});
+    if (es->has("max_num_seqs")) f.max_num_seqs = es->integer("max_num_seqs", 1, kMaxBatch);
+    if (es->has("max_num_tokens")) f.max_num_tokens = es->integer("max_num_tokens", 1, kMaxTokens);
+  }
   std::optional<FieldReader> pre;
   if (auto dis = r.object("disaggregated", false)) {
     dis->reject_unknown({"prefill"});

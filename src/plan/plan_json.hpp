@@ -20,6 +20,10 @@ struct PlanFile {
   // the top-level degrees and sharding are the decode pool's, "disaggregated": {"prefill":
   // {degrees, sharding, micro_batches, redundant_experts}} the prefill pool's.
   std::optional<Plan> prefill_pool = std::nullopt;
+  // Engine settings the plan was chosen with (plan --mode serve): the running-sequence cap and
+  // the tokens per iteration, per attention-DP rank. JSON "engine_settings": {"max_num_seqs",
+  // "max_num_tokens"}; simulate and launch apply them unless flags say otherwise.
+  std::optional<std::int64_t> max_num_seqs = std::nullopt, max_num_tokens = std::nullopt;
 };
 
 constexpr const char* kPlanSchema = "shardwise-plan/1";

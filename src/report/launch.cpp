@@ -354,7 +354,8 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const Workload& w = ctx.workload;
   const std::string model = model_path(file, o, &notes);
   const std::string head = o.head_address;
-  const std::int64_t batch = m.batch;
+  // the concurrency the engine may run: the plan's, capped by a serve plan's running-sequence setting
+  const std::int64_t batch = std::min<std::int64_t>(m.batch, ctx.engine.max_num_seqs * std::int64_t{d.attn_dp});
   const std::int64_t len = max_sequence(w);
   const std::int64_t width = d.stage_width();
   const bool moe = ctx.model.is_moe();

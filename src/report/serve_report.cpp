@@ -174,16 +174,17 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                    "({} requests each, Poisson arrivals): {} simulations in {:.2f} s\n",
                    r.screened, r.screen_feasible, r.candidates.size(), grouped(requests), r.simulations, r.wall_s);
   if (!r.candidates.empty()) {
-    s += fmt::format("\n{:>2}  {:<40} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "#", "instance", "GPUs", "screen t/s/G",
-                     "capacity", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99");
+    s += fmt::format("\n{:>2}  {:<40} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}\n", "#", "instance", "GPUs", "screen t/s/G",
+                     "capacity", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99", "seqs/chunk");
     for (std::size_t i = 0; i < r.candidates.size(); ++i) {
       const ServeCandidate& c = r.candidates[i];
-      s += fmt::format("{:>2}{} {:<40} {:>4} {:>12.1f} {:>10.3f} {:>10.3f} {:>10.4f} {:>10} {:>10}\n", i + 1,
+      s += fmt::format("{:>2}{} {:<40} {:>4} {:>12.1f} {:>10.3f} {:>10.3f} {:>10.4f} {:>10} {:>10} {:>11}\n", i + 1,
                        static_cast<int>(i) == r.best ? "*" : " ", shape(c.plan, moe), c.plan.deg.instance_gpus(), c.screen.objective,
                        c.capacity, c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.ttft_ms.p99) : "-",
-                       c.max_rate > 0 ? ms_text(c.at_max.tpot_ms.p99) : "-");
+                       c.max_rate > 0 ? ms_text(c.at_max.tpot_ms.p99) : "-", fmt::format("{}/{}", c.max_num_seqs, c.max_num_tokens));
     }
-    s += "(screen t/s/G: the closed form's output tokens/s per GPU; capacity and max in SLO: requests/s of one instance)\n\n";
+    s += "(screen t/s/G: the closed form's output tokens/s per GPU; capacity and max in SLO: requests/s of one instance;\n"
+         " seqs/chunk: the running-sequence cap and the tokens per iteration per attention-DP rank, tried smaller on the best three)\n\n";
   }
   if (!r.disagg.empty()) {
     s += fmt::format("disaggregated on the same {} GPUs (the best prefill and decode shapes paired, the pools sized to balance):\n",
@@ -267,7 +268,9 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
                      {"max_requests_per_s", c.max_rate},
                      {"requests_per_s_per_gpu", c.per_gpu()},
                      {"ttft_ms_p99", c.at_max.ttft_ms.p99},
-                     {"tpot_ms_p99", c.at_max.tpot_ms.p99}});
+                     {"tpot_ms_p99", c.at_max.tpot_ms.p99},
+                     {"max_num_seqs", c.max_num_seqs},
+                     {"max_num_tokens", c.max_num_tokens}});
   }
   j["candidates"] = cands;
   j["best"] = r.best;

@@ -22,9 +22,18 @@ SimContext at_rate(const SimContext& base, double rate, std::int64_t requests) {
   return c;
 }
 
+// The context with a candidate's engine settings.
+SimContext with_settings(const SimContext& base, const ServeCandidate& c) {
+  SimContext x = base;
+  if (c.max_num_seqs > 0) x.engine.max_num_seqs = c.max_num_seqs;
+  if (c.max_num_tokens > 0) x.engine.max_num_tokens = c.max_num_tokens;
+  return x;
+}
+
 // The highest Poisson rate (requests/s, one instance) whose simulation meets every SLO,
 // by bisection between 0 and the saturated rate.
-void rate_search(const SimContext& ctx, ServeCandidate& c, const ServePlanOptions& opt, std::int64_t& sims) {
+void rate_search(const SimContext& base, ServeCandidate& c, const ServePlanOptions& opt, std::int64_t& sims) {
+  const SimContext ctx = with_settings(base, c);
   ServeOptions so;
   so.measure_capacity = false;  // the rate never exceeds the capacity measured here
   c.capacity = saturated_requests_per_s(at_rate(ctx, 0, opt.requests), c.plan);
@@ -240,9 +249,33 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     ServeCandidate c;
     c.plan = feasible[i].plan;
     c.screen = feasible[i].m;
+    c.max_num_seqs = ctx.engine.max_num_seqs;
+    c.max_num_tokens = ctx.engine.max_num_tokens;
     rate_search(ctx, c, opt, out.simulations);
     out.candidates.push_back(std::move(c));
     if (opt.progress) opt.progress(static_cast<int>(i + 1), static_cast<int>(k));
+  }
+  // 2b. the engine settings of the best three: other running-sequence caps and prefill chunks
+  if (opt.tune_engine) {
+    std::vector<std::size_t> order(out.candidates.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return out.candidates[x].per_gpu() > out.candidates[y].per_gpu(); });
+    for (std::size_t n = 0; n < std::min<std::size_t>(3, order.size()); ++n) {
+      ServeCandidate& c = out.candidates[order[n]];
+      if (c.max_rate <= 0) continue;
+      const std::int64_t seqs0 = c.max_num_seqs, chunk0 = c.max_num_tokens;
+      for (std::int64_t seqs : {std::int64_t{64}, std::int64_t{256}, seqs0}) {
+        for (std::int64_t chunk : {std::int64_t{2048}, chunk0}) {
+          if ((seqs == seqs0 && chunk == chunk0) || (seqs != seqs0 && seqs >= seqs0) || (chunk != chunk0 && chunk >= chunk0)) continue;
+          ServeCandidate t = c;
+          t.max_num_seqs = seqs;
+          t.max_num_tokens = chunk;
+          t.max_rate = 0;
+          rate_search(ctx, t, opt, out.simulations);
+          if (t.per_gpu() > c.per_gpu() * 1.01) c = std::move(t);  // 1%: beyond the simulation's noise
+        }
+      }
+    }
   }
   for (std::size_t i = 0; i < out.candidates.size(); ++i) {
     const ServeCandidate& c = out.candidates[i];
@@ -281,7 +314,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
       for (std::int64_t r = o.replicas; r * c.plan.deg.instance_gpus() <= cluster; ++r) {
         Plan d = c.plan;
         d.deg.replicas = static_cast<std::int32_t>(r);
-        ServeResult res = simulate_serving(at_rate(ctx, opt.target_rate, opt.requests * r), d);
+        ServeResult res = simulate_serving(at_rate(with_settings(ctx, c), opt.target_rate, opt.requests * r), d);
         ++out.simulations;
         if (res.feasible) {
           if (out.deployment_rate == 0 || d.deg.total_gpus() < out.deployment.deg.total_gpus()) {
@@ -326,7 +359,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
     for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
       const double r = share * b.max_rate;
-      const ServeResult s = simulate_serving(at_rate(ctx, r, opt.requests), b.plan, so);
+      const ServeResult s = simulate_serving(at_rate(with_settings(ctx, b), r, opt.requests), b.plan, so);
       ++out.simulations;
       out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
                                            s.tpot_ms.p99, s.feasible});

@@ -24,6 +24,9 @@ struct ServeCandidate {
   double max_rate = 0;      // requests/s one instance serves within the SLOs (0: none)
   double capacity = 0;      // requests/s one instance completes saturated
   ServeResult at_max;       // the simulation at max_rate (at the smallest rate tried when none)
+  // the engine settings it runs with (per attention-DP rank): the running-sequence cap and
+  // the token budget per iteration (the prefill chunk)
+  std::int64_t max_num_seqs = 0, max_num_tokens = 0;
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.deg.instance_gpus()); }
 };
 
@@ -51,6 +54,7 @@ struct ServePlanOptions {
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
   bool disaggregated = true;     // also size disaggregated deployments on the cluster (not with a target rate)
+  bool tune_engine = true;       // try other running-sequence caps and prefill chunks on the best 3
   int disagg_shapes = 2;         // the best prefill and decode shapes paired
   std::function<void(int, int)> progress;  // candidates simulated, of how many
 };

@@ -230,6 +230,7 @@ expect 2 '^shardwise: --target-rate: expected --mode serve' -- plan --model llam
 expect 2 '^shardwise: --top-k: expected' -- "${splan[@]}" --top-k -1
 "$bin" "${splan[@]}" --out "$tmp/serve-plan.json" >/dev/null 2>&1
 expect 0 'Poisson at [0-9.]+ requests/s' -- simulate --plan "$tmp/serve-plan.json"
+if grep -q '"engine_settings"' "$tmp/serve-plan.json"; then ok; else bad "plan --mode serve --out wrote no engine_settings"; fi
 
 # disaggregated prefill/decode (issue 14)
 dis=(simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --rate 8 --requests 400 --replicas 3 --prefill-instances 1)

@@ -110,5 +110,24 @@ TEST(ServePlan, AnImpossibleSloSaysWhy) {
   EXPECT_FALSE(r.reason.empty());
 }
 
+TEST(ServePlan, TuningTheEngineSettingsNeverLoses) {
+  const SimContext ctx = serve_ctx(25, "h100x4");
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  ServePlanOptions on = options(4), off = options(4);
+  off.tune_engine = false;
+  const ServePlanResult a = plan_serving(ctx, space, std::nullopt, on), b = plan_serving(ctx, space, std::nullopt, off);
+  ASSERT_GE(a.best, 0);
+  ASSERT_GE(b.best, 0);
+  const ServeCandidate& x = a.candidates[static_cast<std::size_t>(a.best)];
+  EXPECT_GE(x.per_gpu(), b.candidates[static_cast<std::size_t>(b.best)].per_gpu() - 1e-12);
+  // the settings are the engine's or smaller, and the candidate's simulation used them
+  EXPECT_LE(x.max_num_seqs, ctx.engine.max_num_seqs);
+  EXPECT_LE(x.max_num_tokens, ctx.engine.max_num_tokens);
+  for (const ServeCandidate& c : b.candidates) {
+    EXPECT_EQ(c.max_num_seqs, ctx.engine.max_num_seqs);
+    EXPECT_EQ(c.max_num_tokens, ctx.engine.max_num_tokens);
+  }
+}
+
 }  // namespace
 }  // namespace shardwise
