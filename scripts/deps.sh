@@ -24,3 +24,5 @@ SHARDWISE_TEST_DEPS=(libgtest-dev libgmock-dev)
 SHARDWISE_BROWSER_DEPS=(chromium fonts-dejavu-core)
 # The executor that verifies plans on MPI (shardwise verify, the exec.* tests): Open MPI.
 SHARDWISE_EXEC_DEPS=(openmpi-bin libopenmpi-dev)
+# The Python module (bindings/python) and its tests: pybind11 and the Python headers.
+SHARDWISE_PYTHON_DEPS=(python3-pybind11 python3-dev)

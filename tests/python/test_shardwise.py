@@ -1,0 +1,101 @@
+"""The Python module (bindings/python, docs/python.md) through unittest; ctest runs it
+with PYTHONPATH=build/python."""
+import json
+import os
+import unittest
+
+import shardwise as sw
+
+DATA = os.environ.get("SHARDWISE_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data"))
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared")
+
+
+class Inputs(unittest.TestCase):
+    def test_presets_and_describe(self):
+        self.assertIn("deepseek-v3", sw.models())
+        self.assertIn("chat-1k-1k", sw.workloads())
+        d = sw.describe(model="llama-3.1-8b")
+        self.assertEqual(d["params_total"], 8030261248)  # as `shardwise models --json` says
+        self.assertEqual(sw.describe(model="llama-3.1-70b")["kv_bytes_per_token"], 327680)
+
+    def test_config_json_and_folder(self):
+        scout = os.path.join(SHARED, "models", "new-architectures", "llama-4-scout.json")
+        if not os.path.exists(scout):
+            self.skipTest("no ../shared beside the checkout")
+        d = sw.describe(model=scout)
+        self.assertGreater(d["params_total"] + d["params_vision"], 108e9)
+
+    def test_errors_carry_file_field_expected_found(self):
+        with self.assertRaises(sw.Error) as c:
+            sw.simulate("llama-3.1-70b", "h100x8", isl=-3)
+        e = c.exception
+        self.assertIsInstance(e, ValueError)
+        self.assertEqual(e.file, "isl")
+        self.assertEqual(e.found, "-3")
+        self.assertIn("token count", e.expected)
+        with self.assertRaises(sw.Error) as c:
+            sw.simulate("llama-3.1-70b", "h100x8", not_a_keyword=1)
+        self.assertEqual(c.exception.file, "not_a_keyword")
+        bad = os.path.join(DATA, "bad", "w21-slo-unknown-percentile.yaml")
+        with self.assertRaises(sw.Error) as c:
+            sw.simulate("llama-3.1-8b", "h100x1", bad)
+        self.assertTrue(c.exception.file.endswith("w21-slo-unknown-percentile.yaml"))
+        self.assertEqual(c.exception.field, "slo.ttft_ms.p98")
+        with self.assertRaises(sw.Error) as c:
+            sw.simulate("llama-3.1-70b", "h100x8", tp=3)  # 3 divides neither the heads nor the kv heads
+        self.assertEqual(c.exception.field, "plan")
+
+
+class Simulate(unittest.TestCase):
+    def test_one_plan_as_a_dict(self):
+        r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", tp=8)
+        self.assertTrue(r["feasible"])
+        self.assertGreater(r["throughput_tok_s_per_gpu"], 0)
+        # TP 1 has no collectives
+        one = sw.simulate("llama-3.1-8b", "h100x1", "decode-16k", batch=8)
+        self.assertTrue(all(op["collective"] == "-" and op["comm_bytes_per_gpu"] == 0 for op in one["breakdown"]["ops"]))
+
+    def test_serving_keys_percentiles_and_seed(self):
+        kw = dict(tp=8, mode="serve", rate=4, requests=400, engine="vllm")
+        r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", seed=3, **kw)
+        for key in ("ttft_ms", "tpot_ms", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99",
+                    "e2e_ms_p50", "e2e_ms_p99", "output_tok_s_per_gpu", "total_tok_s_per_gpu", "requests_per_s",
+                    "goodput_requests_per_s", "feasible", "reason"):
+            self.assertIn(key, r)
+        self.assertLessEqual(r["ttft_ms_p50"], r["ttft_ms_p90"])
+        self.assertLessEqual(r["ttft_ms_p90"], r["ttft_ms_p99"])
+        self.assertEqual(r, sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", seed=3, **kw))
+        with self.assertRaises(sw.Error):
+            sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", tp=8, mode="serve")  # no arrivals
+
+    def test_disaggregated(self):
+        r = sw.simulate("llama-3.1-8b", "h100x4", "chat-1k-1k", mode="serve", rate=8, requests=300, replicas=3, prefill_instances=1)
+        self.assertEqual(r["disaggregated"]["prefill_instances"], 1)
+        self.assertIn("prefill", r["plan"]["disaggregated"])
+
+
+class PlanAndLaunch(unittest.TestCase):
+    def test_plan_then_launch(self):
+        p = sw.plan("llama-3.1-70b", "h100x8", "chat-1k-1k", search="exact")
+        self.assertTrue(p["found"])
+        self.assertEqual(p["plan"]["schema"], "shardwise-plan/1")
+        text = sw.launch(p["plan"], "vllm")
+        self.assertIn("vllm serve", text)
+        # the plan dict is a plan.json; its degrees and batch simulate as a feasible plan
+        deg = p["plan"]["degrees"]
+        r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", tp=deg["tp"], pp=deg["pp"], attn_dp=deg["attn_dp"],
+                        replicas=deg["replicas"], batch=p["plan"]["batch"])
+        self.assertTrue(r["feasible"])
+        with self.assertRaises(sw.Error):
+            sw.launch(p["plan"], "tgi")
+
+    def test_serve_plan_with_a_target_rate(self):
+        r = sw.plan("llama-3.1-8b", "h100x4", "chat-1k-1k", mode="serve", ttft_ms=3000, tpot_ms=40, requests=300, target_rate=6)
+        self.assertTrue(r["feasible"], r["reason"])
+        self.assertLessEqual(r["gpus"], 4)
+        self.assertIn("frontier", r)
+        json.dumps(r)  # plain data all the way down
+
+
+if __name__ == "__main__":
+    unittest.main()
