@@ -24,14 +24,14 @@ constexpr std::int64_t kMaxVocab = 1 << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 constexpr std::int64_t kMaxContext = std::int64_t{1} << 34;
 
-enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe, kLlama4 };
+enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe, kLlama4, kPhi3 };
 
 struct ArchName {
   const char* architecture;
   const char* model_type;
   Family family;
 };
-constexpr std::array<ArchName, 11> kArchs{{
+constexpr std::array<ArchName, 13> kArchs{{
     {"LlamaForCausalLM", "llama", Family::kLlama},
     {"MistralForCausalLM", "mistral", Family::kMistral},
     {"MixtralForCausalLM", "mixtral", Family::kMixtral},
@@ -39,10 +39,12 @@ constexpr std::array<ArchName, 11> kArchs{{
     {"Qwen3ForCausalLM", "qwen3", Family::kQwen3},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::kQwen3Moe},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::kDeepseekV3},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::kDeepseekV3},  // the same MLA and MoE fields (q_lora_rank may be null)
     {"GptOssForCausalLM", "gpt_oss", Family::kGptOss},
     {"GptMoeForCausalLM", "gpt_moe", Family::kGptMoe},  // shardwise's synthetic GPT-MoE
     {"Llama4ForConditionalGeneration", "llama4", Family::kLlama4},  // its text_config
     {"Llama4ForCausalLM", "llama4_text", Family::kLlama4},
+    {"Phi3ForCausalLM", "phi3", Family::kPhi3},  // fused qkv and gate_up: the same weights as Llama's
 }};
 
 // Common decoder fields every family has.
@@ -78,6 +80,10 @@ void read_windows(const FieldReader& r, Family f, ModelSpec& m) {
   if (f == Family::kMistral || f == Family::kMixtral) {
     const std::int64_t w = r.integer_or("sliding_window", 0, 1, kMaxContext);
     std::fill(m.layer_window.begin(), m.layer_window.end(), w);
+  } else if (f == Family::kPhi3) {
+    // a window on every layer, unless it spans the whole context (Phi-4: 16,384 of 16,384)
+    const std::int64_t w = r.integer_or("sliding_window", 0, 1, kMaxContext);
+    if (w > 0 && (m.max_context == 0 || w < m.max_context)) std::fill(m.layer_window.begin(), m.layer_window.end(), w);
   } else if (f == Family::kQwen2 || f == Family::kQwen3 || f == Family::kQwen3Moe) {
     if (r.boolean_or("use_sliding_window", false)) {
       const std::int64_t w = r.integer("sliding_window", 1, kMaxContext);
@@ -283,6 +289,7 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   switch (f) {
     case Family::kLlama:
     case Family::kMistral:
+    case Family::kPhi3:
       m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", false);
       m.mlp_bias = d.boolean_or("mlp_bias", false);
       break;
@@ -350,7 +357,17 @@ std::vector<std::string> model_preset_names() {
   return out;
 }
 
-Expected<ModelSpec> load_model(const std::string& name_or_path) {
+Expected<ModelSpec> load_model(const std::string& name_or_path_in) {
+  // a model folder: its config.json (and an hf_quant_config.json beside it)
+  std::string name_or_path = name_or_path_in;
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(name_or_path, dir_ec)) {
+    const auto cfg = std::filesystem::path(name_or_path) / "config.json";
+    if (!std::filesystem::is_regular_file(cfg, dir_ec)) {
+      return Error{name_or_path, "", "a model folder with a config.json (a HuggingFace checkpoint's)", "no config.json in it"};
+    }
+    name_or_path = cfg.string();
+  }
   auto in = preset_or_file(embedded_models(), name_or_path, "--model", "a config.json");
   if (!in) return in.error();
   std::string name = in->name;

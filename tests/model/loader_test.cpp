@@ -133,5 +133,51 @@ TEST(ModelLoader, Llama4ScoutAndMaverick) {
   EXPECT_EQ(text->vision_params, 0);
 }
 
+// Phi-4 (Phi3ForCausalLM, fused qkv and gate_up): published 14.7 B parameters.
+// embedding + head 2 x 100,352 x 5,120 = 1.028 B; attention 40 x (2 x 5120^2 + 2 x 5120 x 1280)
+// = 2.621 B; MLP 40 x 3 x 5120 x 17920 = 11.01 B; norms 0.4 M: 14.66 B
+TEST(ModelLoader, Phi4) {
+  const std::string path = std::string(SHARDWISE_SHARED_DIR) + "/models/new-architectures/phi-4.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no ../shared/models/new-architectures";
+  auto m = load_model(path);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_NEAR(static_cast<double>(count_params(*m).total.total()), 14.66e9, 0.01e9);
+  EXPECT_NEAR(static_cast<double>(count_params(*m).total.total()) / 14.7e9, 1.0, 0.01);
+  EXPECT_EQ(m->layer_window[0], 0);  // its window spans the whole context: full attention
+}
+
+// --model DIR reads DIR/config.json, and the hf_quant_config.json beside it
+TEST(ModelLoader, ModelFolder) {
+  const auto dir = std::filesystem::temp_directory_path() / "shardwise-model-folder" / "My-Model";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(SHARDWISE_REPO_DIR) + "/data/models/llama-3.1-8b.json", dir / "config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto m = load_model(dir.string());
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->name, "My-Model");
+  EXPECT_EQ(count_params(*m).total.total(), 8030261248);
+  const auto empty = dir.parent_path() / "empty";
+  std::filesystem::create_directories(empty);
+  auto e = load_model(empty.string());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message().find("no config.json"), std::string::npos) << e.error().message();
+}
+
+// DeepSeek-V2-Lite (DeepseekV2ForCausalLM, q_lora_rank null): published 15.7 B total,
+// 2.4 B active. embedding + head 2 x 102,400 x 2,048 = 0.419 B; attention 27 x (2048 x 16 x 192
+// + 2048 x 576 + 512 + 512 x 16 x 256 + 16 x 128 x 2048) = 0.372 B; the dense layer 3 x 2048 x
+// 10,944 = 0.067 B; 26 MoE layers x 66 experts x 3 x 2048 x 1408 = 14.84 B
+TEST(ModelLoader, DeepseekV2Lite) {
+  auto m = load_model(std::string(SHARDWISE_TEST_DATA) + "/models/deepseek-v2-lite");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->architecture, "DeepseekV2ForCausalLM");
+  EXPECT_EQ(m->mla.q_lora_rank, 0);
+  EXPECT_EQ(m->num_moe_layers(), 26);
+  const ParamCounts c = count_params(*m);
+  EXPECT_NEAR(static_cast<double>(c.total.total()) / 15.7e9, 1.0, 0.01);
+  // the published active count leaves out the input embedding (0.21 B): 2.66 - 0.21 = 2.45 B
+  EXPECT_NEAR(static_cast<double>(c.active.total() - c.active.embedding) / 2.4e9, 1.0, 0.03);
+}
+
 }  // namespace
 }  // namespace shardwise
