@@ -239,9 +239,11 @@ PYBIND11_MODULE(shardwise, m) {
         opt.threads = threads;
         shardwise::PlanOutcome o;
         o.space_size = space.size();
+        const std::optional<shardwise::ServeEngine> kind = engine ? shardwise::parse_serve_engine(*engine) : std::nullopt;
         {
           py::gil_scoped_release release;
-          o.search = eng(ctx, space, opt);
+          // engine=: only the plans that engine runs as planned, all of them (as plan --engine)
+          o.search = kind ? shardwise::search_for_engine(ctx, space, opt, *kind) : eng(ctx, space, opt);
         }
         shardwise::PlanFile file{o.search.best, model, cluster, workload, overrides_of(kw), std::nullopt};
         file.overrides.batch.reset();
@@ -250,6 +252,7 @@ PYBIND11_MODULE(shardwise, m) {
           so.top_k = top_k;
           so.target_rate = target_rate;
           so.requests = in.workload.serve.requests > 0 ? in.workload.serve.requests : 1000;
+          so.engine = kind;
           shardwise::ServePlanResult r;
           {
             py::gil_scoped_release release;

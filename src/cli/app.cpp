@@ -112,7 +112,9 @@ struct EngineArgs {
   std::optional<std::int64_t> max_num_tokens, max_num_seqs;
 };
 void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
-  cmd->add_option("--engine", e.name, "Serving engine whose cost profile applies: trtllm, vllm or sglang (default: a generic one)");
+  cmd->add_option("--engine", e.name,
+                  "Serving engine: trtllm, vllm or sglang: its cost profile and scheduler; with plan, only the plans it runs as planned "
+                  "(default: a generic engine, every plan)");
   cmd->add_option("--engine-version", e.version, "The engine's version (default: its profile's), e.g. 0.11 or 1.0");
   cmd->add_option("--max-num-tokens", e.max_num_tokens,
                   "Tokens one iteration of an attention-DP rank may prefill (the engine's max_num_tokens; default 8192)");
@@ -430,12 +432,15 @@ bool writable_path(const std::string& path) {
   return access(d.c_str(), W_OK) == 0;
 }
 
+bool rl_engine_name(const std::string& e) { return e == "rl" || e == "rl-paper"; }
+
 // plan --mode serve: the closed-form search's winner joins the screen of every instance
 // shape; the best K are simulated (docs/serving.md, "Planning").
 int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, PlanFile file, bool tty) {
   ServePlanOptions so;
   so.top_k = a.top_k;
   so.disaggregated = !a.no_disagg;
+  if (!a.serve.name.empty()) so.engine = parse_serve_engine(a.serve.name);
   so.target_rate = a.target_rate;
   so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
   if (tty) {
@@ -519,6 +524,10 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   }
   auto serve_engine = engine_of(a.serve);
   if (!serve_engine) return fail(serve_engine.error());
+  const std::optional<ServeEngine> serve_kind = a.serve.name.empty() ? std::nullopt : parse_serve_engine(a.serve.name);
+  if (serve_kind && rl_engine_name(a.engine) && (!a.save_policy.empty() || !a.load_policy.empty())) {
+    return fail(Error{"--save-policy/--load-policy", "", "no --engine beside them (with --engine the search is exhaustive over what the engine runs)", "--engine " + a.serve.name});
+  }
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *serve_engine);
   const SearchSpace space = make_space(in->model, in->cluster, in->workload, a.redundant_experts);
   SearchOptions opt;
@@ -544,7 +553,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (!a.save_policy.empty() && !writable_path(a.save_policy)) {
     return fail(Error{"--save-policy", "", "a writable file path", "'" + a.save_policy + "'"});
   }
-  const bool rl_engine = a.engine == "rl" || a.engine == "rl-paper";
+  const bool rl_engine = rl_engine_name(a.engine) && !serve_kind;
   if ((!a.save_policy.empty() || !a.load_policy.empty()) && !rl_engine) {
     return fail(Error{"--save-policy/--load-policy", "", "--search rl or rl-paper", "--search " + a.engine});
   }
@@ -574,6 +583,9 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
       f << trained->save();
       if (!f) return fail(Error{a.save_policy, "", "a writable file", "a write error"});
     }
+  } else if (serve_kind) {
+    // --engine: only the plans that engine runs as planned, all of them (cost/engine_limits.hpp)
+    o.search = search_for_engine(ctx, space, opt, *serve_kind);
   } else {
     o.search = engine(ctx, space, opt);
   }

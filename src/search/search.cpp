@@ -157,6 +157,35 @@ SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, Se
   return t.finish();
 }
 
+SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, SearchOptions opt, ServeEngine engine) {
+  const auto sizes = space.sizes();
+  std::int64_t total = 1;
+  for (int h = 0; h < kNumDegreeHeads; ++h) total *= sizes[static_cast<std::size_t>(h)];
+  opt.budget = std::max(opt.budget, 2 * total);
+  Tracker t(ctx, space, opt, std::string("engine:") + to_string(engine));
+  std::vector<Action> batch;
+  Action a{};
+  for (std::int64_t i = 0; i < total && !t.exhausted(); ++i) {
+    std::int64_t r = i;
+    for (int h = kNumDegreeHeads - 1; h >= 0; --h) {
+      a[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(r % sizes[static_cast<std::size_t>(h)]);
+      r /= sizes[static_cast<std::size_t>(h)];
+    }
+    Plan p = space.decode(a);
+    if (!engine_limits(engine, ctx, p).empty()) continue;
+    for (const Sharding& sh : engine_shardings(engine, ctx, p.deg)) {
+      p.sharding = sh;
+      batch.push_back(space.encode(p));
+    }
+    if (batch.size() >= 4 * kBatch) {
+      t.evaluate(batch);
+      batch.clear();
+    }
+  }
+  if (!batch.empty() && !t.exhausted()) t.evaluate(batch);
+  return t.finish();
+}
+
 // Random walk: from a random start, each step moves one head to another value,
 // unconditionally. The walk does not depend on the values, so it is drawn ahead
 // and evaluated in parallel batches.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/thread_pool.hpp"
+#include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
 #include "plan/space.hpp"
 
@@ -110,6 +111,10 @@ double now_seconds();
 
 // The engines. Each returns the best plan seen; the plan command re-evaluates it.
 SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
+// Every plan a serving engine can run as planned (cost/engine_limits.hpp), exhaustively: each
+// degree tuple and batch of the space the engine allows, under each sharding it runs those
+// degrees with (one or two). The optimum of that space (plan --engine).
+SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, SearchOptions opt, ServeEngine engine);
 SearchResult search_random_walk(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 SearchResult search_annealing(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 SearchResult search_genetic(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);

@@ -225,6 +225,14 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
           p.deg = Degrees{tp, pp, ep, a, 1};
           p.redundant_experts = space.redundant_experts;
           if (p.deg.instance_gpus() > ctx.cluster.num_gpus) continue;
+          if (opt.engine) {  // only what the engine runs as planned
+            if (!engine_limits(*opt.engine, ctx, p).empty()) continue;
+            for (const Sharding& sh : engine_shardings(*opt.engine, ctx, p.deg)) {
+              p.sharding = sh;
+              screen(p);
+            }
+            continue;
+          }
           p.sharding = megatron_sharding();
           screen(p);
           if (a > 1) {

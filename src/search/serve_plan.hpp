@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
 #include "plan/space.hpp"
 #include "serve/disagg.hpp"
@@ -55,6 +56,7 @@ struct ServePlanOptions {
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
   bool disaggregated = true;     // also size disaggregated deployments on the cluster (not with a target rate)
   bool tune_engine = true;       // try other running-sequence caps and prefill chunks on the best 3
+  std::optional<ServeEngine> engine;  // screen only the layouts this engine runs (plan --engine)
   int disagg_shapes = 2;         // the best prefill and decode shapes paired
   std::function<void(int, int)> progress;  // candidates simulated, of how many
 };

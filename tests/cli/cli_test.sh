@@ -188,7 +188,7 @@ expect 2 '^shardwise: --redundant-experts: expected 0 for a dense model' -- plan
 expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9
 expect 0 'engine       vllm 0.11 \(max_num_tokens 2048 per attention-DP rank\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048
 expect 0 '"max_num_tokens": 2048' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048 --json
-expect 0 'search       exact' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search exact --engine sglang
+expect 0 'search +engine:sglang' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search exact --engine sglang
 expect 2 '^shardwise: --engine: expected one of sglang, trtllm, vllm, found .tgi.' -- simulate --model llama-3.1-70b --cluster h100x8 --engine tgi
 expect 2 '^shardwise: --engine-version: expected --engine beside it' -- simulate --model llama-3.1-70b --cluster h100x8 --engine-version 1.0
 expect 2 '^shardwise: --engine-version: expected a version such as 0.11 or 1.0' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --engine vllm --engine-version latest
@@ -245,6 +245,11 @@ expect 0 'trtllm-serve disaggregated' -- launch --plan "$data/good/plan-disagg.j
 expect 2 '^shardwise: --prefill-instances: expected pools that fit the cluster' -- simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --rate 8 --replicas 4 --prefill-instances 1
 expect 2 '^shardwise: --prefill-instances: expected --mode serve' -- simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --prefill-instances 1
 expect 0 'disaggregated on the same 4 GPUs' -- "${splan[@]}"
+
+# plan --engine searches only what the engine runs (issue 15): its launch is the plan itself
+"$bin" plan --model llama-3.1-405b --cluster h100x16 --workload chat-1k-1k --weights-dtype fp8 --engine vllm --out "$tmp/vllm-plan.json" >/dev/null 2>&1
+expect 0 'vllm runs this plan as it is' -- launch --plan "$tmp/vllm-plan.json" --engine vllm
+expect 0 'search +engine:sglang' -- plan --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --engine sglang
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

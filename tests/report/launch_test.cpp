@@ -3,6 +3,8 @@
 // engine's documentation, docs/launch.md).
 #include "report/launch.hpp"
 
+#include "search/search.hpp"
+
 #include <regex>
 #include <set>
 
@@ -274,6 +276,32 @@ TEST(Launch, EachReplicaNamesItsGpusAndNodesAndAStraddleIsFlagged) {
   const std::string t = launch_text(h.ctx, PlanFile{p, "deepseek-v3", "h100x128", "decode-16k", {}, std::nullopt}, fit_engine(o.engine, h.ctx, h.space, p), o);
   EXPECT_NE(t.find("# replica 1   GPUs 64..127 on nodes 8..15\n"), std::string::npos) << t;
   EXPECT_EQ(t.find("straddles"), std::string::npos);
+}
+
+// plan --engine (search_for_engine): every plan searched is one the engine runs as planned,
+// so the launch of its winner is exact; the free search's winner may not be.
+TEST(Launch, EngineAwareSearchOnlyPicksWhatTheEngineRuns) {
+  for (const char* model : {"llama-3.1-70b", "qwen3-30b-a3b"}) {
+    const Case c = make_case(model, "h100x16", "chat-1k-1k", DType::kFp8);
+    for (ServeEngine e : {ServeEngine::kVllm, ServeEngine::kSglang, ServeEngine::kTrtllm}) {
+      SearchOptions o;
+      o.record_points = true;
+      const SearchResult r = search_for_engine(c.ctx, c.space, o, e);
+      ASSERT_TRUE(r.found) << model << " " << to_string(e);
+      EXPECT_TRUE(engine_limits(e, c.ctx, r.best).empty()) << to_string(e);
+      // one of the engine's shardings (slots without an op in the model read as Megatron's)
+      bool listed = false;
+      for (const Sharding& sh : engine_shardings(e, c.ctx, r.best.deg)) {
+        listed = listed || canonical_sharding(sh, c.ctx.graph) == canonical_sharding(r.best.sharding, c.ctx.graph);
+      }
+      EXPECT_TRUE(listed) << to_string(e) << ": " << sharding_to_string(r.best.sharding);
+      EXPECT_TRUE(fit_engine(e, c.ctx, c.space, r.best).exact) << model << " " << to_string(e);
+      // a dense model never gets vLLM's data-parallel attention
+      if (e == ServeEngine::kVllm && !c.ctx.model.is_moe()) {
+        for (const EvalPoint& pt : r.points) EXPECT_EQ(pt.deg.attn_dp, 1);
+      }
+    }
+  }
 }
 
 }  // namespace
