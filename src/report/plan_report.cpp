@@ -34,6 +34,23 @@ std::string closest_text(const PlanOutcome& o) {
 }
 }  // namespace
 
+// What stops the plan's batch from growing: the limit the next batch (one more sequence
+// per attention group) breaks, or the batch the workload fixes.
+std::string binding_constraint(const SimContext& ctx, const Plan& plan, const Metrics& m) {
+  if (ctx.workload.batch) return fmt::format("the workload's batch ({})", *ctx.workload.batch);
+  Plan next = plan;
+  next.batch = m.batch + plan.deg.attn_dp;
+  const Metrics n = evaluate(ctx, next);
+  switch (n.infeasible) {
+    case Infeasible::kMemory: return fmt::format("memory: batch {} would need more than HBM ({})", next.batch, n.reason);
+    case Infeasible::kTpotSlo: return fmt::format("the TPOT SLO: at batch {}, {}", next.batch, n.reason);
+    case Infeasible::kTtftSlo: return fmt::format("the TTFT SLO: at batch {}, {}", next.batch, n.reason);
+    case Infeasible::kInvalidPlan: return fmt::format("the plan's rules at batch {} ({})", next.batch, n.reason);
+    case Infeasible::kNone: break;
+  }
+  return fmt::format("the search's batch values (batch {} would also run, at {:.1f} tokens/s per GPU)", next.batch, n.objective);
+}
+
 std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o) {
   const SearchResult& s = o.search;
   std::string out =
@@ -53,7 +70,20 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
     out += closest_text(o);
   } else {
     if (s.engine != "exact") out += fmt::format("first best   at call {}\n", s.best_call);
-    out += simulate_text(ctx, file.plan, *o.metrics, o.breakdown);
+    const Metrics& m = *o.metrics;
+    const std::string body = simulate_text(ctx, file.plan, m, o.breakdown);
+    // after the plan's lines: the whole deployment, and what stops a larger batch
+    const auto cut = body.find("\nworkload");
+    out += body.substr(0, cut + 1);
+    const Degrees& d = file.plan.deg;
+    const double total = (m.objective) * static_cast<double>(d.total_gpus());
+    out += fmt::format("deployment   {:.1f} {} tokens/s on {} of the cluster's {} GPUs{}\n", total,
+                       ctx.workload.mode == Mode::kPrefill ? "input" : "output", d.total_gpus(), ctx.cluster.num_gpus,
+                       d.total_gpus() < ctx.cluster.num_gpus
+                           ? fmt::format(" ({} idle: the objective is tokens/s per GPU used, and another instance of this shape does not fit them)", ctx.cluster.num_gpus - d.total_gpus())
+                           : "");
+    out += "bound by     " + binding_constraint(ctx, file.plan, m) + "\n";
+    out += body.substr(cut + 1);
   }
   out += "\nbaseline     Megatron heuristic (Megatron sharding, degrees and batch exhaustive: " +
          fmt::format("{} calls, {:.2f} s)\n", o.baseline.calls, o.baseline.wall_s);

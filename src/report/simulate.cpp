@@ -80,8 +80,9 @@ std::string plan_lines(const SimContext& ctx, const Plan& plan) {
   const std::string redundant = plan.redundant_experts > 0 ? fmt::format(", {} redundant expert slots", plan.redundant_experts) : "";
   const std::string experts =
       ctx.model.is_moe() ? fmt::format(" (ep {}, expert tp {}{})", d.ep, d.expert_tp(), redundant) : std::string();
-  s += fmt::format("plan         tp {} x attn_dp {} x pp {}{}, replicas {} = {} GPUs of {}\n", d.tp, d.attn_dp, d.pp, experts, d.replicas,
-                   d.total_gpus(), ctx.cluster.num_gpus);
+  const std::int64_t used = d.total_gpus(), all = ctx.cluster.num_gpus;
+  s += fmt::format("plan         tp {} x attn_dp {} x pp {}{}, replicas {} = {} GPU{} of {}{}\n", d.tp, d.attn_dp, d.pp, experts, d.replicas, used,
+                   used == 1 ? "" : "s", all, used < all ? fmt::format(" ({} idle)", all - used) : "");
   s += fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
   return s;
 }
@@ -102,6 +103,13 @@ std::string context_lines(const SimContext& ctx) {
                      ctx.workload.spec_acceptance, tokens_per_step(ctx.workload));
   }
   if (!ctx.params.calibrated) s += fmt::format("note         no calibration for {}: using the {} fit\n", ctx.cluster.gpu.name, ctx.params.gpu);
+  const Formats& f = ctx.formats;
+  const bool fp4 = f.attention == DType::kFp4 || f.dense == DType::kFp4 || f.experts == DType::kFp4 || f.other == DType::kFp4;
+  if (fp4 && ctx.cluster.gpu.fp4.value() <= 0) {
+    s += fmt::format("note         {} has no fp4 tensor cores: the 4-bit weights are read as such and dequantized for bf16 GEMMs "
+                     "(docs/cost-model.md, \"Number formats\")\n",
+                     ctx.cluster.gpu.name);
+  }
   return s;
 }
 

@@ -251,5 +251,12 @@ expect 0 'disaggregated on the same 4 GPUs' -- "${splan[@]}"
 expect 0 'vllm runs this plan as it is' -- launch --plan "$tmp/vllm-plan.json" --engine vllm
 expect 0 'search +engine:sglang' -- plan --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --engine sglang
 
+# rough edges (issue 15): idle GPUs, the binding constraint, "1 GPU", fp4 on Hopper
+expect 0 '= 16 GPUs of 24 \(8 idle\)' -- plan --model deepseek-v3 --cluster h200x24 --workload chat-1k-1k --search exact
+expect 0 'bound by +the TPOT SLO: at batch [0-9]+' -- plan --model deepseek-v3 --cluster h200x24 --workload chat-1k-1k --search exact
+expect 0 'deployment +[0-9.]+ output tokens/s on 16 of the cluster.s 24 GPUs' -- plan --model deepseek-v3 --cluster h200x24 --workload chat-1k-1k --search exact
+expect 0 '= 1 GPU of 1$' -- simulate --model llama-3.1-8b --cluster h100x1 --batch 4
+expect 0 'note +h100 has no fp4 tensor cores' -- simulate --model llama-3.1-8b --cluster h100x1 --batch 4 --weights-dtype fp4
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

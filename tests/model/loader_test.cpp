@@ -179,5 +179,21 @@ TEST(ModelLoader, DeepseekV2Lite) {
   EXPECT_NEAR(static_cast<double>(c.active.total() - c.active.embedding) / 2.4e9, 1.0, 0.03);
 }
 
+// The other new architectures' published totals: Kimi-K2 1.03 T (32 B active, counted
+// without the 1.17 B input embedding as Moonshot counts it), gpt-oss-20b 21 B.
+TEST(ModelLoader, KimiK2AndGptOss20b) {
+  const std::string dir = std::string(SHARDWISE_SHARED_DIR) + "/models/new-architectures/";
+  if (!std::filesystem::exists(dir + "kimi-k2.json")) GTEST_SKIP() << "no ../shared/models/new-architectures";
+  auto kimi = load_model(dir + "kimi-k2.json");
+  ASSERT_TRUE(kimi.ok()) << kimi.error().message();
+  const ParamCounts k = count_params(*kimi);
+  EXPECT_EQ(kimi->moe.num_experts, 384);
+  EXPECT_NEAR(static_cast<double>(k.total.total()) / 1.03e12, 1.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(k.active.total() - k.active.embedding) / 32e9, 1.0, 0.02);
+  auto oss = load_model(dir + "gpt-oss-20b.json");
+  ASSERT_TRUE(oss.ok()) << oss.error().message();
+  EXPECT_NEAR(static_cast<double>(count_params(*oss).total.total()) / 21e9, 1.0, 0.01);
+}
+
 }  // namespace
 }  // namespace shardwise
