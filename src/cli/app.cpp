@@ -26,6 +26,8 @@
 #include "report/serve_html.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
+#include "report/sweep_report.hpp"
+#include "search/sweep.hpp"
 #include "search/serve_plan.hpp"
 #include "serve/serving.hpp"
 #include "report/plan_report.hpp"
@@ -650,6 +652,67 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   return 0;
 }
 
+struct SweepArgs {
+  std::string model, workload = "chat-1k-1k", search = "exact", prices, csv, svg;
+  std::vector<std::string> gpus, dtypes, engines;
+  std::vector<std::int64_t> counts;
+  WorkloadOverrides overrides;
+  std::int64_t budget = 4000;
+  std::string seed = "1";
+  int threads = 0;
+  bool json = false;
+};
+
+int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
+  if (a.model.empty()) return fail(Error{"sweep", "", "--model", "none"});
+  if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
+  if (a.threads < 0 || a.threads > kMaxThreads) {
+    return fail(Error{"--threads", "", fmt::format("a thread count from 1 to {} (0: all cores)", kMaxThreads), std::to_string(a.threads)});
+  }
+  const auto seed = parse_seed(a.seed);
+  if (!seed) return fail(Error{"--seed", "", "an integer from 0 to 18446744073709551615", "'" + a.seed + "'"});
+  if (!cli.allow_writes && (!a.csv.empty() || !a.svg.empty())) return fail(Error{"--csv/--svg", "", "no file written (this caller forbids writes)", "a path"});
+  if (!a.csv.empty() && !writable_path(a.csv)) return fail(Error{"--csv", "", "a writable file path", "'" + a.csv + "'"});
+  if (!a.svg.empty() && !writable_path(a.svg)) return fail(Error{"--svg", "", "a writable file path", "'" + a.svg + "'"});
+  auto model = load_model(a.model);
+  if (!model) return fail(model.error());
+  auto w = load_workload(a.workload);
+  if (!w) return fail(w.error());
+  auto wo = apply_overrides(*w, a.overrides);
+  if (!wo) return fail(wo.error());
+  auto prices = load_prices(a.prices);
+  if (!prices) return fail(prices.error());
+  SweepOptions o;
+  o.gpus = a.gpus;
+  o.counts = a.counts;
+  if (!a.dtypes.empty()) o.dtypes = a.dtypes;
+  for (std::string& d : o.dtypes) d = d == "auto" ? "" : d;
+  if (!a.engines.empty()) o.engines = a.engines;
+  for (std::string& e : o.engines) e = e == "generic" ? "" : e;
+  o.search = a.search;
+  o.search_options.budget = a.budget;
+  o.search_options.seed = *seed;
+  o.search_options.threads = a.threads > 0 ? a.threads : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, static_cast<unsigned>(kMaxThreads)));
+  if (isatty(fileno(stderr)) != 0) {
+    o.progress = [](std::size_t done, std::size_t of) { std::fprintf(stderr, "\r  sweep: %zu/%zu points   ", done, of); };
+  }
+  auto pts = run_sweep(*model, *wo, o, *prices);
+  if (o.progress) std::fputc('\n', stderr);
+  if (!pts) return fail(pts.error());
+  if (!a.csv.empty()) {
+    std::ofstream f(a.csv);
+    f << sweep_csv(*pts);
+    if (!f) return fail(Error{a.csv, "", "a writable file", "a write error"});
+  }
+  if (!a.svg.empty()) {
+    std::ofstream f(a.svg);
+    f << sweep_svg(fmt::format("{} at {}: USD per million output tokens", model->name, wo->name), *pts);
+    if (!f) return fail(Error{a.svg, "", "a writable file", "a write error"});
+  }
+  print(a.json ? sweep_json(model->name, wo->name, *pts) : sweep_text(model->name, wo->name, *pts));
+  return 0;
+}
+
 struct LaunchArgs {
   std::string plan_file, engine, model_path, head_address = "<HEAD_NODE_IP>";
   int port = 0;
@@ -884,6 +947,24 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   verify->add_flag("--quiet", va.quiet, "Print the verdict and the mismatches only");
 
   LaunchArgs la;
+  SweepArgs swa;
+  auto* sweep = app.add_subcommand("sweep", "Plan every point of GPU types x counts (x formats x engines) and price it (docs/sweep.md)");
+  sweep->add_option("--model", swa.model, "A model preset, config.json or folder")->required();
+  sweep->add_option("--workload", swa.workload, "A workload preset or YAML (default chat-1k-1k)");
+  add_workload_flags(sweep, swa.overrides);
+  sweep->add_option("--gpus", swa.gpus, "GPU types, comma-separated (h100,h200,b200,...)")->delimiter(',')->required();
+  sweep->add_option("--counts", swa.counts, "GPU counts, comma-separated (8,16,32,...)")->delimiter(',')->required();
+  sweep->add_option("--dtypes", swa.dtypes, "Weight formats to compare, comma-separated (auto = the checkpoint's own)")->delimiter(',');
+  sweep->add_option("--engines", swa.engines, "Serving engines to compare (vllm,sglang,trtllm; generic = the free search)")->delimiter(',');
+  sweep->add_option("--search", swa.search, "The search engine at each point (default exact)");
+  sweep->add_option("--budget", swa.budget, "Evaluations per point for the sampling engines (default 4000)");
+  sweep->add_option("--seed", swa.seed, "Random seed (default 1)");
+  sweep->add_option("--threads", swa.threads, "Search threads (default: all cores)");
+  sweep->add_option("--prices", swa.prices, "USD per GPU-hour, a YAML like data/prices/default.yaml (default: the shipped placeholders)");
+  sweep->add_option("--csv", swa.csv, "Also write the points as CSV");
+  sweep->add_option("--svg", swa.svg, "Also write the chart of USD per million output tokens against the GPU count");
+  sweep->add_flag("--json", swa.json, "Print one JSON object (model, workload, points)");
+
   auto* launch = app.add_subcommand("launch", "Print the commands that start a plan on vLLM, SGLang or TensorRT-LLM (docs/launch.md)");
   launch->add_option("--plan", la.plan_file, "A plan.json written by 'shardwise plan --out'")->required();
   launch->add_option("--engine", la.engine, "vllm, sglang or trtllm")->required();
@@ -914,6 +995,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   if (simulate->parsed()) return run_simulate(sa);
   if (plan->parsed()) return run_plan(pa, cli);
   if (launch->parsed()) return run_launch(la);
+  if (sweep->parsed()) return run_sweep_cmd(swa, cli);
   if (verify->parsed()) {
     if (!cli.allow_verify) return fail(Error{"verify", "", "another command (this caller does not start mpirun)", "verify"});
     return run_verify(va);

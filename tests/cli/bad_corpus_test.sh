@@ -4,7 +4,7 @@
 # the clause EXPECTED.tsv names for it (field, expected, found). Files m* are model
 # configs (describe --model), c* clusters (describe --cluster), w* workloads (describe
 # --workload), p* plan files (simulate --plan and launch --plan), s* sharding files
-# (simulate --sharding), y* policy files (plan --load-policy).
+# (simulate --sharding), y* policy files (plan --load-policy), r* price tables (sweep --prices).
 # usage: bad_corpus_test.sh SHARDWISE_BINARY BAD_DIR
 set -u
 bin=$1 dir=$2
@@ -48,6 +48,7 @@ for f in "$dir"/*; do
     p*) check "$f" "$w" simulate --plan "$f"
         check "$f" "$w" launch --plan "$f" --engine vllm ;;
     s*) check "$f" "$w" simulate --model llama-3.1-8b --cluster h100x8 --batch 8 --sharding "$f" ;;
+    r*) check "$f" "$w" sweep --model llama-3.1-8b --gpus h100 --counts 8 --prices "$f" ;;
     y*) check "$f" "$w" plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --budget 5 --load-policy "$f" ;;
     *) echo "FAIL: $name: no command for this prefix"; fail=$((fail + 1)) ;;
   esac

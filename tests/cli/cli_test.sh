@@ -258,5 +258,13 @@ expect 0 'deployment +[0-9.]+ output tokens/s on 16 of the cluster.s 24 GPUs' --
 expect 0 '= 1 GPU of 1$' -- simulate --model llama-3.1-8b --cluster h100x1 --batch 4
 expect 0 'note +h100 has no fp4 tensor cores' -- simulate --model llama-3.1-8b --cluster h100x1 --batch 4 --weights-dtype fp4
 
+# sweep (issue 15): a table with prices and the fewest GPUs, CSV and SVG files
+expect 0 'h100 +4 auto +generic .* \*$' -- sweep --model llama-3.1-70b --gpus h100,a100 --counts 4,8,16
+expect 0 'a100 +4 auto +generic +no plan' -- sweep --model llama-3.1-70b --gpus h100,a100 --counts 4,8,16
+"$bin" sweep --model llama-3.1-8b --gpus h100,b200 --counts 1,2 --csv "$tmp/sweep.csv" --svg "$tmp/sweep.svg" >/dev/null 2>&1
+if [ "$(wc -l <"$tmp/sweep.csv")" = 5 ] && grep -q '<svg' "$tmp/sweep.svg"; then ok; else bad "sweep --csv/--svg: $(head -c 200 "$tmp/sweep.csv")"; fi
+expect 0 '"usd_per_mtok":' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --json
+expect 2 '^shardwise: --gpus: expected GPU types from' -- sweep --model llama-3.1-8b --gpus h100,tpu --counts 8
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

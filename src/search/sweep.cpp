@@ -1,0 +1,134 @@
+#include "search/sweep.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/embedded_data.hpp"
+#include "core/fields.hpp"
+#include "cost/engine.hpp"
+#include "cost/engine_limits.hpp"
+#include "cost/params.hpp"
+#include "hardware/cluster.hpp"
+#include "plan/space.hpp"
+
+namespace shardwise {
+
+Expected<PriceTable> load_prices(const std::string& path) {
+  std::string text, file;
+  if (path.empty()) {
+    const auto files = embedded_prices();
+    if (files.empty()) return Error{"data/prices", "", "the shipped price table", "none"};
+    text = files.front().text;
+    file = files.front().path;
+  } else {
+    auto t = read_text_file(path);
+    if (!t) return t.error();
+    text = *t;
+    file = path;
+  }
+  auto doc = parse_yaml_text(text, file);
+  if (!doc) return doc.error();
+  ErrorSink sink;
+  const FieldReader r = root_reader(*doc, file, sink);
+  r.reject_unknown({"usd_per_gpu_hour"});
+  PriceTable out;
+  if (auto p = r.object("usd_per_gpu_hour", true)) {
+    for (const auto& [k, v] : (*doc)["usd_per_gpu_hour"].items()) {
+      if (!find_gpu(k)) {
+        p->fail(k, "a GPU of the catalog (" + gpu_names() + ")", "'" + k + "'");
+        break;
+      }
+      out[k] = p->number(k, 0.0, 1e4);
+    }
+  }
+  if (sink.failed()) return *sink.first;
+  return out;
+}
+
+Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Workload& workload, const SweepOptions& opt,
+                                            const PriceTable& prices) {
+  if (opt.gpus.empty()) return Error{"--gpus", "", "one or more GPU types (" + gpu_names() + ")", "none"};
+  if (opt.counts.empty()) return Error{"--counts", "", "one or more GPU counts", "none"};
+  const Engine search = find_engine(opt.search);
+  if (!search) return Error{"--search", "", std::string("one of ") + engine_names(), "'" + opt.search + "'"};
+  for (const auto& g : opt.gpus) {
+    if (!find_gpu(g)) return Error{"--gpus", "", "GPU types from " + gpu_names(), "'" + g + "'"};
+  }
+  for (const auto c : opt.counts) {
+    if (c < 1 || c > kMaxPresetGpus) return Error{"--counts", "", fmt::format("GPU counts from 1 to {}", kMaxPresetGpus), std::to_string(c)};
+  }
+  // each (format, engine) resolved once, with its errors
+  struct Variant {
+    std::string dtype, engine;
+    Workload w;
+    EngineTraits traits;
+    std::optional<ServeEngine> kind;
+  };
+  std::vector<Variant> variants;
+  for (const auto& dt : opt.dtypes) {
+    WorkloadOverrides o;
+    if (!dt.empty()) o.weights_dtype = dt;
+    auto w = apply_overrides(workload, o, "");
+    if (!w) {
+      Error e = w.error();
+      return Error{"--dtypes", "", e.expected, e.found};
+    }
+    for (const auto& en : opt.engines) {
+      Variant v{dt, en, *w, EngineTraits{}, std::nullopt};
+      if (!en.empty()) {
+        auto t = load_engine_profile(en);
+        if (!t) return Error{"--engines", "", "one of " + engine_profile_names(), "'" + en + "'"};
+        v.traits = *t;
+        v.kind = parse_serve_engine(en);
+      }
+      variants.push_back(std::move(v));
+    }
+  }
+  std::vector<SweepPoint> out;
+  const std::size_t total = opt.gpus.size() * opt.counts.size() * variants.size();
+  for (const auto& g : opt.gpus) {
+    for (const Variant& v : variants) {
+      for (const auto c : opt.counts) {
+        SweepPoint p;
+        p.gpu = g;
+        p.count = c;
+        p.dtype = v.dtype;
+        p.engine = v.engine;
+        auto cl = cluster_from_preset(fmt::format("{}x{}", g, c));
+        if (!cl) return Error{"--counts", "", cl.error().expected, cl.error().found};
+        const SimContext ctx = make_context(model, *cl, v.w, cost_params_for(cl->gpu.name), v.traits);
+        const SearchSpace space = make_space(model, *cl, v.w);
+        const SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);
+        if (r.found) {
+          p.found = true;
+          p.plan = r.best;
+          p.metrics = evaluate(ctx, r.best);
+          const auto price = prices.find(g);
+          if (price != prices.end() && p.metrics.objective > 0) {
+            // $/h for the GPUs used over the output tokens of an hour, per million
+            p.usd_per_mtok = price->second / (p.metrics.output_tok_s_per_gpu * 3600.0) * 1e6;
+          }
+        } else {
+          p.reason = r.closest ? evaluate(ctx, *r.closest).reason : (r.invalid_example.empty() ? "no plan fits" : r.invalid_example);
+        }
+        out.push_back(std::move(p));
+        if (opt.progress) opt.progress(out.size(), total);
+      }
+    }
+  }
+  // the fewest GPUs per type, format and engine with a plan within the SLOs
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].found) continue;
+    bool smaller = false;
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      smaller = smaller || (j != i && out[j].found && out[j].gpu == out[i].gpu && out[j].dtype == out[i].dtype &&
+                            out[j].engine == out[i].engine && out[j].count < out[i].count);
+    }
+    out[i].fewest = !smaller;
+  }
+  return out;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,48 @@
+// `shardwise sweep`: the best plan at every point of GPU types x counts (x weight formats x
+// engines) for one model and workload, with its price per million output tokens, and the
+// fewest GPUs of each type that meet the SLOs (docs/sweep.md).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "cost/simulator.hpp"
+#include "search/search.hpp"
+
+namespace shardwise {
+
+// USD per GPU-hour by GPU name (data/prices/default.yaml, or a file of the same format).
+using PriceTable = std::map<std::string, double>;
+Expected<PriceTable> load_prices(const std::string& path);  // "" = the shipped defaults
+
+struct SweepPoint {
+  std::string gpu;
+  std::int64_t count = 0;
+  std::string dtype;   // the weights' format asked for ("" = the checkpoint's own)
+  std::string engine;  // "" = the generic engine and the free search
+  bool found = false;
+  Plan plan;
+  Metrics metrics;          // of the best plan (when found)
+  std::string reason;       // why none (when not found)
+  double usd_per_mtok = 0;  // 0: no price for this GPU
+  bool fewest = false;      // the fewest GPUs of this type (and format, engine) with a plan within the SLOs
+};
+
+struct SweepOptions {
+  std::vector<std::string> gpus;
+  std::vector<std::int64_t> counts;
+  std::vector<std::string> dtypes{""};
+  std::vector<std::string> engines{""};
+  std::string search = "exact";
+  SearchOptions search_options;
+  std::function<void(std::size_t, std::size_t)> progress;  // points done, of how many
+};
+
+// Errors name the flag (--gpus, --counts, --dtypes, --engines, --search).
+Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Workload& workload, const SweepOptions& opt,
+                                            const PriceTable& prices);
+
+}  // namespace shardwise

@@ -1,0 +1,83 @@
+// shardwise sweep (search/sweep.hpp): a point's price by hand, the fewest-GPUs mark, errors
+// that name the flag, the price table.
+#include "search/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/loader.hpp"
+#include "report/sweep_report.hpp"
+
+namespace shardwise {
+namespace {
+
+Workload chat() {
+  auto w = load_workload("chat-1k-1k");
+  EXPECT_TRUE(w.ok());
+  return *w;
+}
+
+TEST(Sweep, PricesAndTheFewestGpus) {
+  auto m = load_model("llama-3.1-70b");
+  ASSERT_TRUE(m.ok());
+  SweepOptions o;
+  o.gpus = {"a100", "h100"};
+  o.counts = {4, 8};
+  const PriceTable prices{{"a100", 1.8}, {"h100", 3.0}};
+  auto pts = run_sweep(*m, chat(), o, prices);
+  ASSERT_TRUE(pts.ok()) << pts.error().message();
+  ASSERT_EQ(pts->size(), 4u);
+  // bf16 70B on 4 A100 (80 GB) leaves no room under the TPOT SLO; 8 do
+  const SweepPoint& a4 = (*pts)[0];
+  const SweepPoint& a8 = (*pts)[1];
+  EXPECT_FALSE(a4.found);
+  EXPECT_FALSE(a4.reason.empty());
+  ASSERT_TRUE(a8.found);
+  EXPECT_TRUE(a8.fewest);
+  // $/M tokens = $/GPU-hour / (tokens/s per GPU x 3600 s) x 1e6
+  EXPECT_DOUBLE_EQ(a8.usd_per_mtok, 1.8 / (a8.metrics.output_tok_s_per_gpu * 3600.0) * 1e6);
+  const SweepPoint& h4 = (*pts)[2];
+  const SweepPoint& h8 = (*pts)[3];
+  ASSERT_TRUE(h4.found && h8.found);
+  EXPECT_TRUE(h4.fewest);
+  EXPECT_FALSE(h8.fewest);
+  // the CSV: a header and one line per point
+  const std::string csv = sweep_csv(*pts);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+  EXPECT_EQ(csv.rfind("gpu,gpus,dtype,engine,found", 0), 0u);
+  // no price, no $ figure
+  auto unpriced = run_sweep(*m, chat(), SweepOptions{{"h100"}, {8}, {""}, {""}, "exact", {}, nullptr}, PriceTable{});
+  ASSERT_TRUE(unpriced.ok());
+  EXPECT_EQ((*unpriced)[0].usd_per_mtok, 0.0);
+}
+
+TEST(Sweep, ErrorsNameTheFlag) {
+  auto m = load_model("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  SweepOptions o;
+  o.gpus = {"h100", "tpu"};
+  o.counts = {8};
+  auto e = run_sweep(*m, chat(), o, {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().file, "--gpus");
+  o.gpus = {"h100"};
+  o.counts = {0};
+  EXPECT_EQ(run_sweep(*m, chat(), o, {}).error().file, "--counts");
+  o.counts = {8};
+  o.engines = {"tgi"};
+  EXPECT_EQ(run_sweep(*m, chat(), o, {}).error().file, "--engines");
+  o.engines = {""};
+  o.dtypes = {"fp7"};
+  EXPECT_EQ(run_sweep(*m, chat(), o, {}).error().file, "--dtypes");
+}
+
+TEST(Sweep, TheShippedPricesAndABadFile) {
+  auto p = load_prices("");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_GT(p->at("h100"), 0.0);
+  auto bad = load_prices(std::string(SHARDWISE_TEST_DATA) + "/bad/r01-prices-unknown-gpu.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("usd_per_gpu_hour.tpu"), std::string::npos) << bad.error().message();
+}
+
+}  // namespace
+}  // namespace shardwise
