@@ -26,6 +26,7 @@
 #include "report/serve_html.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
+#include "cli/dist.hpp"
 #include "report/sweep_report.hpp"
 #include "search/sweep.hpp"
 #include "search/serve_plan.hpp"
@@ -696,9 +697,31 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   if (isatty(fileno(stderr)) != 0) {
     o.progress = [](std::size_t done, std::size_t of) { std::fprintf(stderr, "\r  sweep: %zu/%zu points   ", done, of); };
   }
+  // under mpirun: each process plans its share of the points, rank 0 gathers and prints
+  const ProcessGroup group = join_process_group();
+  struct Leave {
+    const ProcessGroup& g;
+    ~Leave() { leave_process_group(g); }
+  } leave{group};
+  o.rank = group.rank;
+  o.ranks = group.size;
+  if (group.rank != 0) o.progress = nullptr;
   auto pts = run_sweep(*model, *wo, o, *prices);
   if (o.progress) std::fputc('\n', stderr);
-  if (!pts) return fail(pts.error());
+  if (!pts) return group.rank == 0 ? fail(pts.error()) : kExitBadInput;
+  if (group.size > 1) {
+    std::vector<std::string> mine;
+    for (std::size_t i = static_cast<std::size_t>(group.rank); i < pts->size(); i += static_cast<std::size_t>(group.size)) {
+      mine.push_back(std::to_string(i) + " " + sweep_point_to_json((*pts)[i]));
+    }
+    const auto all = gather_lines(group, mine);
+    if (group.rank != 0) return 0;
+    for (const auto& line : all) {
+      const auto sp = line.find(' ');
+      (*pts)[static_cast<std::size_t>(std::stoull(line.substr(0, sp)))] = sweep_point_from_json(line.substr(sp + 1));
+    }
+    mark_fewest(*pts);
+  }
   if (!a.csv.empty()) {
     std::ofstream f(a.csv);
     f << sweep_csv(*pts);

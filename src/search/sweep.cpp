@@ -88,6 +88,7 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
   }
   std::vector<SweepPoint> out;
   const std::size_t total = opt.gpus.size() * opt.counts.size() * variants.size();
+  std::size_t index = 0;
   for (const auto& g : opt.gpus) {
     for (const Variant& v : variants) {
       for (const auto c : opt.counts) {
@@ -96,6 +97,10 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
         p.count = c;
         p.dtype = v.dtype;
         p.engine = v.engine;
+        if (static_cast<int>(index++ % static_cast<std::size_t>(std::max(1, opt.ranks))) != opt.rank) {  // another process's
+          out.push_back(std::move(p));
+          continue;
+        }
         auto cl = cluster_from_preset(fmt::format("{}x{}", g, c));
         if (!cl) return Error{"--counts", "", cl.error().expected, cl.error().found};
         const SimContext ctx = make_context(model, *cl, v.w, cost_params_for(cl->gpu.name), v.traits);
@@ -118,6 +123,11 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
       }
     }
   }
+  if (opt.ranks <= 1) mark_fewest(out);
+  return out;
+}
+
+void mark_fewest(std::vector<SweepPoint>& out) {
   // the fewest GPUs per type, format and engine with a plan within the SLOs
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (!out[i].found) continue;
@@ -128,7 +138,38 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
     }
     out[i].fewest = !smaller;
   }
-  return out;
+}
+
+std::string sweep_point_to_json(const SweepPoint& p) {
+  const Degrees& d = p.plan.deg;
+  const Metrics& m = p.metrics;
+  const nlohmann::json j{{"gpu", p.gpu}, {"count", p.count}, {"dtype", p.dtype}, {"engine", p.engine}, {"found", p.found}, {"reason", p.reason},
+                         {"usd", p.usd_per_mtok}, {"deg", {d.tp, d.pp, d.ep, d.attn_dp, d.replicas}}, {"batch", m.batch},
+                         {"objective", m.objective}, {"out", m.output_tok_s_per_gpu}, {"tpot", m.tpot_s}, {"ttft", m.ttft_s},
+                         {"mem", m.memory.total().value()}};
+  return j.dump();
+}
+
+SweepPoint sweep_point_from_json(const std::string& line) {
+  const auto j = nlohmann::json::parse(line);
+  SweepPoint p;
+  p.gpu = j.at("gpu").get<std::string>();
+  p.count = j.at("count").get<std::int64_t>();
+  p.dtype = j.at("dtype").get<std::string>();
+  p.engine = j.at("engine").get<std::string>();
+  p.found = j.at("found").get<bool>();
+  p.reason = j.at("reason").get<std::string>();
+  p.usd_per_mtok = j.at("usd").get<double>();
+  const auto& d = j.at("deg");
+  p.plan.deg = Degrees{d[0].get<std::int32_t>(), d[1].get<std::int32_t>(), d[2].get<std::int32_t>(), d[3].get<std::int32_t>(),
+                       d[4].get<std::int32_t>()};
+  p.metrics.batch = j.at("batch").get<std::int64_t>();
+  p.metrics.objective = j.at("objective").get<double>();
+  p.metrics.output_tok_s_per_gpu = j.at("out").get<double>();
+  p.metrics.tpot_s = j.at("tpot").get<double>();
+  p.metrics.ttft_s = j.at("ttft").get<double>();
+  p.metrics.memory.weights = Bytes(j.at("mem").get<double>());
+  return p;
 }
 
 }  // namespace shardwise

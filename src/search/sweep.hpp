@@ -39,10 +39,20 @@ struct SweepOptions {
   std::string search = "exact";
   SearchOptions search_options;
   std::function<void(std::size_t, std::size_t)> progress;  // points done, of how many
+  // spread over processes (mpirun): this one plans the points i with i mod ranks == rank
+  // and leaves the others unplanned (found false, reason empty); the root gathers them
+  int rank = 0, ranks = 1;
 };
 
-// Errors name the flag (--gpus, --counts, --dtypes, --engines, --search).
+// Errors name the flag (--gpus, --counts, --dtypes, --engines, --search). The fewest-GPUs
+// marks are set when every point is this process's (ranks 1); else by mark_fewest after
+// the gather.
 Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Workload& workload, const SweepOptions& opt,
                                             const PriceTable& prices);
+void mark_fewest(std::vector<SweepPoint>& points);
+// One point as a JSON line and back, every figure the renderings use kept exactly (the
+// gather of a sweep over MPI ranks).
+std::string sweep_point_to_json(const SweepPoint& p);
+SweepPoint sweep_point_from_json(const std::string& line);
 
 }  // namespace shardwise
