@@ -35,9 +35,11 @@ Expected<CostParams> parse_cost_params(std::string_view yaml, const std::string&
 CostParams cost_params_for(const std::string& gpu) {
   // One fit per silicon: H200 is the H100 chip with more and faster HBM, GB200's GPUs are
   // B200s; those share their sibling's fit (calibrated: the fit saw their rows too). Other
-  // GPUs fall back to the H100 fit, marked uncalibrated.
+  // GPUs fall back to the nearest fit (B300/GB300: B200's; the rest: H100's), marked uncalibrated.
   const std::string silicon = gpu == "h200" ? "h100" : gpu == "gb200" ? "b200" : gpu;
-  for (const std::string& want : {silicon, std::string("h100")}) {
+  // uncalibrated GPUs borrow the nearest silicon's fit: Blackwell Ultra Blackwell's, the rest Hopper's
+  const std::string nearest = (gpu == "b300" || gpu == "gb300") ? "b200" : "h100";
+  for (const std::string& want : {silicon, nearest}) {
     for (const auto& e : embedded_calibration()) {
       if (want == e.name) {
         auto p = parse_cost_params(e.text, e.path, want);

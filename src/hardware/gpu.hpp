@@ -26,7 +26,9 @@ struct GpuSpec {
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
 
-// The built-in catalog: h100, h200, a100, b200, gb200.
+// The built-in catalog: h100, h200, a100, b200, gb200, b300, gb300, h20, l40s, mi300x,
+// mi325x, mi355x (docs/clusters.md has each datasheet; the ones without a fit of their own
+// borrow the nearest silicon's, marked uncalibrated).
 const std::vector<GpuSpec>& gpu_catalog();
 std::optional<GpuSpec> find_gpu(std::string_view name);
 std::string gpu_names();  // "h100, h200, ..." for messages
