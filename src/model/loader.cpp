@@ -24,14 +24,14 @@ constexpr std::int64_t kMaxVocab = 1 << 26;
 constexpr std::int64_t kMaxExperts = 1 << 16;
 constexpr std::int64_t kMaxContext = std::int64_t{1} << 34;
 
-enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe, kLlama4, kPhi3 };
+enum class Family { kLlama, kMistral, kMixtral, kQwen2, kQwen3, kQwen3Moe, kDeepseekV3, kGptOss, kGptMoe, kLlama4, kPhi3, kGemma2, kGemma3, kQwen2Moe };
 
 struct ArchName {
   const char* architecture;
   const char* model_type;
   Family family;
 };
-constexpr std::array<ArchName, 13> kArchs{{
+constexpr std::array<ArchName, 17> kArchs{{
     {"LlamaForCausalLM", "llama", Family::kLlama},
     {"MistralForCausalLM", "mistral", Family::kMistral},
     {"MixtralForCausalLM", "mixtral", Family::kMixtral},
@@ -45,6 +45,10 @@ constexpr std::array<ArchName, 13> kArchs{{
     {"Llama4ForConditionalGeneration", "llama4", Family::kLlama4},  // its text_config
     {"Llama4ForCausalLM", "llama4_text", Family::kLlama4},
     {"Phi3ForCausalLM", "phi3", Family::kPhi3},  // fused qkv and gate_up: the same weights as Llama's
+    {"Gemma2ForCausalLM", "gemma2", Family::kGemma2},
+    {"Gemma3ForCausalLM", "gemma3_text", Family::kGemma3},
+    {"Gemma3ForConditionalGeneration", "gemma3", Family::kGemma3},  // its text_config
+    {"Qwen2MoeForCausalLM", "qwen2_moe", Family::kQwen2Moe},
 }};
 
 // Common decoder fields every family has.
@@ -80,6 +84,22 @@ void read_windows(const FieldReader& r, Family f, ModelSpec& m) {
   if (f == Family::kMistral || f == Family::kMixtral) {
     const std::int64_t w = r.integer_or("sliding_window", 0, 1, kMaxContext);
     std::fill(m.layer_window.begin(), m.layer_window.end(), w);
+  } else if (f == Family::kGemma2 || f == Family::kGemma3) {
+    // local (sliding) and global layers: `layer_types` when given; else Gemma 2 alternates
+    // from a local first layer, Gemma 3 makes every sliding_window_pattern-th layer global
+    const std::int64_t w = r.integer_or("sliding_window", 0, 1, kMaxContext);
+    if (w == 0 || r.sink().failed()) return;
+    const auto types = r.string_list_or("layer_types");
+    if (!types.empty()) {
+      if (static_cast<std::int64_t>(types.size()) != m.num_layers) {
+        r.fail("layer_types", fmt::format("one entry per layer ({})", m.num_layers), fmt::format("{} entries", types.size()));
+        return;
+      }
+      for (std::size_t i = 0; i < types.size(); ++i) m.layer_window[i] = types[i] == "sliding_attention" ? w : 0;
+      return;
+    }
+    const std::int64_t pattern = f == Family::kGemma2 ? 2 : r.integer_or("sliding_window_pattern", 6, 1, kMaxLayers);
+    for (std::int64_t i = 0; i < m.num_layers; ++i) m.layer_window[static_cast<std::size_t>(i)] = (i + 1) % pattern == 0 ? 0 : w;
   } else if (f == Family::kPhi3) {
     // a window on every layer, unless it spans the whole context (Phi-4: 16,384 of 16,384)
     const std::int64_t w = r.integer_or("sliding_window", 0, 1, kMaxContext);
@@ -130,7 +150,7 @@ void read_windows(const FieldReader& r, Family f, ModelSpec& m) {
 }
 
 void read_moe(const FieldReader& r, Family f, ModelSpec& m) {
-  const char* experts_key = (f == Family::kQwen3Moe) ? "num_experts" : (f == Family::kDeepseekV3 ? "n_routed_experts" : "num_local_experts");
+  const char* experts_key = (f == Family::kQwen3Moe || f == Family::kQwen2Moe) ? "num_experts" : (f == Family::kDeepseekV3 ? "n_routed_experts" : "num_local_experts");
   m.moe.num_experts = r.integer(experts_key, 1, kMaxExperts);
   const char* topk_key = (f == Family::kGptOss && !r.has("num_experts_per_tok")) ? "experts_per_token" : "num_experts_per_tok";
   m.moe.top_k = r.integer(topk_key, 1, kMaxExperts);
@@ -162,7 +182,12 @@ void read_moe(const FieldReader& r, Family f, ModelSpec& m) {
       }
       break;
     }
+    case Family::kQwen2Moe:
     case Family::kQwen3Moe: {
+      if (f == Family::kQwen2Moe) {  // one shared expert of its own width (its sigmoid gate: h weights, not counted)
+        m.moe.shared_ffn = r.integer_or("shared_expert_intermediate_size", 0, 0, kMaxDim);
+        m.moe.num_shared = m.moe.shared_ffn > 0 ? 1 : 0;
+      }
       m.moe.expert_ffn = r.integer("moe_intermediate_size", 1, kMaxDim);
       m.ffn = r.integer_or("intermediate_size", 0, 0, kMaxDim);
       const std::int64_t step = r.integer_or("decoder_sparse_step", 1, 1, kMaxLayers);
@@ -268,14 +293,14 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   const Family f = *fam;
   // Llama-4's multimodal config nests the decoder in text_config (quantization stays at the root)
   std::optional<FieldReader> text_cfg;
-  if (f == Family::kLlama4 && r.has("text_config")) {
+  if ((f == Family::kLlama4 || f == Family::kGemma3) && r.has("text_config")) {
     text_cfg = r.object("text_config", true);
     if (sink.failed()) return *sink.first;
     if (auto v = r.object("vision_config", false)) {
       // encoder layers (attention 4 h^2, MLP 2 h f, their biases and norms) and the projector
       const std::int64_t vh = v->integer_or("hidden_size", 0, 0, kMaxDim), vf = v->integer_or("intermediate_size", 0, 0, kMaxDim);
       const std::int64_t vl = v->integer_or("num_hidden_layers", 0, 0, kMaxLayers);
-      const std::int64_t vout = v->integer_or("vision_output_dim", 0, 0, kMaxDim);
+      const std::int64_t vout = v->integer_or("vision_output_dim", vh, 0, kMaxDim);  // Gemma 3's projector maps the encoder's width
       const std::int64_t th = text_cfg->integer_or("hidden_size", 0, 0, kMaxDim);
       m.vision_params = vl * (4 * vh * vh + 2 * vh * vf + 9 * vh + vf) + vout * th;
     }
@@ -299,7 +324,16 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
       m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", false);
       break;
     case Family::kQwen2:
+    case Family::kQwen2Moe:
       m.qkv_bias = true;  // Qwen2 always has q/k/v biases, none on o_proj
+      break;
+    case Family::kGemma2:
+    case Family::kGemma3:
+      // gated GELU MLPs (gate, up, down); logit soft-capping costs nothing; Gemma 3 adds q/k
+      // norms; the embedding is tied unless the config says otherwise
+      m.tied_embeddings = d.boolean_or("tie_word_embeddings", true);
+      m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", false);
+      m.qk_norm = f == Family::kGemma3;
       break;
     case Family::kQwen3:
     case Family::kQwen3Moe:
@@ -330,7 +364,7 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   }
 
   const bool is_moe_family = f == Family::kMixtral || f == Family::kQwen3Moe || f == Family::kDeepseekV3 ||
-                             f == Family::kGptOss || f == Family::kGptMoe || f == Family::kLlama4;
+                             f == Family::kGptOss || f == Family::kGptMoe || f == Family::kLlama4 || f == Family::kQwen2Moe;
   if (is_moe_family) {
     read_moe(d, f, m);
   } else {

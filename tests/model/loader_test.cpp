@@ -195,5 +195,36 @@ TEST(ModelLoader, KimiK2AndGptOss20b) {
   EXPECT_NEAR(static_cast<double>(count_params(*oss).total.total()) / 21e9, 1.0, 0.01);
 }
 
+// Gemma 2 and 3 and Qwen2-MoE (issue 15), from configs written after their published
+// architectures (tests/data/models/arch), against the published totals:
+// Gemma-2-9B 9.24 B: tied embedding 256,000 x 3,584 = 0.918 B; attention 42 x (3584 x 4096 x 2
+// + 2 x 3584 x 2048) = 1.850 B; MLP 42 x 3 x 3584 x 14336 = 6.474 B.
+TEST(ModelLoader, Gemma2Gemma3Qwen2Moe) {
+  const std::string dir = std::string(SHARDWISE_TEST_DATA) + "/models/arch/";
+  const auto total = [](const ModelSpec& m) { return static_cast<double>(count_params(m).total.total()); };
+  auto g9 = load_model(dir + "gemma-2-9b.json");
+  ASSERT_TRUE(g9.ok()) << g9.error().message();
+  EXPECT_TRUE(g9->tied_embeddings);
+  EXPECT_EQ(g9->layer_window[0], 4096);  // local first, then global, alternating
+  EXPECT_EQ(g9->layer_window[1], 0);
+  EXPECT_NEAR(total(*g9) / 9.24e9, 1.0, 0.01);
+  auto g27 = load_model(dir + "gemma-2-27b.json");
+  ASSERT_TRUE(g27.ok()) << g27.error().message();
+  EXPECT_NEAR(total(*g27) / 27.2e9, 1.0, 0.01);
+  auto g3 = load_model(dir + "gemma-3-27b.json");
+  ASSERT_TRUE(g3.ok()) << g3.error().message();
+  EXPECT_TRUE(g3->qk_norm);
+  EXPECT_EQ(g3->layer_window[5], 0);  // every sixth layer global
+  EXPECT_EQ(g3->layer_window[4], 1024);
+  EXPECT_NEAR((total(*g3) + static_cast<double>(g3->vision_params)) / 27.4e9, 1.0, 0.01);
+  auto q = load_model(dir + "qwen1.5-moe-a2.7b.json");
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  EXPECT_EQ(q->moe.num_shared, 1);
+  EXPECT_EQ(q->moe.shared_ffn, 5632);
+  const ParamCounts c = count_params(*q);
+  EXPECT_NEAR(static_cast<double>(c.total.total()) / 14.3e9, 1.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(c.active.total()) / 2.7e9, 1.0, 0.02);
+}
+
 }  // namespace
 }  // namespace shardwise
