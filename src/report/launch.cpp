@@ -78,6 +78,36 @@ std::string command(const std::vector<std::string>& parts) {
   return s + "\n";
 }
 
+// SGLang's --mem-fraction-static covers the weights and the KV pool only: the activations of
+// the largest step and the CUDA graphs (2 GiB) must fit in the rest, beside the reserve.
+std::string static_memory_fraction(const Metrics& m) {
+  const double cap = m.memory.capacity.value();
+  const double rest = m.memory.reserve.value() + m.memory.activations.value() + 2.0 * 1024 * 1024 * 1024;
+  const double f = cap > 0 ? std::floor(100.0 * (cap - rest) / cap) / 100.0 : 0.85;
+  return fmt::format("{:.2f}", std::clamp(f, 0.5, 0.95));
+}
+
+// The checkpoints published in a format, for the presets: used instead of quantising a bf16
+// repository at load time (the makers' own where they publish one, else NVIDIA's ModelOpt).
+std::string published_checkpoint(const std::string& preset, DType dt) {
+  static const struct {
+    const char* preset;
+    DType dt;
+    const char* repo;
+  } known[] = {
+      {"llama-3.1-405b", DType::kFp8, "meta-llama/Llama-3.1-405B-Instruct-FP8"},
+      {"llama-3.1-70b", DType::kFp8, "nvidia/Llama-3.1-70B-Instruct-FP8"},
+      {"llama-3.1-8b", DType::kFp8, "nvidia/Llama-3.1-8B-Instruct-FP8"},
+      {"qwen3-235b-a22b", DType::kFp8, "Qwen/Qwen3-235B-A22B-FP8"},
+      {"qwen3-30b-a3b", DType::kFp8, "Qwen/Qwen3-30B-A3B-FP8"},
+      {"deepseek-v3", DType::kFp4, "nvidia/DeepSeek-V3-0324-FP4"},
+  };
+  for (const auto& k : known) {
+    if (preset == k.preset && dt == k.dt) return k.repo;
+  }
+  return "";
+}
+
 std::string memory_fraction(const Metrics& m) {
   // the simulator budgets all of HBM but its reserve (4% + 1 GiB)
   const double cap = m.memory.capacity.value();
@@ -265,7 +295,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const Metrics& m = fit.runnable_metrics;
   const Degrees& d = p.deg;
   const Workload& w = ctx.workload;
-  const std::string model = model_path(file, o, &notes);
+  std::string model = model_path(file, o, &notes);
   const std::string head = o.head_address;
   // the concurrency the engine may run: the plan's, capped by a serve plan's running-sequence setting
   const std::int64_t batch = std::min<std::int64_t>(m.batch, ctx.engine.max_num_seqs * std::int64_t{d.attn_dp});
@@ -276,12 +306,20 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const DType weights_dtype = moe ? ctx.formats.experts : ctx.formats.dense;  // the plan's (resolved) weight format
   const bool fp8_kv = kv_dtype == DType::kFp8;
   const auto native = o.model_path.empty() ? checkpoint_dtype(file.model) : std::nullopt;
+  // a checkpoint published in the plan's format rather than quantising at load time
+  const std::string published = o.model_path.empty() ? published_checkpoint(file.model, weights_dtype) : "";
+  if (!published.empty()) {
+    notes.push_back(fmt::format("the plan's {} weights: the published checkpoint {} (instead of quantising {} at load time)",
+                                to_string(weights_dtype), published, model));
+    model = published;
+  }
   // on-the-fly fp8 only where the checkpoint is not already quantised
-  const bool fp8_w = weights_dtype == DType::kFp8 && !native;
-  if (native && *native != weights_dtype) {
+  const bool fp8_w = weights_dtype == DType::kFp8 && !native && published.empty();
+  const DType shipped = native.value_or(weights_dtype);
+  if (shipped != weights_dtype && published.empty()) {
     notes.push_back(fmt::format("{} ships in {} but the plan assumes {} weights: use a {} checkpoint (--model-path) or plan with "
                                 "--weights-dtype {}",
-                                model, to_string(*native), to_string(weights_dtype), to_string(weights_dtype), to_string(*native)));
+                                model, to_string(shipped), to_string(weights_dtype), to_string(weights_dtype), to_string(shipped)));
   }
   if (p.redundant_experts > 0) {
     notes.push_back(fmt::format("{} redundant expert slots (EPLB): vLLM --enable-eplb with {} redundant experts, SGLang --enable-eplb "
@@ -412,7 +450,8 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep-size", std::to_string(d.ep)});
       if (d.pp > 1) common.insert(common.end(), {"--pp-size", std::to_string(d.pp)});
       common.insert(common.end(), {"--max-running-requests", std::to_string(batch), "--context-length", std::to_string(len),
-                                   "--chunked-prefill-size", std::to_string(ctx.engine.max_num_tokens), "--mem-fraction-static", mem});
+                                   "--chunked-prefill-size", std::to_string(ctx.engine.max_num_tokens), "--mem-fraction-static",
+                                   static_memory_fraction(m)});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8_e4m3"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
       if (!o.role.empty()) common.insert(common.end(), {"--disaggregation-mode", o.role, "--disaggregation-transfer-backend", "mooncake"});

@@ -266,5 +266,11 @@ if [ "$(wc -l <"$tmp/sweep.csv")" = 5 ] && grep -q '<svg' "$tmp/sweep.svg"; then
 expect 0 '"usd_per_mtok":' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --json
 expect 2 '^shardwise: --gpus: expected GPU types from' -- sweep --model llama-3.1-8b --gpus h100,tpu --counts 8
 
+# launch: a published FP8 checkpoint instead of --quantization fp8; SGLang's static fraction leaves room for activations and CUDA graphs
+"$bin" plan --model llama-3.1-405b --cluster h100x16 --workload chat-1k-1k --weights-dtype fp8 --engine sglang --out "$tmp/p405.json" >/dev/null 2>&1
+expect 0 'model-path meta-llama/Llama-3.1-405B-Instruct-FP8' -- launch --plan "$tmp/p405.json" --engine sglang
+expect 0 'mem-fraction-static 0\.(8|9)[0-9]' -- launch --plan "$tmp/p405.json" --engine sglang
+if "$bin" launch --plan "$tmp/p405.json" --engine sglang | grep -q -- '--quantization'; then bad "launch quantised a bf16 repo beside a published FP8 checkpoint"; else ok; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
