@@ -236,7 +236,7 @@ std::string describe_workload_text(const Workload& w) {
   if (w.mode == Mode::kDecode) s += fmt::format(" at context {}", grouped(w.context));
   if (w.isl > 0 && w.mode != Mode::kDecode) s += fmt::format(", isl {}", grouped(w.isl));
   if (w.osl > 0 && is_stream(w.mode)) s += fmt::format(", osl {}", grouped(w.osl));
-  s += fmt::format(", batch {}", w.batch ? std::to_string(*w.batch) : std::string("max (bounded by memory)"));
+  s += fmt::format(", batch {}", w.batch ? std::to_string(*w.batch) : std::string("max (the largest that fits memory and the SLOs)"));
   s += fmt::format(", weights {}, kv cache {}\n", w.weights_dtype ? to_string(*w.weights_dtype) : "auto (the checkpoint's)",
                    w.kv_dtype ? to_string(*w.kv_dtype) : "auto (the checkpoint's)");
   s += "slo          ";

@@ -83,7 +83,9 @@ std::string plan_lines(const SimContext& ctx, const Plan& plan) {
   const std::int64_t used = d.total_gpus(), all = ctx.cluster.num_gpus;
   s += fmt::format("plan         tp {} x attn_dp {} x pp {}{}, replicas {} = {} GPU{} of {}{}\n", d.tp, d.attn_dp, d.pp, experts, d.replicas, used,
                    used == 1 ? "" : "s", all, used < all ? fmt::format(" ({} idle)", all - used) : "");
-  s += fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
+  // over a stage of one GPU every split is the whole tensor: no choice changes anything
+  s += d.stage_width() == 1 ? std::string("sharding     - (a stage of one GPU: nothing to split)\n")
+                            : fmt::format("sharding     {}\n", sharding_to_string(plan.sharding));
   return s;
 }
 
@@ -116,7 +118,7 @@ std::string context_lines(const SimContext& ctx) {
 std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
   std::string s = plan_lines(ctx, plan);
   s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
-                   plan.batch == 0 ? " (max that fits)" : "");
+                   plan.batch == 0 ? " (the largest that fits memory and the SLOs)" : "");
   s += context_lines(ctx);
   if (m.infeasible == Infeasible::kInvalidPlan) {
     s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);
