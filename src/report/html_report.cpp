@@ -174,39 +174,69 @@ std::string op_table(const SimContext& ctx, const PlanOutcome& o) {
   return s + "</table></section>";
 }
 
-svg::BarChart time_chart(const SimContext& ctx, const Breakdown& bd, const std::string& id, const std::string& title) {
+// `prefill_ms`: in the offline and serve streams, the prompts' prefill interleaved with the
+// decode, per decode step (what TPOT holds beyond the decode step); 0 elsewhere.
+svg::BarChart time_chart(const SimContext& ctx, const Breakdown& bd, const std::string& id, const std::string& title, double prefill_ms = 0) {
   svg::BarChart c;
   c.id = id;
   c.title = title;
   c.x_label = "time per micro-batch step on the slowest stage (ms) = time per layer x layers";
   c.series = {{"compute", kCompute}, {"communication", kComm}, {"engine overhead per iteration", kOverhead}};
+  if (prefill_ms > 0) c.series.push_back({"prefill interleaved, per decode step", kSlo});
+  const std::size_t n = c.series.size();
+  const auto row = [&](double a, double b, double o, double p) {
+    std::vector<double> v{a, b, o};
+    if (n == 4) v.push_back(p);
+    return v;
+  };
   for (const OpCost& op : bd.ops) {
     const double comp = op.compute_s * static_cast<double>(op.layers) * 1e3, comm = op.comm_s * static_cast<double>(op.layers) * 1e3;
     if (comp <= 0 && comm <= 0) continue;
     c.rows.push_back(op_label(ctx, op) + (op.choice.empty() || op.choice == "-" ? "" : " [" + op.choice + "]"));
-    c.values.push_back({comp, comm, 0});
+    c.values.push_back(row(comp, comm, 0, 0));
   }
   c.rows.emplace_back("engine overhead");
-  c.values.push_back({0, 0, ctx.params.step_overhead_us * 1e-3});
+  c.values.push_back(row(0, 0, ctx.params.step_overhead_us * 1e-3, 0));
+  if (prefill_ms > 0) {
+    c.rows.emplace_back("prompts' prefill (interleaved)");
+    c.values.push_back(row(0, 0, 0, prefill_ms));
+  }
   return c;
+}
+
+// What TPOT holds beyond the decode step in the offline and serve streams, per step (ms).
+double interleaved_prefill_ms(const SimContext& ctx, const Plan& plan, const Metrics& m) {
+  if (!is_stream(ctx.workload.mode) || m.tpot_s <= 0) return 0.0;
+  const double steps = static_cast<double>(std::max<std::int64_t>(m.micro_batches, plan.deg.pp));
+  return std::max(0.0, (m.tpot_s * tokens_per_step(ctx.workload) / steps - m.step_s) * 1e3);
 }
 
 std::string charts_time(const SimContext& ctx, const PlanOutcome& o) {
   std::string s = "<section id=\"time\"><h2>Time per op: compute against communication</h2>";
   if (!o.metrics) return s + "<p>No plan.</p></section>";
-  svg::BarChart a = time_chart(ctx, o.breakdown, "time-chosen", "Time per op, chosen plan");
+  const double pre_a = interleaved_prefill_ms(ctx, o.search.best, *o.metrics);
+  svg::BarChart a = time_chart(ctx, o.breakdown, "time-chosen", "Time per op, chosen plan", pre_a);
   svg::BarChart b;
   const bool base = o.baseline_metrics.has_value();
-  if (base) b = time_chart(ctx, o.baseline_breakdown, "time-megatron", "Time per op, Megatron baseline");
+  const double pre_b = base ? interleaved_prefill_ms(ctx, o.baseline.best, *o.baseline_metrics) : 0.0;
+  if (base) b = time_chart(ctx, o.baseline_breakdown, "time-megatron", "Time per op, Megatron baseline", pre_b);
   double xmax = 0;
   for (const auto* c : {&a, &b}) {
-    for (const auto& row : c->values) xmax = std::max(xmax, row[0] + row[1] + row[2]);
+    for (const auto& row : c->values) {
+      double sum = 0;
+      for (double v : row) sum += v;
+      xmax = std::max(xmax, sum);
+    }
   }
   a.x_max = b.x_max = xmax;  // one scale for both
   const double overhead = ctx.params.step_overhead_us * 1e-6;
   s += fmt::format("<figure><figcaption>Chosen plan, {} phase: the bars add up to the step of the slowest stage, {} (ops {} + engine overhead "
-                   "{}).</figcaption>{}</figure>",
-                   to_string(o.breakdown.phase), ms(o.breakdown.stage_s + overhead), ms(o.breakdown.stage_s), ms(overhead), svg::bar_chart(a));
+                   "{}){}.</figcaption>{}</figure>",
+                   to_string(o.breakdown.phase), ms(o.breakdown.stage_s + overhead), ms(o.breakdown.stage_s), ms(overhead),
+                   pre_a > 0 ? fmt::format(", and the prompts' prefill interleaved with it, {} per decode step: together TPOT's {}", ms(pre_a * 1e-3),
+                                           ms(o.metrics->tpot_s))
+                             : "",
+                   svg::bar_chart(a));
   if (base) {
     s += fmt::format("<figure><figcaption>Megatron baseline, same scale: step {}.</figcaption>{}</figure>",
                      ms(o.baseline_breakdown.stage_s + overhead), svg::bar_chart(b));
