@@ -229,6 +229,7 @@ PYBIND11_MODULE(shardwise, m) {
         if (budget < 1) raise(Error{"budget", "", "a positive number of evaluations", std::to_string(budget)});
         if (threads < 1 || threads > 256) raise(Error{"threads", "", "a thread count from 1 to 256", std::to_string(threads)});
         if (!(target_rate >= 0) || !std::isfinite(target_rate)) raise(Error{"target_rate", "", "requests/s >= 0", std::to_string(target_rate)});
+        if (top_k < 0 || top_k > 1000) raise(Error{"top_k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(top_k)});
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name),
                                                                   engine_of(engine, engine_version, max_num_tokens, std::nullopt));
         const shardwise::SearchSpace space =
@@ -258,7 +259,7 @@ PYBIND11_MODULE(shardwise, m) {
             py::gil_scoped_release release;
             r = shardwise::plan_serving(ctx, space, o.search.found ? std::optional<shardwise::Plan>(o.search.best) : std::nullopt, so);
           }
-          return to_py(shardwise::serve_plan_json(ctx, file, r, target_rate, so.requests));
+          return to_py(shardwise::serve_plan_json(ctx, shardwise::serve_plan_file(file, r, so.requests), r, target_rate, so.requests));
         }
         if (target_rate > 0) raise(Error{"target_rate", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
         opt.time_limit_s = 0;

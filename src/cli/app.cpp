@@ -452,28 +452,7 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
   if (tty) std::fputc('\n', stderr);
   const bool found = r.best >= 0 && r.deployment_rate > 0;
-  if (found) {
-    file.plan = r.deployment;
-    file.plan.batch = 0;
-    // the plan file replays the deployment's traffic: its rate (simulate --plan)
-    file.overrides.mode = "serve";
-    file.overrides.rate = fmt::format("{:.6g}", r.deployment_rate);
-    file.overrides.concurrency.reset();
-    file.overrides.requests = so.requests * file.plan.deg.replicas;  // each replica its share, as planned
-    const ServeCandidate& best = r.candidates[static_cast<std::size_t>(r.best)];
-    file.max_num_seqs = best.max_num_seqs;
-    file.max_num_tokens = best.max_num_tokens;
-    if (r.disagg_chosen) {
-      file.max_num_seqs.reset();
-      file.max_num_tokens.reset();  // the decode pool at the top, the prefill pool beside it
-      const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
-      file.plan = c.plan.decode;
-      file.plan.batch = 0;
-      file.prefill_pool = c.plan.prefill;
-      file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
-      file.overrides.requests = 2 * so.requests;
-    }
-  }
+  file = serve_plan_file(file, r, so.requests);
   if (!a.report.empty()) {  // written even when nothing was found: it says so
     std::ofstream report_file(a.report);
     report_file << serve_plan_html(ctx, file, r, a.target_rate);

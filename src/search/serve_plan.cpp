@@ -347,7 +347,9 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     out.deployment = b.plan;
     out.deployment.deg.replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, cluster / b.plan.deg.instance_gpus()));
     out.deployment_rate = b.max_rate * static_cast<double>(out.deployment.deg.replicas);
-    out.deployment_result = b.at_max;
+    out.deployment_result = b.at_max;  // one instance's simulation: its rates scaled to the deployment
+    out.deployment_result.requests_per_s *= static_cast<double>(out.deployment.deg.replicas);
+    out.deployment_result.goodput_requests_per_s *= static_cast<double>(out.deployment.deg.replicas);
   }
   // 4. disaggregated deployments on the same GPUs
   if (opt.disaggregated && opt.target_rate <= 0) disaggregate(ctx, feasible_plans(feasible), opt, out);
@@ -375,6 +377,30 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   }
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t requests) {
+  if (r.best < 0 || r.deployment_rate <= 0) return file;
+  file.plan = r.deployment;
+  file.plan.batch = 0;
+  file.overrides.mode = "serve";
+  file.overrides.rate = fmt::format("{:.6g}", r.deployment_rate);
+  file.overrides.concurrency.reset();
+  file.overrides.requests = requests * file.plan.deg.replicas;  // each replica its share, as planned
+  const ServeCandidate& best = r.candidates[static_cast<std::size_t>(r.best)];
+  file.max_num_seqs = best.max_num_seqs;
+  file.max_num_tokens = best.max_num_tokens;
+  if (r.disagg_chosen) {  // the decode pool at the top, the prefill pool beside it
+    const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+    file.plan = c.plan.decode;
+    file.plan.batch = 0;
+    file.prefill_pool = c.plan.prefill;
+    file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
+    file.overrides.requests = 2 * requests;
+    file.max_num_seqs.reset();
+    file.max_num_tokens.reset();
+  }
+  return file;
 }
 
 }  // namespace shardwise

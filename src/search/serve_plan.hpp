@@ -13,6 +13,7 @@
 
 #include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
+#include "plan/plan_json.hpp"
 #include "plan/space.hpp"
 #include "serve/disagg.hpp"
 #include "serve/serving.hpp"
@@ -77,6 +78,12 @@ struct ServePlanResult {
   double wall_s = 0;
   std::string reason;                   // why nothing was found (empty otherwise)
 };
+
+// The plan file of the chosen deployment (plan --mode serve --out, and the Python plan()):
+// the plan (or the decode pool beside `prefill_pool`) at batch max, its traffic (mode serve,
+// the rate, `requests` per instance) and the engine settings it was chosen with. `base`
+// carries the names and the command's overrides; unchanged when nothing was found.
+PlanFile serve_plan_file(PlanFile base, const ServePlanResult& r, std::int64_t requests);
 
 // `extra`: a plan to screen beside the space's shapes under their default shardings (the
 // closed-form search's winner, with its per-op sharding).

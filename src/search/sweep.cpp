@@ -111,7 +111,7 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
           p.plan = r.best;
           p.metrics = evaluate(ctx, r.best);
           const auto price = prices.find(g);
-          if (price != prices.end() && p.metrics.objective > 0) {
+          if (price != prices.end() && p.metrics.output_tok_s_per_gpu > 0) {  // output tokens priced (none in prefill mode)
             // $/h for the GPUs used over the output tokens of an hour, per million
             p.usd_per_mtok = price->second / (p.metrics.output_tok_s_per_gpu * 3600.0) * 1e6;
           }
@@ -152,6 +152,8 @@ std::string sweep_point_to_json(const SweepPoint& p) {
 
 SweepPoint sweep_point_from_json(const std::string& line) {
   const auto j = nlohmann::json::parse(line);
+  // a non-finite figure travels as null (and prints as such nowhere: it is 0 here)
+  const auto num = [&](const char* k) { return j.at(k).is_number() ? j.at(k).get<double>() : 0.0; };
   SweepPoint p;
   p.gpu = j.at("gpu").get<std::string>();
   p.count = j.at("count").get<std::int64_t>();
@@ -159,16 +161,16 @@ SweepPoint sweep_point_from_json(const std::string& line) {
   p.engine = j.at("engine").get<std::string>();
   p.found = j.at("found").get<bool>();
   p.reason = j.at("reason").get<std::string>();
-  p.usd_per_mtok = j.at("usd").get<double>();
+  p.usd_per_mtok = num("usd");
   const auto& d = j.at("deg");
   p.plan.deg = Degrees{d[0].get<std::int32_t>(), d[1].get<std::int32_t>(), d[2].get<std::int32_t>(), d[3].get<std::int32_t>(),
                        d[4].get<std::int32_t>()};
   p.metrics.batch = j.at("batch").get<std::int64_t>();
-  p.metrics.objective = j.at("objective").get<double>();
-  p.metrics.output_tok_s_per_gpu = j.at("out").get<double>();
-  p.metrics.tpot_s = j.at("tpot").get<double>();
-  p.metrics.ttft_s = j.at("ttft").get<double>();
-  p.metrics.memory.weights = Bytes(j.at("mem").get<double>());
+  p.metrics.objective = num("objective");
+  p.metrics.output_tok_s_per_gpu = num("out");
+  p.metrics.tpot_s = num("tpot");
+  p.metrics.ttft_s = num("ttft");
+  p.metrics.memory.weights = Bytes(num("mem"));
   return p;
 }
 

@@ -37,7 +37,7 @@ double instance_rate(const SimContext& ctx, const Plan& instance, bool prefill) 
   if (st.kv_tokens() < 1) return 0.0;
   std::vector<Req> reqs = make_requests(ctx.workload, 1);
   for (Req& r : reqs) {
-    if (r.isl + (prefill ? 1 : r.osl) > st.kv_tokens()) return 0.0;
+    if (r.isl + (prefill ? 1 : r.osl) > st.kv_block_tokens()) return 0.0;
     r.arrival = 0;
     if (prefill) {
       r.osl = 1;
@@ -76,7 +76,7 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
   const auto x = static_cast<std::size_t>(std::max<std::int32_t>(1, d.prefill.deg.replicas));
   const auto y = static_cast<std::size_t>(std::max<std::int32_t>(1, d.decode.deg.replicas));
   for (const Req& r : reqs) {
-    if (r.isl + 1 > sp.kv_tokens() || r.isl + r.osl > sd.kv_tokens()) {
+    if (r.isl + 1 > sp.kv_block_tokens() || r.isl + r.osl > sd.kv_block_tokens()) {
       res.feasible = false;
       res.reason = fmt::format("a request of {} + {} tokens needs more KV cache than an instance holds (prefill {} tokens, decode {})", r.isl,
                                r.osl, sp.kv_tokens(), sd.kv_tokens());

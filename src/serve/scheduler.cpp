@@ -95,6 +95,10 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
   rec.resize(static_cast<std::size_t>(n));
   std::vector<std::int64_t> prompt(static_cast<std::size_t>(n)), done(static_cast<std::size_t>(n), 0), blocks(static_cast<std::size_t>(n), 0);
   std::vector<double> gen(static_cast<std::size_t>(n), 0.0);
+  // output tokens folded into the prompt by a preemption's recompute: the KV holds
+  // done + gen - base tokens (base counted once, as prompt)
+  std::vector<double> base(static_cast<std::size_t>(n), 0.0);
+  std::vector<std::int64_t> preempted_at(static_cast<std::size_t>(n), -1);  // the iteration of the last preemption
   std::vector<char> finished(static_cast<std::size_t>(n), 0), ready(static_cast<std::size_t>(n), 0);
   for (std::int64_t i = 0; i < n; ++i) {
     const auto u = static_cast<std::size_t>(i);
@@ -132,6 +136,8 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     blocks[u] = 0;
     done[u] = 0;
     prompt[u] = rec[u].input + static_cast<std::int64_t>(gen[u]);  // recomputed: prompt and output so far
+    base[u] = static_cast<double>(static_cast<std::int64_t>(gen[u]));
+    preempted_at[u] = iterations;
     ++rec[u].preemptions;
     ++preemptions;
     waiting.push_front(v);
@@ -169,13 +175,19 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     std::int64_t budget = budget0;
     double ctx_sum = 0;  // the decodes' contexts
     // 1. the running requests, oldest first: a prompt's next chunk, or a decode
-    bool prefilling = false;
+    bool prefilling = false, chunk_blocked = false;
     for (std::size_t i = 0; i < running.size(); ++i) {
       const std::int64_t r = running[i];
       const auto u = static_cast<std::size_t>(r);
       if (done[u] < prompt[u]) {
         if (budget <= 0) continue;
         const std::int64_t c = std::min(prompt[u] - done[u], budget);
+        if (eng.prefill_first && !eng.reserve_full_kv && blocks_for(done[u] + c) - blocks[u] > free_blocks) {
+          // no blocks for the next chunk: the running requests decode this iteration and free some
+          // (a prefill-first engine that preempted here could retake the prompt forever)
+          chunk_blocked = true;
+          continue;
+        }
         if (!grow(r, done[u] + c)) break;
         pre_idx.push_back(r);
         pre_tok.push_back(c);
@@ -183,18 +195,20 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
         prefilling = true;
       } else if (!eng.prefill_first) {
         if (budget < dec_tokens) continue;
-        if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] + tps)))) break;
+        if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] - base[u] + tps)))) break;
         dec.push_back(r);
-        ctx_sum += static_cast<double>(done[u]) + gen[u];
+        ctx_sum += static_cast<double>(done[u]) + gen[u] - base[u];
         budget -= dec_tokens;
       }
     }
     // 2. waiting requests, first come first served, while the cap, the budget and the KV cache allow
     const bool had_waiting = !waiting.empty();
     bool kv_blocked = false, admitted_ready = false;
-    while (!waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < cap) {
+    // (no admission while a running prompt waits for blocks: the decodes must free them first)
+    while (!waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < cap && !chunk_blocked) {
       const std::int64_t r = waiting.front();
       const auto u = static_cast<std::size_t>(r);
+      if (preempted_at[u] == iterations) break;  // preempted this iteration: back in a later one
       const bool cached = ready[u] != 0;
       const std::int64_t c = cached ? 0 : std::min(prompt[u], budget);
       const std::int64_t hold = cached ? prompt[u] + 1 : c;  // a cached prompt and its first token
@@ -230,14 +244,19 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
       for (std::size_t i = 0; i < running.size(); ++i) {
         const std::int64_t r = running[i];
         const auto u = static_cast<std::size_t>(r);
-        if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] + tps)))) break;
+        if (done[u] < prompt[u]) continue;  // a prompt waiting for blocks (chunk_blocked) does not decode
+        if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] - base[u] + tps)))) break;
         dec.push_back(r);
-        ctx_sum += static_cast<double>(done[u]) + gen[u];
+        ctx_sum += static_cast<double>(done[u]) + gen[u] - base[u];
       }
     }
     std::int64_t ptok = 0;
     for (std::int64_t c : pre_tok) ptok += c;
     if (dec.empty() && ptok == 0 && admitted_ready) continue;  // nothing to compute until the next iteration
+    if (dec.empty() && ptok == 0 && chunk_blocked && running.size() > 1) {
+      preempt_last();  // prompts hold every block and none can go on: the newest gives its blocks back
+      continue;
+    }
     if (dec.empty() && ptok == 0) {
       out.res.feasible = false;
       out.res.reason = "the scheduler stalled: no request could be scheduled (an internal error; please report it)";

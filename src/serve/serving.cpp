@@ -78,7 +78,7 @@ double saturated_requests_per_s(const SimContext& ctx, const Plan& plan) {
   if (steps.kv_tokens() < 1) return 0.0;
   const std::vector<Req> reqs = make_requests(ctx.workload, replicas);
   for (const Req& r : reqs) {
-    if (r.isl + r.osl > steps.kv_tokens()) return 0.0;
+    if (r.isl + r.osl > steps.kv_block_tokens()) return 0.0;
   }
   return saturated_rate(ctx, plan, steps, reqs) * static_cast<double>(replicas);
 }
@@ -198,10 +198,10 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
   const std::vector<Req> reqs = make_requests(w, replicas);
   std::int64_t longest = 0;
   for (const Req& r : reqs) longest = std::max(longest, r.isl + r.osl);
-  if (longest > steps.kv_tokens()) {
+  if (longest > steps.kv_block_tokens()) {
     res.feasible = false;
-    res.reason = fmt::format("a request of {} tokens (prompt and output) needs more KV cache than the instance holds ({} tokens)", longest,
-                             steps.kv_tokens());
+    res.reason = fmt::format("a request of {} tokens (prompt and output) needs more KV cache than the instance holds ({} tokens in whole "
+                             "blocks of {})", longest, steps.kv_block_tokens(), std::max<std::int64_t>(1, ctx.engine.kv_block_tokens));
     return res;
   }
   const Arrivals& arr = w.serve.arrivals;

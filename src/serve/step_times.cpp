@@ -40,6 +40,11 @@ StepTimes::StepTimes(const SimContext& ctx, const Plan& plan, bool exact) : ctx_
   if (kv_tokens_ < 1) kv_reason_ = "the KV cache holds no token";
 }
 
+std::int64_t StepTimes::kv_block_tokens() const {
+  const std::int64_t b = std::max<std::int64_t>(1, ctx_->engine.kv_block_tokens);
+  return kv_tokens_ / b * b;
+}
+
 double StepTimes::cached(bool decode, int i, int j) {
   const std::uint64_t key = (static_cast<std::uint64_t>(decode) << 63) | (static_cast<std::uint64_t>(i) << 32) | static_cast<std::uint32_t>(j);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;

@@ -29,6 +29,8 @@ class StepTimes {
   // The KV cache of one instance in tokens (every attention group's pool together), 0 when
   // the weights and workspace leave none; `reason` then says why.
   [[nodiscard]] std::int64_t kv_tokens() const { return kv_tokens_; }
+  // the tokens the pool holds in whole blocks of the engine's size (what the scheduler allocates)
+  [[nodiscard]] std::int64_t kv_block_tokens() const;
   [[nodiscard]] const std::string& kv_reason() const { return kv_reason_; }
   // Step evaluations done (cache misses).
   [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "model/loader.hpp"
 #include "report/sweep_report.hpp"
 
@@ -77,6 +79,27 @@ TEST(Sweep, TheShippedPricesAndABadFile) {
   auto bad = load_prices(std::string(SHARDWISE_TEST_DATA) + "/bad/r01-prices-unknown-gpu.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("usd_per_gpu_hour.tpu"), std::string::npos) << bad.error().message();
+}
+
+TEST(Sweep, APointTravelsExactlyAndANonFiniteFigureAsZero) {
+  SweepPoint p;
+  p.gpu = "h100";
+  p.count = 8;
+  p.found = true;
+  p.plan.deg = Degrees{4, 1, 1, 2, 1};
+  p.metrics.objective = 1234.5678901234567;
+  p.metrics.output_tok_s_per_gpu = 1234.5678901234567;
+  p.metrics.tpot_s = 0.049876543210987654;
+  p.metrics.memory.weights = Bytes(7.5e10);
+  p.usd_per_mtok = 0.6751234567890123;
+  const SweepPoint q = sweep_point_from_json(sweep_point_to_json(p));
+  EXPECT_EQ(q.metrics.objective, p.metrics.objective);
+  EXPECT_EQ(q.metrics.tpot_s, p.metrics.tpot_s);
+  EXPECT_EQ(q.usd_per_mtok, p.usd_per_mtok);
+  EXPECT_EQ(q.plan.deg, p.plan.deg);
+  EXPECT_EQ(q.metrics.memory.total().value(), 7.5e10);
+  p.usd_per_mtok = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(sweep_point_from_json(sweep_point_to_json(p)).usd_per_mtok, 0.0);
 }
 
 }  // namespace

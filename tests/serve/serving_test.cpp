@@ -250,5 +250,69 @@ TEST(Serving, ReplicasSplitTheTraffic) {
   EXPECT_DOUBLE_EQ(r.output_tok_s_per_gpu, one.output_tok_s_per_gpu);
 }
 
+// Review findings (kept as regressions): a prefill-first engine under a tight KV pool used
+// to retake a long prompt forever; a request that fits the pool's tokens but not its whole
+// blocks used to stall.
+TEST(Serving, PrefillFirstUnderATightPoolFinishes) {
+  Workload w = serve_workload(20000, 100);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0.0, 0};
+  w.serve.requests = 3;
+  SimContext ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
+  ctx.engine.prefill_first = true;
+  ctx.engine.kv_block_tokens = 1;
+  ServeOptions o;
+  o.keep_records = true;
+  const ServeResult r = simulate_serving(ctx, test_support::plan(2, 0), o);
+  EXPECT_EQ(r.requests, 3);
+  EXPECT_GT(r.ttft_ms.max, 0);
+  // every request decodes its 99 tokens after its first: no decode step while its prompt waits
+  ASSERT_EQ(r.records.size(), 3u);
+  for (const RequestRecord& q : r.records) {
+    EXPECT_GT(q.first_token_s, 0);
+    EXPECT_GT(q.finish_s, q.first_token_s + 99 * 0.005) << q.first_token_s << " " << q.finish_s;
+  }
+}
+
+TEST(Serving, PrefillFirstNeverStallsOnPartlyPrefilledPrompts) {
+  // prompts of 30-95% of the pool, 4 at once, chunks of 8192: two prompts can hold every
+  // block half prefilled; the newest then gives its blocks back and every request finishes
+  Workload w0 = serve_workload(1024, 64);
+  SimContext c0 = test_support::ctx_for("llama-3.1-70b", "h100x2", w0);
+  const std::int64_t pool = StepTimes(c0, test_support::plan(2, 0)).kv_block_tokens();
+  for (double share : {0.3, 0.45, 0.6, 0.77, 0.95}) {
+    Workload w = serve_workload(static_cast<std::int64_t>(share * static_cast<double>(pool)) - 64, 64);
+    w.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0.0, 0};
+    w.serve.requests = 4;
+    SimContext ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
+    ctx.engine.prefill_first = true;
+    ctx.engine.reserve_full_kv = false;
+    const ServeResult r = simulate_serving(ctx, test_support::plan(2, 0));
+    EXPECT_EQ(r.requests, 4) << share << ": " << r.reason;
+    EXPECT_EQ(r.reason.find("stalled"), std::string::npos) << share << ": " << r.reason;
+  }
+}
+
+TEST(Serving, ARequestIsRefusedUnlessItFitsWholeBlocks) {
+  Workload w = serve_workload(1024, 128);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0.0, 0};
+  w.serve.requests = 2;
+  SimContext ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
+  ctx.engine.kv_block_tokens = 32;
+  StepTimes st(ctx, test_support::plan(2, 0));
+  ASSERT_LT(st.kv_block_tokens(), st.kv_tokens());  // the pool's last partial block does not count
+  // a prompt that fills every whole block: runs; one token more: refused with the figures
+  w.isl = st.kv_block_tokens() - w.osl;
+  ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
+  ctx.engine.kv_block_tokens = 32;
+  const ServeResult fits = simulate_serving(ctx, test_support::plan(2, 0));
+  EXPECT_EQ(fits.requests, 2) << fits.reason;
+  w.isl += 1;
+  ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
+  ctx.engine.kv_block_tokens = 32;
+  const ServeResult over = simulate_serving(ctx, test_support::plan(2, 0));
+  EXPECT_FALSE(over.feasible);
+  EXPECT_NE(over.reason.find("whole blocks of 32"), std::string::npos) << over.reason;
+}
+
 }  // namespace
 }  // namespace shardwise
