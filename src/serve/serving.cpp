@@ -205,7 +205,15 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
     return res;
   }
   const Arrivals& arr = w.serve.arrivals;
-  const std::int64_t users = arr.kind == Arrivals::Kind::kClosed ? std::max<std::int64_t>(1, std::llround(static_cast<double>(arr.concurrency) / static_cast<double>(replicas))) : 0;
+  // a closed loop's users split evenly over the replicas (each replica is simulated once and
+  // counted `replicas` times: an uneven split would count users that do not exist)
+  if (arr.kind == Arrivals::Kind::kClosed && arr.concurrency % replicas != 0) {
+    res.feasible = false;
+    res.reason = fmt::format("{} closed-loop users do not split evenly over {} replicas (each replica needs the same number of users: "
+                             "a concurrency that is a multiple of {}, or other replicas)", arr.concurrency, replicas, replicas);
+    return res;
+  }
+  const std::int64_t users = arr.kind == Arrivals::Kind::kClosed ? std::max<std::int64_t>(1, arr.concurrency / replicas) : 0;
   Core core = run(ctx, plan, steps, reqs, arr.kind, users);
   if (!core.res.feasible) return core.res;
   res = core.res;
@@ -217,8 +225,10 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
   if (arr.kind == Arrivals::Kind::kPoisson || arr.kind == Arrivals::Kind::kTrace) {
     if (arr.kind == Arrivals::Kind::kPoisson) {
       res.offered_requests_per_s = arr.rate;
-    } else if (reqs.size() > 1 && reqs.back().arrival > 0) {
-      res.offered_requests_per_s = static_cast<double>(reqs.size() - 1) / reqs.back().arrival * static_cast<double>(replicas);
+    } else if (reqs.size() > 1 && reqs.back().arrival > reqs.front().arrival) {
+      // the trace's rate over its own span (a trace need not start at 0)
+      res.offered_requests_per_s =
+          static_cast<double>(reqs.size() - 1) / (reqs.back().arrival - reqs.front().arrival) * static_cast<double>(replicas);
     }
     if (opt.measure_capacity) {
       const double rate = saturated_rate(ctx, plan, steps, reqs);

@@ -250,6 +250,26 @@ TEST(Serving, ReplicasSplitTheTraffic) {
   EXPECT_DOUBLE_EQ(r.output_tok_s_per_gpu, one.output_tok_s_per_gpu);
 }
 
+TEST(Serving, AClosedLoopMustSplitEvenlyOverTheReplicas) {
+  // 6 users over 4 replicas: each replica would be simulated with 2 (8 users counted) or 1
+  // (4): refused with the figures; 8 users over 4 replicas run as 2 per replica
+  Workload w = serve_workload(512, 64);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 6};
+  w.serve.requests = 40;
+  Plan four = test_support::plan(1, 0);
+  four.deg.replicas = 4;
+  const ServeResult uneven = simulate_serving(llama8b(w, "h100x4"), four);
+  EXPECT_FALSE(uneven.feasible);
+  EXPECT_NE(uneven.reason.find("6 closed-loop users do not split evenly over 4 replicas"), std::string::npos) << uneven.reason;
+  w.serve.arrivals.concurrency = 8;
+  const ServeResult even = simulate_serving(llama8b(w, "h100x4"), four);
+  EXPECT_TRUE(even.feasible) << even.reason;
+  w.serve.arrivals.concurrency = 2;
+  w.serve.requests = 10;
+  const ServeResult one = simulate_serving(llama8b(w, "h100x4"), test_support::plan(1, 0));
+  EXPECT_NEAR(even.mean_in_system, one.mean_in_system, 1e-9);  // each replica: the same 2 users
+}
+
 // Review findings (kept as regressions): a prefill-first engine under a tight KV pool used
 // to retake a long prompt forever; a request that fits the pool's tokens but not its whole
 // blocks used to stall.
