@@ -31,12 +31,13 @@ struct EngineStats {
   double policy_share = 0;  // the RL engines: the share of calls proposed by policy steps
 };
 
-// `rl-nonet`: the rl variant with every policy step sampled uniformly among the allowed
-// values instead of from the network (an ablation: what the network adds to polishing)
+// `rl-net`: the rl engine with the paper's policy network proposing its policy steps
+// (trained by PPO) instead of uniform samples among the allowed values: the ablation that
+// measures what the network adds to the masked local search (docs/search.md)
 SearchResult run_engine(const std::string& name, const SimContext& ctx, const SearchSpace& space, const SearchOptions& o) {
-  if (name != "rl-nonet") return find_engine(name)(ctx, space, o);
+  if (name != "rl-net") return find_engine(name)(ctx, space, o);
   rl::AgentSettings s = rl::improved_settings();
-  s.network_proposals = false;
+  s.network_proposals = true;
   return rl::search_rl(ctx, space, o, s);
 }
 
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
       if (positional == 1) seeds = std::atoi(a.c_str());
       if (positional == 2) threads = std::atoi(a.c_str());
       ++positional;
-    } else if ((find_engine(a) && a != "exact" && a != "megatron") || a == "rl-nonet") {
+    } else if ((find_engine(a) && a != "exact" && a != "megatron") || a == "rl-net") {
       engines.push_back(a);
     } else {
       std::fprintf(stderr, "search_quality: unknown argument '%s'\n", a.c_str());

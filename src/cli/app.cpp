@@ -536,8 +536,9 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     return fail(Error{"--save-policy", "", "a writable file path", "'" + a.save_policy + "'"});
   }
   const bool rl_engine = rl_engine_name(a.engine) && !serve_kind;
-  if ((!a.save_policy.empty() || !a.load_policy.empty()) && !rl_engine) {
-    return fail(Error{"--save-policy/--load-policy", "", "--search rl or rl-paper", "--search " + a.engine});
+  if ((!a.save_policy.empty() || !a.load_policy.empty()) && a.engine != "rl-paper") {
+    return fail(Error{"--save-policy/--load-policy", "",
+                      "--search rl-paper (the engine with a policy network; rl runs none: docs/search.md)", "--search " + a.engine});
   }
   std::optional<rl::Policy> warm;
   if (!a.load_policy.empty()) {
@@ -904,7 +905,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);
-  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard with masking and polishing; default), rl-paper (as published), exact (the optimum of "
+  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard's elite history as a masked local search with polishing, no network: it was measured to add nothing; default), rl-paper (the paper's policy network and PPO, as published), exact (the optimum of "
                  "degrees and sharding over the batch ladder, each winner at its own largest feasible batch), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
   plan->add_option("--redundant-experts", pa.redundant_experts,
@@ -914,8 +915,8 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
                    "--compare engine separately; the Megatron baseline (exhaustive over its small space) is not limited");
   plan->add_option("--seed", pa.seed, "Random seed, 0 to 2^64-1 (default 1); the same seed gives the same plan whatever --threads");
   plan->add_option("--threads", pa.threads, "Threads for parallel evaluation, 1 to 256 (default: all cores)");
-  plan->add_option("--save-policy", pa.save_policy, "With --search rl or rl-paper: write the trained policy network to this file");
-  plan->add_option("--load-policy", pa.load_policy, "With --search rl or rl-paper: start from a saved policy instead of a random one");
+  plan->add_option("--save-policy", pa.save_policy, "With --search rl-paper: write the trained policy network to this file");
+  plan->add_option("--load-policy", pa.load_policy, "With --search rl-paper: start from a saved policy instead of a random one");
   plan->add_option("--out", pa.out, "Write the chosen plan as plan.json (docs/plan-format.md)");
   plan->add_option("--report", pa.report,
                    "Write a self-contained HTML report (summary, per-op table, time per op, memory, convergence, throughput-latency "

@@ -59,7 +59,11 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
                         o.space_size, s.calls, s.wall_s, s.stopped_by_time ? " (time limit: not proven optimal)" : "")
           : fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
                         o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
-  if (s.policy_s > 0) {
+  if (s.engine == "rl") {
+    // rl runs no network (docs/search.md): its policy steps are uniform masked samples and elite mutations
+    out += fmt::format("time split   proposals {:.2f} s (no network: a masked local search), simulator {:.2f} s; {} of {} calls from "
+                       "policy steps\n", s.policy_s, s.simulator_s, s.policy_calls, s.calls);
+  } else if (s.policy_s > 0) {
     out += fmt::format("time split   policy network {:.2f} s, simulator {:.2f} s; {} of {} calls from policy steps\n", s.policy_s,
                        s.simulator_s, s.policy_calls, s.calls);
   }

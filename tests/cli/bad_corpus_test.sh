@@ -49,7 +49,7 @@ for f in "$dir"/*; do
         check "$f" "$w" launch --plan "$f" --engine vllm ;;
     s*) check "$f" "$w" simulate --model llama-3.1-8b --cluster h100x8 --batch 8 --sharding "$f" ;;
     r*) check "$f" "$w" sweep --model llama-3.1-8b --gpus h100 --counts 8 --prices "$f" ;;
-    y*) check "$f" "$w" plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --budget 5 --load-policy "$f" ;;
+    y*) check "$f" "$w" plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --search rl-paper --budget 5 --load-policy "$f" ;;
     *) echo "FAIL: $name: no command for this prefix"; fail=$((fail + 1)) ;;
   esac
 done

@@ -94,8 +94,11 @@ expect 2 'no-such\.json' -- launch --plan "$tmp/no-such.json" --engine vllm
 expect 2 '--port: expected a TCP port' -- launch --plan "$tmp/ds.json" --engine vllm --port 70000
 
 # RL: policy saved and loaded again
-expect 0 'time split +policy network' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --save-policy "$tmp/pol.txt"
-expect 0 'search +rl ' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --load-policy "$tmp/pol.txt"
+expect 0 'time split +policy network' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl-paper --budget 100 --save-policy "$tmp/pol.txt"
+expect 0 'search +rl-paper ' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl-paper --budget 100 --load-policy "$tmp/pol.txt"
+# rl runs no network: it says so, and refuses a policy file
+expect 0 'time split +proposals .* \(no network: a masked local search\)' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100
+expect 2 'expected --search rl-paper \(the engine with a policy network; rl runs none' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --budget 100 --save-policy "$tmp/x"
 # a policy trained on GPT-MoE-1.2T carried to 1.6T (the pp head differs: 3 of its values are new)
 expect 0 'search +rl-paper' -- plan --model gpt-moe-1.2t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --save-policy "$tmp/p12.txt"
 expect 0 "it knew 82 of this space's 85 action values" -- plan --model gpt-moe-1.6t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --load-policy "$tmp/p12.txt"
@@ -105,8 +108,8 @@ expect 0 'cannot be carried to this space \(.*labels.*\); started cold' -- plan 
 # a label line cut short is named
 sed '5s/ [^ ]*$//' "$tmp/p12.txt" > "$tmp/p12cut.txt"
 expect 2 'p12cut.txt.*labels of action head 1' -- plan --model gpt-moe-1.6t --cluster h100x24576 --workload decode-32k --search rl-paper --budget 60 --load-policy "$tmp/p12cut.txt"
-expect 2 'expected --search rl or rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --save-policy "$tmp/x"
-expect 2 'expected a policy saved by shardwise' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl --load-policy "$data/bad/EXPECTED.tsv"
+expect 2 'expected --search rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --save-policy "$tmp/x"
+expect 2 'expected a policy saved by shardwise' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search rl-paper --load-policy "$data/bad/EXPECTED.tsv"
 
 # Bad input: exit code 2, a message naming the file and the field, no crash.
 expect 2 'm07-heads-not-dividing\.json: field .num_attention_heads.' -- describe --model "$data/bad/m07-heads-not-dividing.json"

@@ -163,6 +163,7 @@ AgentSettings improved_settings() {
   s.sweep_every = 8;
   s.mask_invalid = true;
   s.polish = true;
+  s.network_proposals = false;
   return s;
 }
 
@@ -245,12 +246,19 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
   std::vector<Sample> rollout;
   Cache<float> c;
   std::unique_ptr<Params<float>> grad;
+  const bool net = s.network_proposals;  // false: no network at all (the `rl` engine: a masked local search)
+  // each head's first logit in the action's flat layout (the mask's)
+  std::vector<int> offsets(sizes.size(), 0);
+  for (std::size_t h = 1; h < sizes.size(); ++h) offsets[h] = offsets[h - 1] + sizes[h - 1];
+  const int flat = offsets.back() + sizes.back();
   const auto reinit = [&]() {
-    Rng init = rng.fork(static_cast<std::uint64_t>(1000 + chunk_index));
-    pol = std::make_unique<Policy>(dims, init);
-    if (warm) *pol = *warm;
-    adam = std::make_unique<Adam>(pol->params());
-    grad = std::make_unique<Params<float>>(pol->zeros_like());
+    if (net) {
+      Rng init = rng.fork(static_cast<std::uint64_t>(1000 + chunk_index));
+      pol = std::make_unique<Policy>(dims, init);
+      if (warm) *pol = *warm;
+      adam = std::make_unique<Adam>(pol->params());
+      grad = std::make_unique<Params<float>>(pol->zeros_like());
+    }
     chunk_end = budget - t.remaining() + chunk;
     ++chunk_index;
     ++st.reinits;
@@ -591,11 +599,11 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
     const std::int64_t used = budget - t.remaining();
     if (used >= chunk_end) reinit();
     const double t0 = now_seconds();
-    const Mat obs = observation(elites, space, s.elites, dims.input, best);
-    pol->forward(obs, c);
+    const Mat obs = net ? observation(elites, space, s.elites, dims.input, best) : Mat{};
+    if (net) pol->forward(obs, c);
     // early exit: every head confident (a fresh network never is; a warm-started one may
     // start so, and must be updated once first, or it would be re-initialised at every step)
-    bool confident = updates > 0;
+    bool confident = net && updates > 0;
     for (std::size_t h = 0; h < sizes.size() && confident; ++h) {
       confident = static_cast<double>(pol->head_probs(c.logits, static_cast<int>(h)).maxCoeff()) >= s.tau;
     }
@@ -620,14 +628,16 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
         if (!s.mask_invalid || rules.valid(a)) break;
       }
     } else {
-      if (s.mask_invalid) mask.assign(static_cast<std::size_t>(c.logits.size()), 1);
+      if (s.mask_invalid) mask.assign(static_cast<std::size_t>(flat), 1);
       for (std::size_t i = 0; i < sizes.size(); ++i) {
         const std::size_t h = s.mask_invalid ? static_cast<std::size_t>(ActionRules::kOrder[i]) : i;
-        if (s.mask_invalid) rules.allowed(a, i, sizes, mask, pol->head_offset(static_cast<int>(h)));
-        Vec pr = masked_probs(*pol, c.logits, static_cast<int>(h), mask);
-        if (!s.network_proposals) {  // the ablation: uniform over the allowed values
-          const int off = pol->head_offset(static_cast<int>(h));
-          for (Eigen::Index k = 0; k < pr.size(); ++k) pr(k) = mask.empty() || mask[static_cast<std::size_t>(off + k)] ? 1.0f : 0.0f;
+        if (s.mask_invalid) rules.allowed(a, i, sizes, mask, offsets[h]);
+        Vec pr;
+        if (net) {
+          pr = masked_probs(*pol, c.logits, static_cast<int>(h), mask);
+        } else {  // no network: uniform over the allowed values
+          pr.resize(sizes[h]);
+          for (Eigen::Index k = 0; k < pr.size(); ++k) pr(k) = mask.empty() || mask[static_cast<std::size_t>(offsets[h] + k)] ? 1.0f : 0.0f;
           pr /= pr.sum();
         }
         double u = rng.uniform(), acc = 0;
@@ -661,8 +671,8 @@ SearchResult search_rl(const SimContext& ctx, const SearchSpace& space, const Se
       best = std::max(best, raw);
       admit(a, raw);
     }
-    rollout.push_back({obs, a, log_prob(*pol, c.logits, a, mask), static_cast<double>(c.value), reward, std::move(mask)});
-    if (static_cast<int>(rollout.size()) == s.rollout) {
+    if (net) rollout.push_back({obs, a, log_prob(*pol, c.logits, a, mask), static_cast<double>(c.value), reward, std::move(mask)});
+    if (net && static_cast<int>(rollout.size()) == s.rollout) {
       // advantages normalised over the rollout (Stable-Baselines3's default)
       std::vector<double> adv;
       double mean = 0;

@@ -29,8 +29,9 @@ struct AgentSettings {
   int sweep_every = 0;         // every this many policy steps, try every value of one head on the best elite (0: never)
   bool mask_invalid = false;   // sample only actions that pass the plan's divisibility rules (masked softmax, heads in order)
   bool polish = false;         // on every new best: coordinate sweeps over all heads until none improves it
-  // ablation only (bench/search_quality's `rl-nonet`): false samples every policy step
-  // uniformly among the allowed values instead of from the network
+  // false: no network at all; every policy step samples uniformly among the allowed values
+  // (the `rl` engine, measured: the network did not change what it finds nor when, docs/search.md;
+  // bench/search_quality's `rl-net` turns it back on)
   bool network_proposals = true;
 };
 
@@ -44,7 +45,8 @@ struct AgentStats {
 };
 
 // The `rl` engine's settings: the paper's plus action masking, exploitation, coordinate
-// sweeps and polishing of every new best (docs/search.md).
+// sweeps and polishing of every new best, without the network (a masked local search over
+// the elite history: the network was measured to add nothing, docs/search.md).
 AgentSettings improved_settings();
 
 // Runs the agent; `warm` (optional) starts every chunk from a saved policy instead
