@@ -437,6 +437,19 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
     SW_CHECK(check.feasible() && std::fabs(check.objective - r.best_value) <= 1e-9 * r.best_value,
              "exact: the decomposed objective must equal the simulator's");
   }
+  if (opt.objective) {
+    // another objective (the serving simulation): the decomposition covers the closed form
+    // only, so the closed-form optimum is scored as any other plan, and not certified
+    r.not_certified =
+        "the objective is not the closed-form simulator (it is not a sum over the fused ops' choices that the exact "
+        "decomposition can split): this is the closed-form optimum, scored by that objective, not proven optimal for it";
+    if (r.found) {
+      const Metrics o = opt.objective(r.best);
+      ++r.calls;
+      r.found = o.feasible();
+      r.best_value = o.feasible() ? o.objective : 0.0;
+    }
+  }
   r.history.push_back({r.calls, r.best_value, r.best_value});
   r.wall_s = now_seconds() - start;
   r.stopped_by_time = opt.time_limit_s > 0 && r.wall_s > opt.time_limit_s;

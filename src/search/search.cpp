@@ -33,7 +33,9 @@ std::vector<double> Tracker::evaluate(const std::vector<Action>& actions) {
   plans_.resize(n);
   metrics_.resize(n);
   for (std::size_t i = 0; i < n; ++i) plans_[i] = space_.decode(actions[i]);
-  pool_.parallel_for(n, [&](std::size_t i) { metrics_[i] = ::shardwise::evaluate(ctx_, plans_[i], nullptr, false); });
+  pool_.parallel_for(n, [&](std::size_t i) {
+    metrics_[i] = opt_.objective ? opt_.objective(plans_[i]) : ::shardwise::evaluate(ctx_, plans_[i], nullptr, false);
+  });
   values_.assign(n, 0.0);
   valid_.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {

@@ -32,6 +32,11 @@ struct SearchOptions {
   // exact only: evaluate each winner at its own largest feasible batch after the ladder
   // (on by default; off gives the optimum of the ladder space the other engines search)
   bool refine_batch = true;
+  // Replaces the closed-form simulator as the objective of every call (e.g. the serving
+  // simulation, search/serve_objective.hpp): a plan's Metrics, objective and feasibility.
+  // Must be safe to call from several threads at once. The exact engine cannot certify such
+  // an objective: it runs its closed-form search, scores the winner with this, and says so.
+  std::function<Metrics(const Plan&)> objective;
 };
 // At most this many points are recorded (the first ones); the report's frontier of a
 // longer search is drawn from them.
@@ -76,6 +81,8 @@ struct SearchResult {
   std::optional<Plan> closest;
   double closest_excess = 0;
   std::string invalid_example;
+  // exact with SearchOptions::objective: why its plan is not proven optimal (empty otherwise)
+  std::string not_certified;
 };
 
 // The evaluator and bookkeeping shared by every engine: budget, time limit,
