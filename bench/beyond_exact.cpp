@@ -114,6 +114,13 @@ int main(int argc, char** argv) {
                k.tpot_p90_ms, space.size());
     fmt::print("  exact    {:>8.1f}  (closed-form optimum scored by the simulation: {})\n", ex.best_value,
                ex.not_certified.empty() ? "certified" : "not certified");
+    {
+      // the closed-form optimum as the simulation sees it: which plan, and why it fails there
+      const Plan& e = ex.best;
+      const Metrics em = base.objective(e);
+      fmt::print("           its plan tp {} pp {} ep {} attn_dp {} replicas {} batch {}: {}\n", e.deg.tp, e.deg.pp, e.deg.ep, e.deg.attn_dp,
+                 e.deg.replicas, e.batch, em.feasible() ? fmt::format("{:.1f} tok/s/GPU", em.objective) : em.reason);
+    }
     fmt::print("  megatron {:>8.1f}  ({} calls, exhaustive over degrees and batch with Megatron's sharding, {:.1f} s)\n", meg.best_value,
                meg.calls, meg.wall_s);
     std::vector<Stats> st;

@@ -183,6 +183,14 @@ int main(int argc, char** argv) {
     fmt::print("  {:<11} mean/rw {:>5}  best/meg {:>5}  mean/exact {:>5}  invalid {:>4.0f}%   paper: mean/rw {:.2f}{}\n", "sa",
                ratio(sa.mean, rw.mean), ratio(sa.best, meg.best_value), ratio(sa.mean, ex.best_value), 100 * sa.invalid, c.paper_sa,
                fig_sa > 0 ? fmt::format(", best/meg {:.2f}", fig_sa) : "");
+    if (std::any_of(variants.begin(), variants.end(), [](const Variant& v) { return v.paper_space; })) {
+      // What the paper's heads can reach at all: its exact optimum, and SA searching it.
+      const SearchSpace ps = paper_space(space);
+      const SearchResult pex = search_exact(ctx, ps, o);
+      const Stats psa = engine("sa", ps, budget);
+      fmt::print("  paper's space ({:.3g} plans): exact {:.2f} tok/s/GPU ({} of the project's), sa mean/rw {}  invalid {:.0f}%\n", ps.size(),
+                 pex.best_value, ratio(pex.best_value, ex.best_value), ratio(psa.mean, rw.mean), 100 * psa.invalid);
+    }
     std::fflush(stdout);
     for (std::size_t k = 0; k < variants.size(); ++k) {
       const Variant& v = variants[k];
