@@ -173,6 +173,8 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   s += fmt::format("screen       {} instance shapes by the closed form, {} fit memory and the SLOs' bound; the best {} simulated "
                    "({} requests each, Poisson arrivals): {} simulations in {:.2f} s\n",
                    r.screened, r.screen_feasible, r.candidates.size(), grouped(requests), r.simulations, r.wall_s);
+  s += "certified    no: the best of the simulated shapes, not a proven optimum (the exact optimiser certifies the closed form "
+       "only; docs/search.md, \"Where exact cannot certify\")\n";
   if (!r.candidates.empty()) {
     s += fmt::format("\n{:>2}  {:<40} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}\n", "#", "instance", "GPUs", "screen t/s/G",
                      "capacity", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99", "seqs/chunk");
@@ -256,6 +258,7 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
   j["target_rate"] = target_rate > 0 ? json(target_rate) : json(nullptr);
   j["screened"] = r.screened;
   j["screen_feasible"] = r.screen_feasible;
+  j["certified"] = false;  // a screen and simulations: the exact optimiser certifies the closed form only
   j["simulations"] = r.simulations;
   j["requests_per_simulation"] = requests;
   j["wall_s"] = r.wall_s;

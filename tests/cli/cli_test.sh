@@ -226,6 +226,9 @@ if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "serve: the same seed gave 
 splan=(plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --ttft-ms 3000 --tpot-ms 40 --search exact --requests 300)
 expect 0 'chosen +#[0-9]+: .* requests/s within the SLOs' -- "${splan[@]}"
 expect 0 'frontier of the chosen instance' -- "${splan[@]}"
+# --search exact ran the closed form; the serving plan it joins is not a proven optimum
+expect 0 '^certified +no: ' -- "${splan[@]}"
+expect 0 '"certified": false' -- "${splan[@]}" --json
 expect 0 'fewest GPUs +[0-9]+ for 6 requests/s' -- "${splan[@]}" --target-rate 6
 expect 0 '"requests_per_s_per_gpu":' -- "${splan[@]}" --json
 expect 0 'INFEASIBLE +no plan on up to 4 GPUs serves 10000 requests/s' -- "${splan[@]}" --target-rate 10000
