@@ -186,6 +186,23 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.mode = Mode::kServe;
     r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, users};
     r.workload.serve.requests = 10 * users;
+    if (contains(get("dataset"), "InferenceX")) {
+      // InferenceX's client (benchmarks/benchmark_lib.sh, vLLM's benchmark_serving) draws
+      // every input and output length uniformly from [0.8 L, L] (RANDOM_RANGE_RATIO 0.8 in
+      // its configs; the rows agree: mean E2E = TTFT + TPOT x 922 tokens, and input and
+      // output tokens/s are equal), and its DeepSeek-R1 H200 SGLang launch
+      // (benchmarks/dsr1_fp8_h200.sh) sets --chunked-prefill-size 32768 and
+      // --max-running-requests 512 at 1k/1k
+      const auto uniform = [](std::int64_t len) {
+        return LengthDist{LengthDist::Kind::kUniform, 0.0, 0.0, static_cast<std::int64_t>(0.8 * static_cast<double>(len)), len, {}};
+      };
+      r.workload.serve.input = uniform(r.workload.isl);
+      r.workload.serve.output = uniform(r.workload.osl);
+      if (r.engine_name == "sglang") {
+        r.engine.max_num_tokens = 32768;
+        r.engine.max_num_seqs = 512;
+      }
+    }
     r.plan.batch = 0;
     r.measured = get("output_tok_s_per_gpu").empty() ? 0.0 : std::stod(get("output_tok_s_per_gpu"));
     r.metric = RowMetric::kServeOutput;
@@ -282,7 +299,7 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* need : {"row_id", "model", "weight_precision", "kv_cache_precision", "gpu", "num_gpus", "tp", "pp", "scenario",
-                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms"}) {
+                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms", "dataset"}) {
     if (!col.count(need)) return Error{path, need, "a column of that name", "none"};
   }
   std::vector<PublicRow> rows;
