@@ -114,9 +114,11 @@ int main(int argc, char** argv) {
                k.tpot_p90_ms, space.size());
     fmt::print("  exact    {:>8.1f}  (closed-form optimum scored by the simulation: {})\n", ex.best_value,
                ex.not_certified.empty() ? "certified" : "not certified");
-    {
+    SearchOptions closed_form;  // the closed form alone: did it find a plan at all
+    closed_form.threads = threads;
+    if (const SearchResult cf = search_exact(ctx, space, closed_form); cf.found) {
       // the closed-form optimum as the simulation sees it: which plan, and why it fails there
-      const Plan& e = ex.best;
+      const Plan& e = cf.best;
       const Metrics em = base.objective(e);
       fmt::print("           its plan tp {} pp {} ep {} attn_dp {} replicas {} batch {}: {}\n", e.deg.tp, e.deg.pp, e.deg.ep, e.deg.attn_dp,
                  e.deg.replicas, e.batch, em.feasible() ? fmt::format("{:.1f} tok/s/GPU", em.objective) : em.reason);

@@ -49,7 +49,8 @@ std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const S
        "simulation over the step cost model (docs/serving.md), not a measurement.</p></header>";
   s += "<section id=\"summary\"><h2>The deployment</h2>";
   s += fmt::format("<p>Workload: input {} and output {} tokens (means), SLOs {}. {} instance shapes screened by the closed form, {} fit; "
-                   "{} simulated, {} simulations in {:.2f} s.</p>",
+                   "{} simulated, {} simulations in {:.2f} s. Not certified: the best of the simulated shapes, not a proven "
+                   "optimum (the exact optimiser certifies the closed form only).</p>",
                    ctx.workload.isl, ctx.workload.osl, slo_text(ctx.workload), r.screened, r.screen_feasible, r.candidates.size(), r.simulations,
                    r.wall_s);
   const bool found = r.best >= 0 && r.deployment_rate > 0;
