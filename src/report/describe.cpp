@@ -64,6 +64,9 @@ json model_json(const ModelSpec& m, const DescribeOptions& o) {
   j["params_total"] = p.total.total();
   j["params_vision"] = m.vision_params;
   j["params_active"] = p.active.total();
+  // the count most MoE vendors publish (DeepSeek, Moonshot, OpenAI): the input embedding is a
+  // lookup, so it is left out of "active"; an embedding tied to the head stays (the head reads it)
+  j["params_active_without_input_embedding"] = p.active.total() - (p.active.lm_head > 0 ? p.active.embedding : 0);
   j["params_breakdown"] = {{"total", breakdown_json(p.total)}, {"active", breakdown_json(p.active)}};
   j["kv_dtype"] = to_string(o.kv_dtype);
   j["kv_bytes_per_token"] = kv.per_token_all_layers().value();
@@ -163,6 +166,13 @@ std::string describe_model_text(const ModelSpec& m, const DescribeOptions& o) {
   }
   s += fmt::format("parameters   total {} ({}), active per token {} ({})\n", si_count(static_cast<double>(p.total.total())),
                    grouped(p.total.total()), si_count(static_cast<double>(p.active.total())), grouped(p.active.total()));
+  if (m.is_moe() && p.active.lm_head > 0) {
+    // vendors differ: DeepSeek, Moonshot and OpenAI publish the active count without the input
+    // embedding (a lookup), Meta's Llama-4 "17B" includes it
+    const std::int64_t without = p.active.total() - p.active.embedding;
+    s += fmt::format("             active without the input embedding {} ({}): the convention DeepSeek's, Moonshot's and OpenAI's published counts match\n",
+                     si_count(static_cast<double>(without)), grouped(without));
+  }
   if (m.vision_params > 0) {
     s += fmt::format("vision       encoder and projector about {} more (loaded by the engines; not in text serving's cost)\n",
                      si_count(static_cast<double>(m.vision_params)));

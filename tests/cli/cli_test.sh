@@ -27,6 +27,9 @@ expect 0 'decode-64k' -- workloads
 expect 0 '"kv_bytes_per_token": 327680' -- describe --model llama-3.1-70b --json
 expect 0 '"kv_bytes_per_token": 70272' -- describe --model deepseek-v3 --json
 expect 0 '"params_active": 37552297472' -- describe --model deepseek-v3 --json
+# 37,552,297,472 - 129,280 x 7,168 (the input embedding, 926,679,040) = 36,625,618,432: DeepSeek's "37B"
+expect 0 '"params_active_without_input_embedding": 36625618432' -- describe --model deepseek-v3 --json
+expect 0 'active without the input embedding 36.63 B' -- describe --model deepseek-v3
 expect 0 '"kv_bytes_per_token": 35136' -- describe --model deepseek-v3 --kv-dtype fp8 --json
 expect 0 'weights +671\.0 GB in fp8' -- describe --model deepseek-v3 --weights-dtype fp8
 expect 0 '3 dense, 58 MoE' -- describe --model deepseek-v3
