@@ -71,6 +71,11 @@ std::vector<Variant> all_variants() {
       {"rollout64", "PPO rollout 64, 4 epochs (ships 2 and 2)", [](S& s) { s.rollout = 64, s.epochs = 4; }},
       {"budget4x", "budget x4 (16,000 calls at the default 4,000)", [](S&) {}, false, 4},
       {"mask+space", "masked, in the paper's action space", [](S& s) { s.mask_invalid = true; }, true},
+      // the single changes that helped, together (after the one-at-a-time run)
+      {"combined", "invalid reward -10, beta 0 and one chunk together",
+       [](S& s) { s.invalid_reward = -10, s.beta = 0, s.chunks = 1, s.tau = 1.01; }},
+      {"combined4x", "the combined changes at budget x4", [](S& s) { s.invalid_reward = -10, s.beta = 0, s.chunks = 1, s.tau = 1.01; },
+       false, 4},
   };
 }
 
