@@ -100,5 +100,29 @@ TEST(Objective, TheServingObjectiveIsTheSimulationAtTheBatchAsTheCap) {
   EXPECT_EQ(objective(bad).infeasible, Infeasible::kInvalidPlan);
 }
 
+TEST(Objective, ServingSearchesGiveTheSamePlanWhateverTheThreadCount) {
+  // the serving simulation is seeded by the workload, so an engine searching it with one
+  // thread or four evaluates the same plans to the same values and ends at the same plan
+  Case c = test_support::make_search_case("llama-3.1-8b", "h100x8", "chat-1k-1k");
+  c.ctx.workload.ttft_ms.reset();
+  c.ctx.workload.tpot_ms.reset();
+  c.ctx.workload.ttft_pct = {SloBound{99, 3000}};
+  c.ctx.workload.tpot_pct = {SloBound{90, 60}};
+  for (const char* e : {"rl", "sa"}) {
+    SearchOptions o;
+    o.budget = 60;
+    o.seed = 11;
+    o.objective = serving_objective(c.ctx, 20);
+    o.threads = 1;
+    const SearchResult one = find_engine(e)(c.ctx, c.space, o);
+    o.threads = 4;
+    const SearchResult four = find_engine(e)(c.ctx, c.space, o);
+    EXPECT_EQ(one.best, four.best) << e;
+    EXPECT_DOUBLE_EQ(one.best_value, four.best_value) << e;
+    EXPECT_EQ(one.best_call, four.best_call) << e;
+    EXPECT_GT(one.best_value, 0) << e;
+  }
+}
+
 }  // namespace
 }  // namespace shardwise
