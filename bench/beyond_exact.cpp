@@ -10,7 +10,6 @@
 // best value any run or baseline found, and the calls until each run's final best.
 //   usage: beyond_exact [BUDGET=2000] [SEEDS=10] [THREADS=all] [--requests N=200] [--only TEXT]
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include "model/loader.hpp"
 #include "search/rl/agent.hpp"
 #include "search/search.hpp"
+#include "seeds.hpp"
 #include "search/serve_objective.hpp"
 
 namespace {
@@ -41,15 +41,7 @@ struct Stats {
 };
 
 Stats run_seeds(int seeds, int threads, const std::function<SearchResult(std::uint64_t)>& run) {
-  std::vector<SearchResult> res(static_cast<std::size_t>(seeds));
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::min(threads, seeds); ++t) {
-    pool.emplace_back([&] {
-      for (int i = next++; i < seeds; i = next++) res[static_cast<std::size_t>(i)] = run(static_cast<std::uint64_t>(i + 1));
-    });
-  }
-  for (auto& t : pool) t.join();
+  const std::vector<SearchResult> res = bench::run_seeds_parallel(seeds, threads, run);
   Stats s;
   for (const SearchResult& r : res) {
     s.mean += r.best_value / seeds;

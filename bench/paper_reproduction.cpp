@@ -10,7 +10,6 @@
 // Seeds run in parallel, one thread each (a run does not depend on the thread count).
 //   usage: paper_reproduction [SEEDS=10] [THREADS=all] [--budget N] [--ablations LIST|all|none] [--only TEXT]
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include "model/loader.hpp"
 #include "search/rl/agent.hpp"
 #include "search/search.hpp"
+#include "seeds.hpp"
 
 namespace {
 using namespace shardwise;
@@ -98,15 +98,7 @@ struct Stats {
 
 // `seeds` runs of `run(seed)` on `threads` threads, one seed per thread at a time.
 Stats run_seeds(int seeds, int threads, const std::function<SearchResult(std::uint64_t)>& run) {
-  std::vector<SearchResult> res(static_cast<std::size_t>(seeds));
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::min(threads, seeds); ++t) {
-    pool.emplace_back([&] {
-      for (int i = next++; i < seeds; i = next++) res[static_cast<std::size_t>(i)] = run(static_cast<std::uint64_t>(i + 1));
-    });
-  }
-  for (auto& t : pool) t.join();
+  const std::vector<SearchResult> res = bench::run_seeds_parallel(seeds, threads, run);
   Stats s;
   for (const SearchResult& r : res) {
     s.values.push_back(r.best_value);

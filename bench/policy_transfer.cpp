@@ -21,7 +21,6 @@
 // network proposing its policy steps). Seeds run in parallel, one thread each.
 //   usage: policy_transfer [BUDGET=4000] [SEEDS=10] [THREADS=all] [ENGINE...=rl-paper rl-net] [--only TEXT]
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +35,7 @@
 #include "model/loader.hpp"
 #include "search/rl/agent.hpp"
 #include "search/search.hpp"
+#include "seeds.hpp"
 
 namespace {
 using namespace shardwise;
@@ -80,15 +80,7 @@ struct Runs {
 
 // SEEDS runs of `run(seed)`, one thread each; calls until the best reached kLevel x optimum
 Runs run_seeds(int seeds, int threads, double optimum, std::int64_t budget, const std::function<SearchResult(std::uint64_t)>& run) {
-  std::vector<SearchResult> res(static_cast<std::size_t>(seeds));
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::min(threads, seeds); ++t) {
-    pool.emplace_back([&] {
-      for (int i = next++; i < seeds; i = next++) res[static_cast<std::size_t>(i)] = run(static_cast<std::uint64_t>(i + 1));
-    });
-  }
-  for (auto& t : pool) t.join();
+  const std::vector<SearchResult> res = bench::run_seeds_parallel(seeds, threads, run);
   Runs r;
   for (const SearchResult& s : res) {
     r.final_ratio += s.best_value / optimum / seeds;
