@@ -138,6 +138,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "paper_reproduction: SEEDS, THREADS and --budget must be at least 1\n");
     return 2;
   }
+  if (ablations != "all" && ablations != "none") {  // every listed name must be a variant
+    std::string names, rest = ablations + ",";
+    for (const Variant& v : all_variants()) names += (names.empty() ? "" : ", ") + v.name;
+    for (std::size_t at = rest.find(','); at != std::string::npos; rest.erase(0, at + 1), at = rest.find(',')) {
+      const std::string name = rest.substr(0, at);
+      const auto all = all_variants();
+      if (std::none_of(all.begin(), all.end(), [&](const Variant& v) { return v.name == name; })) {
+        std::fprintf(stderr, "paper_reproduction: --ablations: expected all, none or a comma-separated list of %s; found '%s'\n",
+                     names.c_str(), name.c_str());
+        return 2;
+      }
+    }
+  }
   std::vector<Variant> variants;
   for (const Variant& v : all_variants()) {
     const bool listed = ablations == "all" || ("," + ablations + ",").find("," + v.name + ",") != std::string::npos;
