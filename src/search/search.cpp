@@ -119,6 +119,20 @@ SearchResult Tracker::finish() {
 }
 
 namespace {
+// The number of combinations of the degree heads' values (the exhaustive engines' space).
+std::int64_t degree_combinations(const std::array<int, kNumHeads>& sizes) {
+  std::int64_t total = 1;
+  for (int h = 0; h < kNumDegreeHeads; ++h) total *= sizes[static_cast<std::size_t>(h)];
+  return total;
+}
+// The degree heads of `a` set to combination i (mixed radix, the last head fastest).
+void set_degree_heads(Action& a, std::int64_t i, const std::array<int, kNumHeads>& sizes) {
+  for (int h = kNumDegreeHeads - 1; h >= 0; --h) {
+    a[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(i % sizes[static_cast<std::size_t>(h)]);
+    i /= sizes[static_cast<std::size_t>(h)];
+  }
+}
+
 // One head changed to a different value (heads with one value are skipped).
 Action neighbour(const Action& a, const std::array<int, kNumHeads>& sizes, Rng& rng) {
   Action b = a;
@@ -138,18 +152,13 @@ constexpr std::size_t kBatch = 256;
 // over its own space, whatever the budget: the paper's "tractable" baseline).
 SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, SearchOptions opt) {
   const auto sizes = space.sizes();
-  std::int64_t total = 1;
-  for (int h = 0; h < kNumDegreeHeads; ++h) total *= sizes[static_cast<std::size_t>(h)];
+  const std::int64_t total = degree_combinations(sizes);
   opt.budget = std::max(opt.budget, total);
   Tracker t(ctx, space, opt, "megatron");
   std::vector<Action> batch;
   Action a{};
   for (std::int64_t i = 0; i < total && !t.exhausted(); ++i) {
-    std::int64_t r = i;
-    for (int h = kNumDegreeHeads - 1; h >= 0; --h) {
-      a[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(r % sizes[static_cast<std::size_t>(h)]);
-      r /= sizes[static_cast<std::size_t>(h)];
-    }
+    set_degree_heads(a, i, sizes);
     batch.push_back(a);
     if (batch.size() == 4 * kBatch || i + 1 == total) {
       t.evaluate(batch);
@@ -161,18 +170,13 @@ SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, Se
 
 SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, SearchOptions opt, ServeEngine engine) {
   const auto sizes = space.sizes();
-  std::int64_t total = 1;
-  for (int h = 0; h < kNumDegreeHeads; ++h) total *= sizes[static_cast<std::size_t>(h)];
+  const std::int64_t total = degree_combinations(sizes);
   opt.budget = std::max(opt.budget, 2 * total);
   Tracker t(ctx, space, opt, std::string("engine:") + to_string(engine));
   std::vector<Action> batch;
   Action a{};
   for (std::int64_t i = 0; i < total && !t.exhausted(); ++i) {
-    std::int64_t r = i;
-    for (int h = kNumDegreeHeads - 1; h >= 0; --h) {
-      a[static_cast<std::size_t>(h)] = static_cast<std::uint16_t>(r % sizes[static_cast<std::size_t>(h)]);
-      r /= sizes[static_cast<std::size_t>(h)];
-    }
+    set_degree_heads(a, i, sizes);
     Plan p = space.decode(a);
     if (!engine_limits(engine, ctx, p).empty()) continue;
     for (const Sharding& sh : engine_shardings(engine, ctx, p.deg)) {
