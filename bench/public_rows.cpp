@@ -141,6 +141,8 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.plan.sharding[static_cast<std::size_t>(Slot::kFfn2)] = 2;
   }
   r.plan.deg.replicas = std::max<std::int32_t>(1, static_cast<std::int32_t>(gpus / r.plan.deg.instance_gpus()));
+  // vLLM's dual-batch overlap, where the engine column states it (row 119: "DBO")
+  r.plan.two_batch_overlap = get("engine").find("DBO") != std::string::npos && attn_dp && ep > 1;
   const std::string wp = get("weight_precision"), kv = get("kv_cache_precision");
   if (r.id < 100) {
     // the dense rows: one format for every weight; rows 1-13 leave the KV precision unstated

@@ -261,6 +261,7 @@ struct SimulateArgs {
   std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches, redundant_experts;
   // disaggregated: the prefill pool (the degrees above and --replicas are then the decode pool's)
   std::optional<std::int32_t> prefill_instances, prefill_tp, prefill_pp, prefill_ep, prefill_attn_dp;
+  bool two_batch_overlap = false;
   bool json = false;
 };
 
@@ -333,6 +334,7 @@ int run_simulate(SimulateArgs a) {
   note("--replicas", a.replicas);
   note("--micro-batches", a.micro_batches);
   note("--redundant-experts", a.redundant_experts);
+  if (a.two_batch_overlap) flags += flags.empty() ? "--two-batch-overlap" : " --two-batch-overlap";
   if (a.overrides.batch) flags += (flags.empty() ? "--batch " : " --batch ") + *a.overrides.batch;
   if (a.plan_file.empty() && a.sharding != "megatron") flags += (flags.empty() ? "--sharding " : " --sharding ") + a.sharding;
   if (a.tp) plan.deg.tp = *a.tp;
@@ -342,6 +344,7 @@ int run_simulate(SimulateArgs a) {
   if (a.replicas) plan.deg.replicas = *a.replicas;
   if (a.micro_batches) plan.micro_batches = *a.micro_batches;
   if (a.redundant_experts) plan.redundant_experts = *a.redundant_experts;
+  if (a.two_batch_overlap) plan.two_batch_overlap = true;
   plan.batch = in->workload.batch.value_or(0);
   auto engine = engine_of(a.engine);
   if (!engine) return fail(engine.error());
@@ -831,6 +834,11 @@ int run_verify(VerifyArgs a) {
   if (a.attn_dp) o.plan.deg.attn_dp = *a.attn_dp;
   if (a.micro_batches) o.plan.micro_batches = *a.micro_batches;
   o.plan.deg.replicas = 1;  // one instance is what runs; replicas are copies of it
+  if (o.plan.two_batch_overlap) {
+    // the overlap changes when the all-to-alls run, not what any rank computes or sends
+    std::printf("verify: note: the plan's two-batch overlap is a schedule; its arithmetic and bytes are verified as one batch\n");
+    o.plan.two_batch_overlap = false;
+  }
   if (!a.drop.empty()) {
     std::string why;
     o.fault = exec::parse_fault(a.drop, &why);
@@ -892,6 +900,9 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   simulate->add_option("--prefill-pp", sa.prefill_pp, "Disaggregated: the prefill instances' pp");
   simulate->add_option("--prefill-ep", sa.prefill_ep, "Disaggregated: the prefill instances' ep");
   simulate->add_option("--prefill-attn-dp", sa.prefill_attn_dp, "Disaggregated: the prefill instances' attention data parallel");
+  simulate->add_flag("--two-batch-overlap", sa.two_batch_overlap,
+                     "MoE with attention DP and EP: run each step as two micro-batches whose all-to-all overlaps the other's compute "
+                     "(vLLM --enable-dbo, SGLang --enable-two-batch-overlap; docs/cost-model.md)");
   simulate->add_option("--sharding", sa.sharding,
                        "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
                        "the dense MLPs data-parallel, as engines run attention DP), or a YAML/JSON file mapping op slots to dimensions");

@@ -49,6 +49,8 @@ struct Env {
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group
+  bool tbo_on = false;                // two-batch overlap: layers costed per micro-batch, combined by tbo_layer_time
+  TboParts* tbo = nullptr;            // when set: the current layer's time by overlap part
   CollKind pend_kind = CollKind::kNone;
   double pend_s = 0, pend_bytes = 0;
   const char* pend_group = "";
@@ -100,6 +102,7 @@ struct OpTimer {
     record(e, name, slot, comp, comm);
     total += comp + comm;
     if (e.group_time) e.group_time[group] += comp + comm;
+    if (e.tbo) e.tbo->add(name, comp, comm);
     comp = comm = 0;
   }
   // an op's activation footprint (input + output) on one rank
@@ -146,6 +149,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
 struct StepResult {
   double stage_s = 0;
   std::int32_t m = 1;
+  bool tbo = false;  // ran as two overlapped micro-batches
   MemoryBreakdown mem;
 };
 // One decode step of b sequences (or one prefill batch of b prompts) with the
@@ -155,6 +159,9 @@ struct Draft {
   double time = 0, weights = 0, kv_per_seq = 0, max_act = 0;
 };
 Draft draft_pass(const SimContext& ctx, const Plan& plan, double seqs, std::int64_t seq, std::int64_t kv_ctx);
+// Two-batch overlap runs when the plan asks for it and each micro-batch gets a token per
+// attention group (the engines fall back to one batch below that).
+inline bool two_batch_overlap_applies(const Plan& plan, double tokens_per_group) { return plan.two_batch_overlap && tokens_per_group >= 2.0; }
 StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx,
                 Breakdown* bd);
 

@@ -109,6 +109,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       e.group_time[kGroupConst] += norm_s + res;
     }
     record(e, "ffn_norm", static_cast<int>(Slot::kFfnNorm), norm_s, comm + res);
+    if (e.tbo) e.tbo->add("ffn_norm", norm_s, comm + res);
     total += norm_s + comm + res;
     comm = comp = 0;
   }
@@ -171,6 +172,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   const double res = convert(e, ffn_need, attn_need, e.g_tp, tg * h * e.ab, "tp");
   if (comm + res > 0 || e.bd) {
     record(e, "layer_out", -1, 0, comm + res);
+    if (e.tbo) e.tbo->add("layer_out", 0, comm + res);
     total += comm + res;
     if (e.group_time) {
       e.group_time[kGroupMlp] += comm;

@@ -77,6 +77,7 @@ struct Breakdown {
   Phase phase = Phase::kDecode;
   std::vector<OpCost> ops;
   double stage_s = 0;  // time of the slowest stage for one micro-batch
+  bool two_batch_overlap = false;  // the ops are one of two overlapped micro-batches (docs/cost-model.md)
 };
 
 // Tokens per prefill iteration of a serving engine (chunked prefill), in the offline mode:
@@ -153,6 +154,19 @@ OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t a
 // times the mean KV: the factor on decode attention. 1 in decode mode (one context for all),
 // in prefill (whole prompts of one length) and for a = 1.
 double attn_dp_imbalance(const Workload& w, Phase phase, std::int64_t a, std::int64_t bg);
+
+// Two-batch overlap (Plan::two_batch_overlap): one micro-batch's layer time by part, as vLLM's
+// DBO schedule orders them: attention (every op before the dispatch, the router included),
+// the shared experts, the routed experts (with the combine's weighted sum), and the dispatch
+// and combine all-to-alls, which run beside the other micro-batch's compute.
+struct TboParts {
+  double attn = 0, shared = 0, experts = 0, dispatch = 0, combine = 0;
+  void add(const char* op, double comp, double comm);  // an op of the breakdown, by its name
+};
+// The layer time of two equal micro-batches under that schedule (docs/cost-model.md):
+//   max(A, D) + max(X, D) + max(S + X, C) + max(S + A, C),
+// 2 (A + S + X) where there is no all-to-all (a dense layer).
+double tbo_layer_time(const TboParts& t);
 
 struct OfflineTimes {
   double round = 0, tpot = 0, ttft = 0;

@@ -2,10 +2,39 @@
 // micro-batching, and the per-group tables of the exact search (docs/cost-model.md,
 // "Pipeline and serving metrics"; docs/search.md, "The exact optimum").
 #include <cmath>
+#include <cstring>
 
 #include "cost/env.hpp"
 
 namespace shardwise {
+
+void TboParts::add(const char* op, double comp, double comm) {
+  const auto is = [&](const char* name) { return std::strcmp(op, name) == 0; };
+  if (is("dispatch")) {
+    dispatch += comm;
+    attn += comp;
+  } else if (is("combine")) {
+    combine += comm;
+    experts += comp;
+  } else if (is("expert_ffn1") || is("expert_ffn2")) {
+    experts += comp + comm;
+  } else if (is("shared_ffn1") || is("shared_ffn2")) {
+    shared += comp + comm;
+  } else {
+    attn += comp + comm;  // norms, projections, attention, router, dense MLP, layout changes
+  }
+}
+
+// vLLM's DBO schedule (docs/design/dbo.md), micro-batches 0 and 1 alternating on the compute
+// stream while the other's all-to-all runs:
+//   compute |A0|X1|S1 X0|S0 A1|    comm |D1|D0|C1|C0|
+// each phase as long as the longer of the two; with equal micro-batches the four phases are
+// max(A, D), max(X, D), max(S + X, C), max(S + A, C).
+double tbo_layer_time(const TboParts& t) {
+  const double a = t.attn, s = t.shared, x = t.experts, d = t.dispatch, c = t.combine;
+  return std::max(a, d) + std::max(x, d) + std::max(s + x, c) + std::max(s + a, c);
+}
+
 namespace detail {
 
 HeadCost lm_head_cost(Env& e, double rows) {
@@ -46,7 +75,15 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
       e.group_act = gt->act;
       layer_weight_bytes_grouped(e, g.classes[c], gw_cls[c]);
     }
-    t_cls[c] = layer_time(e, g.classes[c], T, seq);
+    if (e.tbo_on) {
+      TboParts parts;
+      e.tbo = &parts;
+      layer_time(e, g.classes[c], T, seq);
+      e.tbo = nullptr;
+      t_cls[c] = tbo_layer_time(parts);
+    } else {
+      t_cls[c] = layer_time(e, g.classes[c], T, seq);
+    }
     e.group_time = nullptr;
     w_cls[c] = layer_weight_bytes(e, g.classes[c]);
     kv_cls[c] = layer_kv_bytes_per_seq(e, g.classes[c], kv_ctx);
@@ -81,6 +118,11 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
     t_p2p = coll(e, CollKind::kSendRecv, e.g_pp, tg * h * e.ab / tp, "pp");
     if (attn_need == Lay::kR) t_p2p += coll(e, CollKind::kAllGather, e.g_tp, tg * h * e.ab, "tp");
     record(e, "pp_send_recv", -1, 0, t_p2p);
+  }
+  if (e.tbo_on) {  // each micro-batch runs them in turn
+    t_emb *= 2.0;
+    t_head *= 2.0;
+    t_p2p *= 2.0;
   }
   const double emb_w = embedding_weight_bytes(e);
   const double head_params = lm_head_params(e);
@@ -197,13 +239,18 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
   m = static_cast<std::int32_t>(std::clamp<std::int64_t>(m, 1, bg));
   const double seqs_micro = static_cast<double>(ceil_div(bg, m)) * static_cast<double>(e.a);
   const double T = phase == Phase::kDecode ? seqs_micro * e.q_per_seq : seqs_micro * static_cast<double>(seq);
-  const StageResult r = stage(e, T, seq, kv_ctx, bg);
+  // two-batch overlap: the layers costed for one of two micro-batches of T / 2 tokens
+  e.tbo_on = two_batch_overlap_applies(plan, T / static_cast<double>(e.a));
+  const StageResult r = stage(e, e.tbo_on ? T / 2.0 : T, seq, kv_ctx, bg);
+  if (e.tbo_on) e.max_act *= 2.0;  // both micro-batches' activations are live
   StepResult out;
   const Draft draft = phase == Phase::kDecode ? draft_pass(ctx, plan, seqs_micro, seq, kv_ctx) : Draft{};
   out.stage_s = r.time + e.p->step_overhead_us * 1e-6 + draft.time;
   const double draft_weights = draft.weights;
   e.max_act = std::max(e.max_act, draft.max_act);
   out.m = m;
+  out.tbo = e.tbo_on;
+  if (bd) bd->two_batch_overlap = e.tbo_on;
   out.mem.capacity = ctx.cluster.gpu.hbm_capacity;
   out.mem.weights = Bytes(r.weights + draft_weights);
   out.mem.kv_cache = Bytes((r.kv_per_seq + draft.kv_per_seq) * static_cast<double>(bg));
@@ -230,6 +277,11 @@ bool evaluate_grouped(const SimContext& ctx, const Plan& plan, Phase phase, std:
   // top of the slowest stage, coupling every slot group: not decomposable (the exact search
   // then scores each sharding with the simulator itself)
   if (phase == Phase::kDecode && ctx.workload.spec_tokens > 0) {
+    out->stage_types = -1;
+    return false;
+  }
+  // two-batch overlap: each layer is a max over its parts, coupling the slot groups likewise
+  if (plan.two_batch_overlap) {
     out->stage_types = -1;
     return false;
   }

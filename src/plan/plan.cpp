@@ -46,6 +46,17 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   if (p.redundant_experts > m.moe.num_experts) {
     return fmt::format("redundant_experts {} exceeds the {} routed experts (at most one copy each)", p.redundant_experts, m.moe.num_experts);
   }
+  if (p.two_batch_overlap) {
+    // the engines overlap the MoE all-to-all of data-parallel attention ranks (vLLM: DP + EP
+    // with DeepEP; SGLang: DP attention with the DeepEP backend), one pipeline stage
+    if (!m.is_moe()) return "two_batch_overlap on a dense model (it overlaps the MoE all-to-all; there is none)";
+    if (d.attn_dp < 2 || d.ep < 2) {
+      return fmt::format("two_batch_overlap needs attention data parallel and expert parallel (attn_dp {}, ep {}: "
+                         "the engines overlap the all-to-all between them)",
+                         d.attn_dp, d.ep);
+    }
+    if (d.pp > 1) return fmt::format("two_batch_overlap with pp {}: no engine combines it with pipeline stages", d.pp);
+  }
   if (m.is_moe()) {
     if (w % d.ep != 0) return fmt::format("ep {} does not divide the stage width tp x attn_dp = {}", d.ep, w);
     const std::int64_t slots = m.moe.num_experts + p.redundant_experts;

@@ -72,6 +72,10 @@ struct Plan {
   // Redundant expert slots (EPLB): copies of the busiest experts beside the routed ones, so
   // that ep need only divide experts + redundant_experts; they cost memory and even the load.
   std::int32_t redundant_experts = 0;
+  // Two-batch overlap (vLLM --enable-dbo, SGLang --enable-two-batch-overlap): each step runs
+  // as two micro-batches whose MoE all-to-all overlaps the other's compute (docs/cost-model.md,
+  // "Two-batch overlap"); MoE with attention data parallel and expert parallel, pp 1.
+  bool two_batch_overlap = false;
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 

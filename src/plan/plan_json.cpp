@@ -49,6 +49,7 @@ std::string plan_to_json(const PlanFile& f) {
          {"micro_batches", f.plan.micro_batches},
          {"redundant_experts", f.plan.redundant_experts},
          {"sharding", sh}};
+  if (f.plan.two_batch_overlap) j["two_batch_overlap"] = true;
   // the names only when known: the reader refuses an empty one (an absent name is allowed)
   if (!f.model.empty()) j["model"] = f.model;
   if (!f.cluster.empty()) j["cluster"] = f.cluster;
@@ -94,8 +95,8 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "sharding",
-                    "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings"});
+  r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "two_batch_overlap",
+                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -132,6 +133,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   }
   f.plan.micro_batches = static_cast<std::int32_t>(r.integer_or("micro_batches", 0, 0, 1 << 20));
   f.plan.redundant_experts = static_cast<std::int32_t>(r.integer_or("redundant_experts", 0, 0, 1 << 20));
+  f.plan.two_batch_overlap = r.boolean_or("two_batch_overlap", false);
   if (auto ov = r.object("workload_overrides", false)) {
     ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "weights_dtype", "kv_dtype", "expert_dtype",
                         "spec_tokens", "spec_acceptance", "rate", "concurrency", "requests", "seed"});

@@ -45,7 +45,12 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   const Degrees& d = plan.deg;
   j["plan"] = {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas},
                {"sharding", sharding_to_string(plan.sharding)}};
-  if (ctx.model.is_moe()) j["plan"]["redundant_experts"] = plan.redundant_experts;
+  if (ctx.model.is_moe()) {
+    j["plan"]["redundant_experts"] = plan.redundant_experts;
+    j["plan"]["two_batch_overlap"] = plan.two_batch_overlap;
+    // whether the step ran overlapped (off below two tokens per attention-DP rank); ops are then one micro-batch's
+    j["two_batch_overlap_applied"] = bd.two_batch_overlap;
+  }
   j["calibrated"] = ctx.params.calibrated;
   const Formats& f = ctx.formats;
   j["formats"] = {{"attention", to_string(f.attention)}, {"dense", to_string(f.dense)}, {"experts", to_string(f.experts)},
@@ -136,6 +141,11 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
   }
   s += fmt::format("step time    {:.3f} ms per micro-batch and stage ({} micro-batches, {} phase; {:.3f} ms of it engine overhead)\n",
                    m.step_s * 1e3, m.micro_batches, to_string(bd.phase), ctx.params.step_overhead_us * 1e-3);
+  if (plan.two_batch_overlap) {
+    s += bd.two_batch_overlap ? std::string("overlap      two-batch: two micro-batches per step, each one's all-to-all beside the other's "
+                                            "compute; the ops below are one micro-batch's\n")
+                              : std::string("overlap      two-batch asked for, off: under two tokens per attention-DP rank in this step\n");
+  }
   s += fmt::format("memory/GPU   {} of {}: weights {}, KV cache {}, activations {}, reserve {}\n", si_bytes(m.memory.total()),
                    si_bytes(m.memory.capacity), si_bytes(m.memory.weights), si_bytes(m.memory.kv_cache),
                    si_bytes(m.memory.activations), si_bytes(m.memory.reserve));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "core/rng.hpp"
 #include "cost/moe_load.hpp"
@@ -314,6 +315,122 @@ TEST(MixedPrecision, Int4ExpertsAreWeightOnlyEvenOnBlackwell) {
   };
   EXPECT_DOUBLE_EQ(dispatch(DType::kInt4), dispatch(DType::kBf16));
   EXPECT_DOUBLE_EQ(dispatch(DType::kFp4) / dispatch(DType::kBf16), 0.5625 / 2.0);
+}
+
+}  // namespace
+}  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(TwoBatchOverlap, ScheduleByHand) {
+  // A 1.0, S 0.2, X 0.5 (ms of one micro-batch), D 0.8, C 1.5:
+  //   max(1.0, 0.8) + max(0.5, 0.8) + max(0.2 + 0.5, 1.5) + max(0.2 + 1.0, 1.5) = 1.0 + 0.8 + 1.5 + 1.5 = 4.8
+  // against 2 x (1.0 + 0.2 + 0.5 + 0.8 + 1.5) = 8.0 one micro-batch after the other
+  TboParts t{1.0, 0.2, 0.5, 0.8, 1.5};
+  EXPECT_DOUBLE_EQ(tbo_layer_time(t), 4.8);
+  // no all-to-all (a dense layer): the two micro-batches in turn, 2 x (1.0 + 0.2 + 0.5) = 3.4
+  EXPECT_DOUBLE_EQ(tbo_layer_time(TboParts{1.0, 0.2, 0.5, 0, 0}), 3.4);
+  // all-to-all bound: the comm stream alone, 2 x (10 + 10) = 40
+  EXPECT_DOUBLE_EQ(tbo_layer_time(TboParts{1.0, 0.2, 0.5, 10, 10}), 40.0);
+  // property: never below either stream's total, never above running everything in turn
+  Rng rng(5);
+  for (int i = 0; i < 1000; ++i) {
+    const TboParts r{rng.uniform(), rng.uniform(), rng.uniform(), rng.uniform() * 2, rng.uniform() * 2};
+    const double comp = 2 * (r.attn + r.shared + r.experts), comm = 2 * (r.dispatch + r.combine);
+    EXPECT_GE(tbo_layer_time(r), std::max(comp, comm) - 1e-12);
+    EXPECT_LE(tbo_layer_time(r), comp + comm + 1e-12);
+  }
+}
+
+TEST(TwoBatchOverlap, OpsFallIntoTheirParts) {
+  TboParts t;
+  t.add("attn_norm", 1, 0);
+  t.add("attention", 2, 0.5);  // a TP collective before it stays on the compute stream
+  t.add("router", 0.25, 0);
+  t.add("dispatch", 0, 3);
+  t.add("shared_ffn1", 0.5, 0);
+  t.add("expert_ffn1", 4, 0);
+  t.add("expert_ffn2", 2, 0);
+  t.add("combine", 0.125, 6);
+  EXPECT_DOUBLE_EQ(t.attn, 3.75);  // 1 + 2.5 + 0.25
+  EXPECT_DOUBLE_EQ(t.shared, 0.5);
+  EXPECT_DOUBLE_EQ(t.experts, 6.125);  // 4 + 2 + the combine's weighted sum
+  EXPECT_DOUBLE_EQ(t.dispatch, 3.0);
+  EXPECT_DOUBLE_EQ(t.combine, 6.0);
+}
+
+Plan wide_ep(std::int32_t dp, std::int64_t batch, bool tbo) {
+  Plan p;
+  p.deg.attn_dp = dp;
+  p.deg.ep = dp;
+  p.batch = batch;
+  p.sharding[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn1), "none"));
+  p.sharding[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn2), "none"));
+  p.two_batch_overlap = tbo;
+  return p;
+}
+
+TEST(TwoBatchOverlap, TheStepAddsUpFromOneMicroBatchsOps) {
+  // DeepSeek-V3 decode on 32 H200 (4 nodes), DP 32 x EP 32, 256 sequences per rank: the
+  // breakdown lists one micro-batch's ops; each layer class costs its layers x the schedule,
+  // the embedding and LM head run once per micro-batch, the engine overhead once per step
+  const SimContext ctx = test_support::ctx_for("deepseek-v3", "h200x32", decode(3000));
+  Breakdown bd;
+  const Metrics m = evaluate(ctx, wide_ep(32, 8192, true), &bd);
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  ASSERT_TRUE(bd.two_batch_overlap);
+  std::map<int, TboParts> parts;
+  std::map<int, std::int64_t> layers;
+  double outside = 0;
+  for (const OpCost& o : bd.ops) {
+    if (o.layer_class < 0) {
+      outside += o.compute_s + o.comm_s;
+    } else {
+      parts[o.layer_class].add(o.op.c_str(), o.compute_s, o.comm_s);
+      layers[o.layer_class] = o.layers;
+    }
+  }
+  double step = 2.0 * outside + ctx.params.step_overhead_us * 1e-6;
+  for (const auto& [cls, t] : parts) step += static_cast<double>(layers[cls]) * tbo_layer_time(t);
+  EXPECT_NEAR(m.step_s, step, 1e-9 * step);
+  // over the network the all-to-all outweighs the compute: overlapping it wins
+  const Metrics plain = evaluate(ctx, wide_ep(32, 8192, false));
+  EXPECT_LT(m.step_s, plain.step_s);
+  EXPECT_GT(m.output_tok_s_per_gpu, plain.output_tok_s_per_gpu);
+}
+
+TEST(TwoBatchOverlap, CostsTheSecondWeightReadWhereThereIsLittleToHide) {
+  // 8 sequences per rank on one NVLink node: the all-to-all is small, and each micro-batch
+  // reads the expert weights again, so the overlap loses
+  const SimContext ctx = test_support::ctx_for("deepseek-v3", "h200x8", decode(2000));
+  const Metrics with = evaluate(ctx, wide_ep(8, 64, true)), without = evaluate(ctx, wide_ep(8, 64, false));
+  ASSERT_TRUE(with.feasible() && without.feasible());
+  EXPECT_GT(with.step_s, without.step_s);
+  // one token per attention-DP rank cannot be split: the step runs as one batch
+  Breakdown bd;
+  const Metrics one = evaluate(ctx, wide_ep(8, 8, true), &bd);
+  EXPECT_FALSE(bd.two_batch_overlap);
+  EXPECT_DOUBLE_EQ(one.step_s, evaluate(ctx, wide_ep(8, 8, false)).step_s);
+}
+
+TEST(TwoBatchOverlap, OnlyWhereTheEnginesRunIt) {
+  auto m = load_model("deepseek-v3");
+  auto c = cluster_from_preset("h200x16");
+  ASSERT_TRUE(m.ok() && c.ok());
+  Plan p = wide_ep(16, 256, true);
+  EXPECT_FALSE(validate_plan(p, *m, *c).has_value());
+  p.deg.ep = 1;
+  EXPECT_NE(validate_plan(p, *m, *c).value_or("").find("expert parallel"), std::string::npos);
+  p = wide_ep(8, 256, true);
+  p.deg.pp = 2;
+  EXPECT_NE(validate_plan(p, *m, *c).value_or("").find("pp 2"), std::string::npos);
+  auto dense = load_model("llama-3.1-70b");
+  ASSERT_TRUE(dense.ok());
+  Plan d;
+  d.deg.tp = 8;
+  d.two_batch_overlap = true;
+  EXPECT_NE(validate_plan(d, *dense, *c).value_or("").find("dense model"), std::string::npos);
 }
 
 }  // namespace
