@@ -177,13 +177,14 @@ PYBIND11_MODULE(shardwise, m) {
          std::int64_t attn_dp, std::int64_t replicas, std::int64_t micro_batches, std::int64_t redundant_experts, const std::string& sharding,
          const std::optional<std::string>& engine, const std::optional<std::string>& engine_version, std::optional<std::int64_t> max_num_tokens,
          std::optional<std::int64_t> max_num_seqs, std::optional<std::int64_t> prefill_instances, std::optional<std::int64_t> prefill_tp,
-         const py::kwargs& kw) {
+         bool two_batch_overlap, const py::kwargs& kw) {
         const Inputs in = inputs(model, cluster, workload, kw);
         shardwise::Plan p;
         p.deg = shardwise::Degrees{degree("tp", tp, 1), degree("pp", pp, 1), degree("ep", ep, 1), degree("attn_dp", attn_dp, 1),
                                    degree("replicas", replicas, 1)};
         p.micro_batches = degree("micro_batches", micro_batches, 0);
         p.redundant_experts = degree("redundant_experts", redundant_experts, 0);
+        p.two_batch_overlap = two_batch_overlap;
         p.sharding = get(shardwise::load_sharding(sharding));
         p.batch = in.workload.batch.value_or(0);
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name),
@@ -213,7 +214,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("attn_dp") = 1, py::arg("replicas") = 1, py::arg("micro_batches") = 0, py::arg("redundant_experts") = 0,
       py::arg("sharding") = "megatron", py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
-      py::arg("prefill_tp") = py::none(),
+      py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false,
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
       "and kin). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, concurrency=, requests=, seed=, ttft_ms=, ...");
 
@@ -245,6 +246,7 @@ PYBIND11_MODULE(shardwise, m) {
           py::gil_scoped_release release;
           // engine=: only the plans that engine runs as planned, all of them (as plan --engine)
           o.search = kind ? shardwise::search_for_engine(ctx, space, opt, *kind) : eng(ctx, space, opt);
+          shardwise::refine_two_batch_overlap(ctx, space, opt, o.search, kind);
         }
         shardwise::PlanFile file{o.search.best, model, cluster, workload, overrides_of(kw), std::nullopt};
         file.overrides.batch.reset();

@@ -575,6 +575,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   } else {
     o.search = engine(ctx, space, opt);
   }
+  refine_two_batch_overlap(ctx, space, opt, o.search, serve_kind);
   if (tty) std::fputc('\n', stderr);
   for (const auto& name : a.compare) {
     if (name == a.engine) continue;

@@ -82,6 +82,10 @@ std::vector<std::string> engine_limits(ServeEngine e, const SimContext& ctx, con
     case ServeEngine::kSglang:
       break;  // --tp-size W --dp-size attn_dp --enable-dp-attention --ep-size ep --pp-size pp express every degree
     case ServeEngine::kTrtllm:
+      if (p.two_batch_overlap) {
+        why.push_back("two-batch overlap: shardwise knows no TensorRT-LLM setting that runs each step as two micro-batches with "
+                      "the all-to-all of one beside the other's compute (vLLM --enable-dbo, SGLang --enable-two-batch-overlap)");
+      }
       if (attention_dp(d) && d.tp > 1) {
         why.push_back(fmt::format("tp {} x attn_dp {}: TensorRT-LLM's attention DP (enable_attention_dp) runs attention with TP 1 on "
                                   "each of the tp_size ranks; attention TP and attention DP do not combine",

@@ -21,6 +21,7 @@ std::string degrees_line(const SimContext& ctx, const Plan& p, const Metrics& m)
   std::string s = fmt::format("tp {} x attn_dp {} x pp {}", p.deg.tp, p.deg.attn_dp, p.deg.pp);
   if (ctx.model.is_moe()) s += fmt::format(", ep {}", p.deg.ep);
   s += fmt::format(", batch {} per instance, sharding {}", m.batch, sharding_to_string(p.sharding));
+  if (p.two_batch_overlap) s += ", two-batch overlap";
   return s;
 }
 
@@ -250,20 +251,27 @@ EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& sp
   // and the attention groups as separate replicas of tp GPUs; and the plan's own degrees
   for (const std::int32_t ep : {d.tp, 1}) add(d.tp, 1, ep);
   add(d.tp, d.attn_dp, d.ep);
+  // the plan's two-batch overlap where the engine and the layout allow it, and without it
+  std::vector<bool> overlaps{plan.two_batch_overlap};
+  if (plan.two_batch_overlap) overlaps.push_back(false);
   for (const Degrees& c : cands) {
     for (const Sharding& sh : engine_shardings(e, ctx, c)) {
-      Plan q = plan;
-      q.deg = c;
-      q.sharding = sh;
-      // the same concurrency per GPU as the plan
-      q.batch = std::max<std::int64_t>(c.attn_dp, plan.batch * c.instance_gpus() / std::max<std::int64_t>(1, d.instance_gpus()));
-      q.batch = (q.batch + c.attn_dp - 1) / c.attn_dp * c.attn_dp;
-      if (!engine_limits(e, ctx, q).empty()) continue;
-      const Metrics m = best_batch(ctx, space, q);
-      if (m.feasible() && (!f.runnable_found || m.objective > f.runnable_metrics.objective)) {
-        f.runnable = q;
-        f.runnable_metrics = m;
-        f.runnable_found = true;
+      for (const bool tbo : overlaps) {
+        Plan q = plan;
+        q.deg = c;
+        q.sharding = sh;
+        q.two_batch_overlap = tbo;
+        if (tbo && validate_plan(q, ctx.model, ctx.cluster)) continue;
+        // the same concurrency per GPU as the plan
+        q.batch = std::max<std::int64_t>(c.attn_dp, plan.batch * c.instance_gpus() / std::max<std::int64_t>(1, d.instance_gpus()));
+        q.batch = (q.batch + c.attn_dp - 1) / c.attn_dp * c.attn_dp;
+        if (!engine_limits(e, ctx, q).empty()) continue;
+        const Metrics m = best_batch(ctx, space, q);
+        if (m.feasible() && (!f.runnable_found || m.objective > f.runnable_metrics.objective)) {
+          f.runnable = q;
+          f.runnable_metrics = m;
+          f.runnable_found = true;
+        }
       }
     }
   }
@@ -407,6 +415,12 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                    "--max-num-batched-tokens", std::to_string(ctx.engine.max_num_tokens), "--gpu-memory-utilization", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
+      if (p.two_batch_overlap) {
+        // DBO runs only with DeepEP's all-to-all (vLLM docs/design/dbo.md)
+        common.emplace_back("--enable-dbo");
+        notes.push_back(fmt::format("two-batch overlap: --enable-dbo needs DeepEP: export VLLM_ALL2ALL_BACKEND={} before vllm serve",
+                                    w.mode == Mode::kPrefill ? "deepep_high_throughput" : "deepep_low_latency"));
+      }
       if (!o.role.empty()) common.insert(common.end(), {"--kv-transfer-config", R"('{"kv_connector":"NixlConnector","kv_role":"kv_both"}')"});
       const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
@@ -454,6 +468,8 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                    static_memory_fraction(m)});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8_e4m3"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
+      // two-batch overlap runs over the DeepEP all-to-all
+      if (p.two_batch_overlap) common.insert(common.end(), {"--moe-a2a-backend", "deepep", "--enable-two-batch-overlap"});
       if (!o.role.empty()) common.insert(common.end(), {"--disaggregation-mode", o.role, "--disaggregation-transfer-backend", "mooncake"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);

@@ -59,6 +59,7 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
                         o.space_size, s.calls, s.wall_s, s.stopped_by_time ? " (time limit: not proven optimal)" : "")
           : fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
                         o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
+  if (!s.overlap_note.empty()) out += "refined      " + s.overlap_note + " (docs/cost-model.md, \"Two-batch overlap\")\n";
   if (s.engine == "rl") {
     // rl runs no network (docs/search.md): its policy steps are uniform masked samples and elite mutations
     out += fmt::format("time split   proposals {:.2f} s (no network: a masked local search), simulator {:.2f} s; {} of {} calls from "
@@ -126,6 +127,7 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
   j["simulator_s"] = o.search.simulator_s;
   j["policy_calls"] = o.search.policy_calls;
   j["stopped_by_time_limit"] = o.search.stopped_by_time;
+  j["two_batch_overlap_added"] = !o.search.overlap_note.empty();  // by refine_two_batch_overlap, after the search
   j["metrics"] = o.metrics ? json::parse(simulate_json(ctx, file.plan, *o.metrics, o.breakdown)) : json(nullptr);
   if (!o.search.found) {
     json c;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <fmt/format.h>
+
 #include "core/rng.hpp"
 #include "search/rl/agent.hpp"
 
@@ -190,6 +192,68 @@ SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, 
   }
   if (!batch.empty() && !t.exhausted()) t.evaluate(batch);
   return t.finish();
+}
+
+bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, SearchResult& r,
+                              std::optional<ServeEngine> engine) {
+  if (!r.found || r.best.two_batch_overlap || !ctx.model.is_moe()) return false;
+  const auto sizes = space.sizes();
+  const Action at = space.encode(r.best);
+  const auto index_of = [](const auto& values, auto v) {
+    return static_cast<std::uint16_t>(std::find(values.begin(), values.end(), v) - values.begin());
+  };
+  // the overlap's subspace: one stage, attention DP and EP; each degree tuple under the
+  // engine's shardings (without an engine: the search's sharding, Megatron's, and Megatron's
+  // with the dense MLPs data-parallel, as the engines run attention DP), every batch
+  std::optional<Plan> best;
+  Metrics best_m;
+  for (std::size_t i = 0; i < space.tp.size(); ++i) {
+    for (std::size_t j = 0; j < space.attn_dp.size(); ++j) {
+      for (std::size_t k = 0; k < space.ep.size(); ++k) {
+        if (space.attn_dp[j] < 2 || space.ep[k] < 2 || std::find(space.pp.begin(), space.pp.end(), 1) == space.pp.end()) continue;
+        Action a = at;
+        a[static_cast<std::size_t>(Head::kTp)] = static_cast<std::uint16_t>(i);
+        a[static_cast<std::size_t>(Head::kAttnDp)] = static_cast<std::uint16_t>(j);
+        a[static_cast<std::size_t>(Head::kEp)] = static_cast<std::uint16_t>(k);
+        a[static_cast<std::size_t>(Head::kPp)] = index_of(space.pp, 1);
+        Plan q = space.decode(a);
+        q.two_batch_overlap = true;
+        if (validate_plan(q, ctx.model, ctx.cluster)) continue;
+        if (engine && !engine_limits(*engine, ctx, q).empty()) continue;
+        std::vector<Sharding> shardings;
+        if (engine) {
+          shardings = engine_shardings(*engine, ctx, q.deg);
+        } else {
+          Sharding dp_mlp = megatron_sharding();
+          dp_mlp[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn1), "none"));
+          dp_mlp[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn2), "none"));
+          shardings = {r.best.sharding, megatron_sharding(), dp_mlp};
+        }
+        for (const Sharding& sh : shardings) {
+          q.sharding = sh;
+          if (validate_plan(q, ctx.model, ctx.cluster)) continue;
+          for (int b = 0; b < sizes[static_cast<std::size_t>(Head::kBatch)]; ++b) {
+            q.batch = space.batch[static_cast<std::size_t>(b)] * q.deg.attn_dp;
+            const Metrics m = evaluate(ctx, q, nullptr, false);
+            if (m.feasible() && (!best || m.objective > best_m.objective)) {
+              best = q;
+              best_m = m;
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!best) return false;
+  // the search's own objective decides (the closed form above only screens when it is another)
+  const double value = opt.objective ? opt.objective(*best).objective : best_m.objective;
+  if (!(value > r.best_value)) return false;
+  const Degrees& d = best->deg;
+  r.overlap_note = fmt::format("two-batch overlap at tp {} x attn_dp {} (ep {}), batch {}: {:.1f} against the search's {:.1f} ({:+.1f}%)",
+                               d.tp, d.attn_dp, d.ep, best->batch, value, r.best_value, (value / r.best_value - 1.0) * 100.0);
+  r.best = *best;
+  r.best_value = value;
+  return true;
 }
 
 // Random walk: from a random start, each step moves one head to another value,

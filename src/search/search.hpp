@@ -83,6 +83,8 @@ struct SearchResult {
   std::string invalid_example;
   // exact with SearchOptions::objective: why its plan is not proven optimal (empty otherwise)
   std::string not_certified;
+  // refine_two_batch_overlap: the search's plan and value before the overlap was added ("" if it was not)
+  std::string overlap_note;
 };
 
 // The evaluator and bookkeeping shared by every engine: budget, time limit,
@@ -122,6 +124,13 @@ SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, Se
 // degree tuple and batch of the space the engine allows, under each sharding it runs those
 // degrees with (one or two). The optimum of that space (plan --engine).
 SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, SearchOptions opt, ServeEngine engine);
+// Two-batch overlap beside a search's winner: the search's space holds no overlap choice (it
+// couples the exact search's slot groups), so it is tried afterwards on the best plan, where
+// the plan allows it (MoE, attention DP, EP, one stage) and `engine`, if given, runs it: at
+// each batch of the space's ladder, under opt.objective when set. The result takes it when
+// it is better, and says so in `overlap_note`; returns whether it did.
+bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, SearchResult& r,
+                              std::optional<ServeEngine> engine = std::nullopt);
 SearchResult search_random_walk(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 SearchResult search_annealing(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);
 SearchResult search_genetic(const SimContext& ctx, const SearchSpace& space, SearchOptions opt);

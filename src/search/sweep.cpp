@@ -105,7 +105,8 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
         if (!cl) return Error{"--counts", "", cl.error().expected, cl.error().found};
         const SimContext ctx = make_context(model, *cl, v.w, cost_params_for(cl->gpu.name), v.traits);
         const SearchSpace space = make_space(model, *cl, v.w);
-        const SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);
+        SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);
+        refine_two_batch_overlap(ctx, space, opt.search_options, r, v.kind);
         if (r.found) {
           p.found = true;
           p.plan = r.best;

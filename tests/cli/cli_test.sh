@@ -190,6 +190,18 @@ expect 0 '"redundant_experts": 32' -- simulate --plan "$tmp/r32.json" --json
 expect 0 'note: 32 redundant expert slots \(EPLB\)' -- launch --plan "$tmp/r32.json" --engine vllm
 expect 2 '^shardwise: --redundant-experts: expected at most the 256 routed experts' -- plan --model deepseek-v3 --cluster h200x8 --workload chat-1k-1k --redundant-experts 300
 expect 2 '^shardwise: --redundant-experts: expected 0 for a dense model' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --redundant-experts 8
+# two-batch overlap: simulate, plan (refined after the search), the plan file, launch per engine
+expect 0 'overlap      two-batch: two micro-batches per step' -- simulate --model deepseek-v3 --cluster h200x32 --context 2000 --batch 8192 --attn-dp 32 --ep 32 --sharding dp-mlp --tpot-ms 1000 --two-batch-overlap
+expect 0 '"two_batch_overlap_applied": true' -- simulate --model deepseek-v3 --cluster h200x32 --context 2000 --batch 8192 --attn-dp 32 --ep 32 --sharding dp-mlp --tpot-ms 1000 --two-batch-overlap --json
+expect 2 'two_batch_overlap needs attention data parallel and expert parallel \(attn_dp 1, ep 1' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --two-batch-overlap
+expect 2 'two_batch_overlap on a dense model' -- simulate --model llama-3.1-8b --cluster h100x8 --tp 8 --two-batch-overlap
+expect 0 '^refined      two-batch overlap at tp 1 x attn_dp 32 \(ep 32\)' -- plan --model deepseek-v3 --cluster h200x32 --workload decode-16k --tpot-ms 200 --engine vllm --out "$tmp/tbo.json"
+expect 0 '"two_batch_overlap": true' -- simulate --plan "$tmp/tbo.json" --json
+expect 0 'note: two-batch overlap: --enable-dbo needs DeepEP' -- launch --plan "$tmp/tbo.json" --engine vllm
+expect 0 '--enable-two-batch-overlap' -- launch --plan "$tmp/tbo.json" --engine sglang
+expect 0 'two-batch overlap: shardwise knows no TensorRT-LLM setting' -- launch --plan "$tmp/tbo.json" --engine trtllm
+printf '{"schema":"shardwise-plan/1","model":"deepseek-v3","cluster":"h100x8","degrees":{"tp":2,"attn_dp":2,"ep":4},"batch":8,"two_batch_overlap":true}' >"$tmp/tbo4.json"
+expect 0 'verify: note: the plan.s two-batch overlap is a schedule' -- verify --plan "$tmp/tbo4.json" --quiet
 # engine profiles (data/engines/)
 expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9
 expect 0 'engine       vllm 0.11 \(max_num_tokens 2048 per attention-DP rank\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048

@@ -55,6 +55,19 @@ class Simulate(unittest.TestCase):
         one = sw.simulate("llama-3.1-8b", "h100x1", "decode-16k", batch=8)
         self.assertTrue(all(op["collective"] == "-" and op["comm_bytes_per_gpu"] == 0 for op in one["breakdown"]["ops"]))
 
+    def test_two_batch_overlap(self):
+        kw = dict(attn_dp=32, ep=32, sharding="dp-mlp", context=2000, batch=8192, tpot_ms=1000)
+        on = sw.simulate("deepseek-v3", "h200x32", "decode-16k", two_batch_overlap=True, **kw)
+        off = sw.simulate("deepseek-v3", "h200x32", "decode-16k", **kw)
+        self.assertTrue(on["plan"]["two_batch_overlap"] and on["two_batch_overlap_applied"])
+        self.assertFalse(off["plan"]["two_batch_overlap"])
+        # over four nodes the all-to-all outweighs the compute: hiding it is faster
+        self.assertGreater(on["throughput_tok_s_per_gpu"], off["throughput_tok_s_per_gpu"])
+        with self.assertRaises(sw.Error):
+            sw.simulate("deepseek-v3", "h200x8", "decode-16k", tp=8, two_batch_overlap=True)
+        p = sw.plan("deepseek-v3", "h200x32", "decode-16k", tpot_ms=200, engine="vllm")
+        self.assertTrue(p["two_batch_overlap_added"] and p["plan"]["two_batch_overlap"])
+
     def test_serving_keys_percentiles_and_seed(self):
         kw = dict(tp=8, mode="serve", rate=4, requests=400, engine="vllm")
         r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", seed=3, **kw)
