@@ -1,7 +1,7 @@
 // How often the closed-form screen of plan --mode serve drops the true winner (issue 14):
-// for each case, the planner with its default top-16 screen (or K) against every screened shape
+// for each case, the planner with its default top-24 screen (or K) against every screened shape
 // simulated; prints both winners' requests/s per GPU, their ratio and whether they agree.
-//   usage: serve_plan [REQUESTS=500] [K=16]
+//   usage: serve_plan [REQUESTS=500] [K=24]
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -30,7 +30,7 @@ std::string shape(const Plan& p) {
 
 int main(int argc, char** argv) {
   const std::int64_t requests = argc > 1 ? std::max(50, std::atoi(argv[1])) : 500;
-  const int top_k = argc > 2 ? std::max(1, std::atoi(argv[2])) : 16;
+  const int top_k = argc > 2 ? std::max(1, std::atoi(argv[2])) : ServePlanOptions{}.top_k;
   const std::vector<Case> cases = {
       {"llama-3.1-8b", "h100x8", 1024, 512, 2000, 30},   {"llama-3.1-8b", "h100x8", 8192, 256, 3000, 25},
       {"llama-3.1-70b", "h100x16", 1024, 1024, 2000, 50}, {"llama-3.1-70b", "h200x8", 4096, 512, 4000, 40},

@@ -200,6 +200,7 @@ PYBIND11_MODULE(shardwise, m) {
         }
         if (prefill_instances || prefill_tp) {
           shardwise::DisaggPlan d{p, p};
+          d.prefill.two_batch_overlap = false;  // the decode pool's own
           d.prefill.deg.replicas = degree("prefill_instances", prefill_instances.value_or(1), 1);
           if (prefill_tp) d.prefill.deg.tp = degree("prefill_tp", *prefill_tp, 1);
           shardwise::Plan probe = d.prefill;
@@ -276,7 +277,7 @@ PYBIND11_MODULE(shardwise, m) {
       },
       py::arg("model"), py::arg("cluster"), py::arg("workload") = "decode-16k", py::arg("search") = "exact", py::arg("budget") = 4000,
       py::arg("seed") = 1, py::arg("threads") = 1, py::arg("redundant_experts") = 0, py::arg("engine") = py::none(),
-      py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("target_rate") = 0.0, py::arg("top_k") = 16,
+      py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("target_rate") = 0.0, py::arg("top_k") = 24,
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`).");
 

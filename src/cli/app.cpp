@@ -269,7 +269,10 @@ struct SimulateArgs {
 std::optional<Plan> prefill_pool_of(const SimulateArgs& a, const Plan& decode, const std::optional<Plan>& from_file) {
   if (!a.prefill_instances && !from_file && !a.prefill_tp && !a.prefill_pp && !a.prefill_ep && !a.prefill_attn_dp) return std::nullopt;
   Plan p = from_file ? *from_file : decode;
-  if (!from_file) p.deg.replicas = 1;
+  if (!from_file) {
+    p.deg.replicas = 1;
+    p.two_batch_overlap = false;  // the decode pool's overlap is its own (a plan file's prefill block may set one)
+  }
   if (a.prefill_instances) p.deg.replicas = *a.prefill_instances;
   if (a.prefill_tp) p.deg.tp = *a.prefill_tp;
   if (a.prefill_pp) p.deg.pp = *a.prefill_pp;
@@ -415,7 +418,7 @@ struct PlanArgs {
   int threads = 0;
   bool json = false;
   double target_rate = 0;  // plan --mode serve: the fewest GPUs serving this many requests/s
-  int top_k = 16;
+  int top_k = 24;
   bool no_disagg = false;
 };
 
@@ -940,7 +943,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   plan->add_option("--target-rate", pa.target_rate,
                    "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
   plan->add_flag("--no-disagg", pa.no_disagg, "Serve: do not size disaggregated prefill/decode deployments beside the aggregated ones");
-  plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 16; 0: all)");
+  plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 24; 0: all)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
   VerifyArgs va;

@@ -86,6 +86,7 @@ std::string plan_to_json(const PlanFile& f) {
                             {"sharding", sharding_json(p.sharding)},
                             {"micro_batches", p.micro_batches},
                             {"redundant_experts", p.redundant_experts}}}};
+    if (p.two_batch_overlap) j["disaggregated"]["prefill"]["two_batch_overlap"] = true;
   }
   return j.dump(2);
 }
@@ -114,12 +115,13 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     dis->reject_unknown({"prefill"});
     pre = dis->object("prefill", true);
     if (pre) {
-      pre->reject_unknown({"degrees", "sharding", "micro_batches", "redundant_experts"});
+      pre->reject_unknown({"degrees", "sharding", "micro_batches", "redundant_experts", "two_batch_overlap"});
       Plan p;
       p.batch = 0;
       if (auto d = pre->object("degrees", true)) read_degrees(*d, p.deg);
       p.micro_batches = static_cast<std::int32_t>(pre->integer_or("micro_batches", 0, 0, 1 << 20));
       p.redundant_experts = static_cast<std::int32_t>(pre->integer_or("redundant_experts", 0, 0, 1 << 20));
+      p.two_batch_overlap = pre->boolean_or("two_batch_overlap", false);
       f.prefill_pool = p;
     }
   }

@@ -72,6 +72,7 @@ std::string degrees_html(const SimContext& ctx, const Plan& p) {
   const Degrees& d = p.deg;
   std::string s = fmt::format("tp {} &times; attn_dp {} &times; pp {}", d.tp, d.attn_dp, d.pp);
   if (ctx.model.is_moe()) s += fmt::format(", ep {} (expert tp {})", d.ep, d.expert_tp());
+  if (p.two_batch_overlap) s += ", two-batch overlap";
   s += fmt::format("; {} replica{} = {} of {} GPUs", d.replicas, d.replicas == 1 ? "" : "s", d.total_gpus(), ctx.cluster.num_gpus);
   return s;
 }

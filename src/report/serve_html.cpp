@@ -18,6 +18,7 @@ std::string shape_html(const Plan& p, bool moe) {
   if (moe) s += fmt::format(", ep {}", d.ep);
   const std::string sh = sharding_to_string(p.sharding);
   if (sh != "megatron") s += " <code>" + escape(sh) + "</code>";
+  if (p.two_batch_overlap) s += ", two-batch overlap";
   return s;
 }
 

@@ -159,6 +159,7 @@ std::string shape(const Plan& p, bool moe) {
   if (moe) s += fmt::format(" ep {}", d.ep);
   const std::string sh = sharding_to_string(p.sharding);
   if (sh != "megatron") s += sh == "ffn1=none ffn2=none" ? " dp-mlp" : " (" + sh + ")";
+  if (p.two_batch_overlap) s += " tbo";
   return s;
 }
 }  // namespace

@@ -16,6 +16,7 @@ std::string shape(const Plan& p) {
   if (d.pp > 1) s += fmt::format(" pp{}", d.pp);
   if (d.ep > 1) s += fmt::format(" ep{}", d.ep);
   if (d.replicas > 1) s += fmt::format(" x{}", d.replicas);
+  if (p.two_batch_overlap) s += " tbo";
   return s;
 }
 std::string or_auto(const std::string& s) { return s.empty() ? "auto" : s; }
@@ -43,19 +44,19 @@ std::string sweep_text(const std::string& model, const std::string& workload, co
 
 std::string sweep_csv(const std::vector<SweepPoint>& points) {
   std::string s = "gpu,gpus,dtype,engine,found,tp,pp,ep,attn_dp,replicas,batch,gpus_used,tok_s_per_gpu,total_tok_s,tpot_ms,ttft_ms,"
-                  "memory_gb_per_gpu,usd_per_mtok,fewest,reason\n";
+                  "memory_gb_per_gpu,usd_per_mtok,fewest,two_batch_overlap,reason\n";
   for (const SweepPoint& p : points) {
     const Degrees& d = p.plan.deg;
     const Metrics& m = p.metrics;
     std::string reason = p.reason;
     for (char& c : reason) c = (c == ',' || c == '\n') ? ';' : c;
     if (p.found) {
-      s += fmt::format("{},{},{},{},1,{},{},{},{},{},{},{},{:.3f},{:.1f},{:.4f},{:.3f},{:.3f},{:.5f},{},\n", p.gpu, p.count, or_auto(p.dtype),
+      s += fmt::format("{},{},{},{},1,{},{},{},{},{},{},{},{:.3f},{:.1f},{:.4f},{:.3f},{:.3f},{:.5f},{},{},\n", p.gpu, p.count, or_auto(p.dtype),
                        or_any(p.engine), d.tp, d.pp, d.ep, d.attn_dp, d.replicas, m.batch, d.total_gpus(), m.objective,
                        m.objective * static_cast<double>(d.total_gpus()), m.tpot_s * 1e3, m.ttft_s * 1e3, m.memory.total().value() / 1e9,
-                       p.usd_per_mtok, p.fewest ? 1 : 0);
+                       p.usd_per_mtok, p.fewest ? 1 : 0, p.plan.two_batch_overlap ? 1 : 0);
     } else {
-      s += fmt::format("{},{},{},{},0,,,,,,,,,,,,,,0,{}\n", p.gpu, p.count, or_auto(p.dtype), or_any(p.engine), reason);
+      s += fmt::format("{},{},{},{},0,,,,,,,,,,,,,,0,0,{}\n", p.gpu, p.count, or_auto(p.dtype), or_any(p.engine), reason);
     }
   }
   return s;
@@ -107,6 +108,7 @@ std::string sweep_json(const std::string& model, const std::string& workload, co
     if (p.found) {
       const Degrees& d = p.plan.deg;
       j["degrees"] = {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas}};
+      j["two_batch_overlap"] = p.plan.two_batch_overlap;
       j["batch"] = p.metrics.batch;
       j["gpus_used"] = d.total_gpus();
       j["tok_s_per_gpu"] = p.metrics.objective;

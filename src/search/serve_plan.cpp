@@ -11,7 +11,9 @@
 namespace shardwise {
 namespace {
 
-bool same_plan(const Plan& a, const Plan& b) { return a.deg == b.deg && a.sharding == b.sharding && a.redundant_experts == b.redundant_experts; }
+bool same_plan(const Plan& a, const Plan& b) {
+  return a.deg == b.deg && a.sharding == b.sharding && a.redundant_experts == b.redundant_experts && a.two_batch_overlap == b.two_batch_overlap;
+}
 
 // The context for a simulation at Poisson rate `rate` for the deployment (or all at once when 0).
 SimContext at_rate(const SimContext& base, double rate, std::int64_t requests) {
@@ -203,7 +205,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     Metrics m;
   };
   std::vector<Screened> feasible;
-  const auto screen = [&](Plan p) {
+  const auto screen_one = [&](Plan p) {
     p.deg.replicas = 1;
     p.batch = 0;
     ++out.screened;
@@ -213,6 +215,17 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
       if (same_plan(s.plan, p)) return;
     }
     feasible.push_back({p, m});
+  };
+  // each shape as it is and, where the plan and the engine allow it, with two-batch overlap
+  const auto screen = [&](const Plan& p) {
+    screen_one(p);
+    if (p.two_batch_overlap || !ctx.model.is_moe()) return;
+    Plan q = p;
+    q.two_batch_overlap = true;
+    q.deg.replicas = 1;
+    if (validate_plan(q, ctx.model, ctx.cluster)) return;
+    if (opt.engine && !engine_limits(*opt.engine, ctx, q).empty()) return;
+    screen_one(q);
   };
   Sharding dp_mlp = megatron_sharding();
   dp_mlp[static_cast<std::size_t>(Slot::kFfn1)] = 2;

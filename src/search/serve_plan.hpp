@@ -51,7 +51,7 @@ struct FrontierPoint {
 };
 
 struct ServePlanOptions {
-  int top_k = 16;                // candidates simulated after the screen (0: every screened one; bench/serve_plan)
+  int top_k = 24;                // candidates simulated after the screen (0: every screened one; bench/serve_plan)
   std::int64_t requests = 1000;  // per simulation
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s

@@ -1,0 +1,80 @@
+// The mapping of ../shared/calibration/public-measurements.csv onto simulator cases
+// (bench/public_rows.cpp), which every validation figure rests on: each row as its notes
+// and columns say it ran, and the statistics the benchmarks print.
+#include <gtest/gtest.h>
+
+#include "public_rows.hpp"
+
+namespace shardwise::bench {
+namespace {
+
+const PublicRow* find(const std::vector<PublicRow>& rows, int id, RowMetric metric) {
+  for (const PublicRow& r : rows) {
+    if (r.id == id && r.metric == metric) return &r;
+  }
+  return nullptr;
+}
+
+TEST(PublicRows, EveryRowMapsOrSaysWhyNot) {
+  std::vector<std::string> skipped;
+  auto rows = load_public_rows(default_csv_path(), &skipped);
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  std::size_t serve = 0, other = 0;
+  for (const PublicRow& r : *rows) (r.scenario == "serve" ? serve : other) += 1;
+  // 40 closed-form rows; the 10 closed-loop rows give 18 checks (output tok/s for all ten,
+  // mean TTFT and TPOT for the four that publish them)
+  EXPECT_EQ(other, 40u);
+  EXPECT_EQ(serve, 18u);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("row 113"), std::string::npos);
+  EXPECT_NE(skipped[0].find("offloaded"), std::string::npos);
+}
+
+TEST(PublicRows, RowsRunAsTheirSourcesSay) {
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  // 119: vLLM wide EP on 32 H200, "DBO" in its engine column: DP 32 x EP 32, attention TP 1,
+  // the dense MLPs data-parallel, two-batch overlap; decode-only at the mean context 2000 + 2000/2
+  const PublicRow* r = find(*rows, 119, RowMetric::kDecodeThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->plan.deg.attn_dp, 32);
+  EXPECT_EQ(r->plan.deg.ep, 32);
+  EXPECT_EQ(r->plan.deg.tp, 1);
+  EXPECT_TRUE(r->plan.two_batch_overlap);
+  EXPECT_EQ(r->workload.context, 3000);
+  EXPECT_EQ(r->plan.sharding[static_cast<std::size_t>(Slot::kFfn1)], find_choice(static_cast<int>(Slot::kFfn1), "none"));
+  // no other row states an overlap
+  for (const PublicRow& o : *rows) EXPECT_TRUE(o.id == 119 || !o.plan.two_batch_overlap) << o.id;
+  // 158: InferenceX's SGLang launch at 1k/1k: lengths uniform in [0.8 L, L] = [819, 1024],
+  // a 32,768-token prefill budget, 512 running requests, ten requests per user
+  r = find(*rows, 158, RowMetric::kServeTpot);
+  ASSERT_NE(r, nullptr);
+  ASSERT_TRUE(r->workload.serve.input && r->workload.serve.output);
+  EXPECT_EQ(r->workload.serve.input->kind, LengthDist::Kind::kUniform);
+  EXPECT_EQ(r->workload.serve.input->min, 819);
+  EXPECT_EQ(r->workload.serve.output->max, 1024);
+  EXPECT_EQ(r->engine.max_num_tokens, 32768);
+  EXPECT_EQ(r->engine.max_num_seqs, 512);
+  EXPECT_EQ(r->workload.serve.requests, 80);
+  EXPECT_DOUBLE_EQ(r->measured, 12.8);
+  // 103: TensorRT-LLM min-latency with three MTP layers at the workload's acceptance 0.85
+  r = find(*rows, 103, RowMetric::kStaticBatchThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.spec_tokens, 3);
+  EXPECT_DOUBLE_EQ(r->workload.spec_acceptance, 0.85);
+  EXPECT_EQ(r->plan.batch, 1);
+}
+
+TEST(PublicRows, StatisticsByHand) {
+  // errors 1, 2, 3, 4: the median sits halfway between ranks 1 and 2, 2.5; the p90 at rank
+  // 0.9 x 3 = 2.7, 3 + 0.7 x (4 - 3) = 3.7
+  EXPECT_DOUBLE_EQ(quantile({4, 1, 3, 2}, 0.5), 2.5);
+  EXPECT_NEAR(quantile({4, 1, 3, 2}, 0.9), 3.7, 1e-12);
+  EXPECT_DOUBLE_EQ(quantile({}, 0.5), 0.0);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.9), 7.0);
+  EXPECT_DOUBLE_EQ(abs_pct_error(110, 100), 10.0);
+  EXPECT_DOUBLE_EQ(abs_pct_error(90, 100), 10.0);
+}
+
+}  // namespace
+}  // namespace shardwise::bench
