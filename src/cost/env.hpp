@@ -149,7 +149,6 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
 struct StepResult {
   double stage_s = 0;
   std::int32_t m = 1;
-  bool tbo = false;  // ran as two overlapped micro-batches
   MemoryBreakdown mem;
 };
 // One decode step of b sequences (or one prefill batch of b prompts) with the

@@ -249,7 +249,6 @@ StepResult step(const SimContext& ctx, const Plan& plan, Phase phase, std::int64
   const double draft_weights = draft.weights;
   e.max_act = std::max(e.max_act, draft.max_act);
   out.m = m;
-  out.tbo = e.tbo_on;
   if (bd) bd->two_batch_overlap = e.tbo_on;
   out.mem.capacity = ctx.cluster.gpu.hbm_capacity;
   out.mem.weights = Bytes(r.weights + draft_weights);

@@ -148,17 +148,17 @@ Expected<Sharding> parse_sharding(std::string_view text, const std::string& file
   return s;
 }
 
+Sharding dp_mlp_sharding() {
+  Sharding s = megatron_sharding();
+  s[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn1), "none"));
+  s[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn2), "none"));
+  return s;
+}
+
 Expected<Sharding> load_sharding(const std::string& name_or_path) {
   if (name_or_path == "megatron") return megatron_sharding();
   if (name_or_path == "allgather") return paper_allgather_sharding();
-  if (name_or_path == "dp-mlp") {
-    // Megatron's, with the dense MLPs and shared experts data-parallel (ffn1 = ffn2 = none):
-    // how vLLM and TensorRT-LLM run them under attention data parallel
-    Sharding s = megatron_sharding();
-    s[static_cast<std::size_t>(Slot::kFfn1)] = 2;
-    s[static_cast<std::size_t>(Slot::kFfn2)] = 2;
-    return s;
-  }
+  if (name_or_path == "dp-mlp") return dp_mlp_sharding();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(name_or_path, ec)) {
     return Error{"--sharding", "", "megatron, allgather, dp-mlp, or the path of a sharding YAML/JSON file", "'" + name_or_path + "'"};

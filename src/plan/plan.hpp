@@ -63,6 +63,9 @@ using Sharding = std::array<std::uint8_t, kNumSlots>;  // choice index per slot;
 constexpr Sharding megatron_sharding() { return Sharding{}; }
 // The paper's alternative: FFN2 sharded on the hidden dimension (all-gathers).
 Sharding paper_allgather_sharding();
+// Megatron's with the dense MLPs and shared experts data-parallel (ffn1 = ffn2 = none): how
+// vLLM and TensorRT-LLM run them under attention data parallel ("dp-mlp").
+Sharding dp_mlp_sharding();
 
 struct Plan {
   Degrees deg;

@@ -197,11 +197,10 @@ SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, 
 bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, SearchResult& r,
                               std::optional<ServeEngine> engine) {
   if (!r.found || r.best.two_batch_overlap || !ctx.model.is_moe()) return false;
-  const auto sizes = space.sizes();
-  const Action at = space.encode(r.best);
-  const auto index_of = [](const auto& values, auto v) {
-    return static_cast<std::uint16_t>(std::find(values.begin(), values.end(), v) - values.begin());
-  };
+  const auto one_stage = std::find(space.pp.begin(), space.pp.end(), 1);
+  if (one_stage == space.pp.end()) return false;
+  Action a = space.encode(r.best);
+  a[static_cast<std::size_t>(Head::kPp)] = static_cast<std::uint16_t>(one_stage - space.pp.begin());
   // the overlap's subspace: one stage, attention DP and EP; each degree tuple under the
   // engine's shardings (without an engine: the search's sharding, Megatron's, and Megatron's
   // with the dense MLPs data-parallel, as the engines run attention DP), every batch
@@ -210,30 +209,21 @@ bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, c
   for (std::size_t i = 0; i < space.tp.size(); ++i) {
     for (std::size_t j = 0; j < space.attn_dp.size(); ++j) {
       for (std::size_t k = 0; k < space.ep.size(); ++k) {
-        if (space.attn_dp[j] < 2 || space.ep[k] < 2 || std::find(space.pp.begin(), space.pp.end(), 1) == space.pp.end()) continue;
-        Action a = at;
+        if (space.attn_dp[j] < 2 || space.ep[k] < 2) continue;
         a[static_cast<std::size_t>(Head::kTp)] = static_cast<std::uint16_t>(i);
         a[static_cast<std::size_t>(Head::kAttnDp)] = static_cast<std::uint16_t>(j);
         a[static_cast<std::size_t>(Head::kEp)] = static_cast<std::uint16_t>(k);
-        a[static_cast<std::size_t>(Head::kPp)] = index_of(space.pp, 1);
         Plan q = space.decode(a);
         q.two_batch_overlap = true;
         if (validate_plan(q, ctx.model, ctx.cluster)) continue;
         if (engine && !engine_limits(*engine, ctx, q).empty()) continue;
-        std::vector<Sharding> shardings;
-        if (engine) {
-          shardings = engine_shardings(*engine, ctx, q.deg);
-        } else {
-          Sharding dp_mlp = megatron_sharding();
-          dp_mlp[static_cast<std::size_t>(Slot::kFfn1)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn1), "none"));
-          dp_mlp[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(find_choice(static_cast<int>(Slot::kFfn2), "none"));
-          shardings = {r.best.sharding, megatron_sharding(), dp_mlp};
-        }
+        const std::vector<Sharding> shardings = engine ? engine_shardings(*engine, ctx, q.deg)
+                                                       : std::vector<Sharding>{r.best.sharding, megatron_sharding(), dp_mlp_sharding()};
         for (const Sharding& sh : shardings) {
           q.sharding = sh;
           if (validate_plan(q, ctx.model, ctx.cluster)) continue;
-          for (int b = 0; b < sizes[static_cast<std::size_t>(Head::kBatch)]; ++b) {
-            q.batch = space.batch[static_cast<std::size_t>(b)] * q.deg.attn_dp;
+          for (const std::int64_t per_group : space.batch) {
+            q.batch = per_group * q.deg.attn_dp;
             const Metrics m = evaluate(ctx, q, nullptr, false);
             if (m.feasible() && (!best || m.objective > best_m.objective)) {
               best = q;

@@ -227,9 +227,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     if (opt.engine && !engine_limits(*opt.engine, ctx, q).empty()) return;
     screen_one(q);
   };
-  Sharding dp_mlp = megatron_sharding();
-  dp_mlp[static_cast<std::size_t>(Slot::kFfn1)] = 2;
-  dp_mlp[static_cast<std::size_t>(Slot::kFfn2)] = 2;
+  const Sharding dp_mlp = dp_mlp_sharding();
   for (std::int32_t tp : space.tp) {
     for (std::int32_t pp : space.pp) {
       for (std::int32_t ep : space.ep) {
