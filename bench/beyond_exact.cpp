@@ -54,27 +54,24 @@ Stats run_seeds(int seeds, int threads, const std::function<SearchResult(std::ui
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t budget = 2000, requests = 200;
-  int seeds = 10;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::int64_t requests = 200;
+  bench::RunSize rs;
+  rs.budget = 2000;
   std::string only;
-  int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (rs.take(a)) continue;
     if (a == "--requests" && i + 1 < argc) {
       requests = std::atoll(argv[++i]);
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
-    } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0])) && positional < 3) {
-      if (positional == 0) budget = std::atoll(a.c_str());
-      if (positional == 1) seeds = std::atoi(a.c_str());
-      if (positional == 2) threads = std::atoi(a.c_str());
-      ++positional;
     } else {
       std::fprintf(stderr, "beyond_exact: unknown argument '%s'\n", a.c_str());
       return 2;
     }
   }
+  const std::int64_t budget = rs.budget;
+  const int seeds = rs.seeds, threads = rs.threads;
   if (budget < 1 || seeds < 1 || threads < 1 || requests < 1) {
     std::fprintf(stderr, "beyond_exact: BUDGET, SEEDS, THREADS and --requests must be at least 1\n");
     return 2;

@@ -114,26 +114,25 @@ std::string ratio(double a, double b) { return b > 0 ? fmt::format("{:.2f}", a /
 }  // namespace
 
 int main(int argc, char** argv) {
-  int seeds = 10;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::int64_t budget = 4000;
+  bench::RunSize rs;
+  rs.budget_positional = false;  // SEEDS THREADS; --budget N
   std::string ablations = "none", only;
-  int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (rs.take(a)) continue;
     if (a == "--budget" && i + 1 < argc) {
-      budget = std::atoll(argv[++i]);
+      rs.budget = std::atoll(argv[++i]);
     } else if (a == "--ablations" && i + 1 < argc) {
       ablations = argv[++i];
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
-    } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0])) && positional < 2) {
-      (positional++ == 0 ? seeds : threads) = std::atoi(a.c_str());
     } else {
       std::fprintf(stderr, "paper_reproduction: unknown argument '%s'\n", a.c_str());
       return 2;
     }
   }
+  const std::int64_t budget = rs.budget;
+  const int seeds = rs.seeds, threads = rs.threads;
   if (seeds < 1 || threads < 1 || budget < 1) {
     std::fprintf(stderr, "paper_reproduction: SEEDS, THREADS and --budget must be at least 1\n");
     return 2;

@@ -99,21 +99,14 @@ Runs run_seeds(int seeds, int threads, double optimum, std::int64_t budget, cons
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::int64_t budget = 4000;
-  int seeds = 10;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bench::RunSize rs;
   std::vector<std::string> engines;
   std::string only;
-  int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (rs.take(a)) continue;
     if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
-    } else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0])) && positional < 3) {
-      if (positional == 0) budget = std::atoll(a.c_str());
-      if (positional == 1) seeds = std::atoi(a.c_str());
-      if (positional == 2) threads = std::atoi(a.c_str());
-      ++positional;
     } else if (a == "rl-paper" || a == "rl-net") {
       engines.push_back(a);
     } else {
@@ -122,6 +115,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::int64_t budget = rs.budget;
+  const int seeds = rs.seeds, threads = rs.threads;
   if (budget < 1 || seeds < 1 || threads < 1) {
     std::fprintf(stderr, "policy_transfer: BUDGET, SEEDS and THREADS must be at least 1\n");
     return 2;

@@ -16,6 +16,7 @@
 #include "model/loader.hpp"
 #include "search/rl/agent.hpp"
 #include "search/search.hpp"
+#include "seeds.hpp"
 
 namespace {
 using namespace shardwise;
@@ -63,24 +64,17 @@ std::string ratio(double a, double b) { return b > 0 ? fmt::format("{:.3f}", a /
 
 int main(int argc, char** argv) {
   // usage: search_quality [BUDGET=4000] [SEEDS=10] [THREADS=all] [ENGINE...=rw sa ga] [--cases paper|ours|all] [--only TEXT]
-  std::int64_t budget = 4000;
-  int seeds = 10;
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bench::RunSize rs;
   std::vector<std::string> engines;
   std::string which = "all";
   std::string only;  // keep the cases whose "model cluster workload" label contains this
-  int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (rs.take(a)) continue;
     if (a == "--cases" && i + 1 < argc) {
       which = argv[++i];
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
-    } else if (std::isdigit(static_cast<unsigned char>(a[0])) && positional < 3) {
-      if (positional == 0) budget = std::atoll(a.c_str());
-      if (positional == 1) seeds = std::atoi(a.c_str());
-      if (positional == 2) threads = std::atoi(a.c_str());
-      ++positional;
     } else if ((find_engine(a) && a != "exact" && a != "megatron") || a == "rl-net") {
       engines.push_back(a);
     } else {
@@ -88,6 +82,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::int64_t budget = rs.budget;
+  const int seeds = rs.seeds, threads = rs.threads;
   if (engines.empty()) engines = {"rw", "sa", "ga"};
   if (std::find(engines.begin(), engines.end(), "rw") == engines.end()) engines.insert(engines.begin(), "rw");  // the Table 1 reference
   std::vector<Case> cases;
