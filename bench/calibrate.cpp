@@ -7,11 +7,15 @@
 //   --loo  also reports leave-one-out error (each row predicted by a fit without it)
 //   --lfo  also reports leave-family-out error (fit without the MoE rows, predict them)
 //   --joint  fits Hopper's every parameter on all its rows at once (for comparison; not written)
-//   usage: calibrate [--write] [--loo] [--lfo] [--joint] [CSV]
+//   --with-serve  also fits on the closed-loop rows' output tok/s and mean TPOT (their mean
+//            TTFT carries a tail no steady-state model reproduces: docs/serving.md) and prints
+//            what that fit does to every figure (for comparison; not written)
+//   usage: calibrate [--write] [--loo] [--lfo] [--joint] [--with-serve] [CSV]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -167,7 +171,7 @@ void print_errors(const char* what, const std::vector<std::pair<const PublicRow*
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool write = false, loo = false, lfo = false, joint = false;
+  bool write = false, loo = false, lfo = false, joint = false, with_serve = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--write") == 0) {
@@ -178,6 +182,8 @@ int main(int argc, char** argv) {
       lfo = true;
     } else if (std::strcmp(argv[i], "--joint") == 0) {
       joint = true;
+    } else if (std::strcmp(argv[i], "--with-serve") == 0) {
+      with_serve = true;
     } else {
       path = argv[i];
     }
@@ -187,8 +193,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "calibrate: %s\n", rows.error().message().c_str());
     return 2;
   }
-  // the serving rows check the serving simulation; they are never fitted
-  std::erase_if(*rows, [](const PublicRow& r) { return r.scenario == "serve"; });
+  // the serving rows check the serving simulation; they are never fitted (--with-serve: their
+  // output tok/s and TPOT are, for comparison, and every serving row is kept aside to score)
+  std::vector<PublicRow> serving;
+  for (const auto& r : *rows) {
+    if (r.scenario == "serve") serving.push_back(r);
+  }
+  std::erase_if(*rows, [&](const PublicRow& r) { return r.scenario == "serve" && !(with_serve && r.metric != RowMetric::kServeTtft); });
   const auto rows_of = [&](const Silicon& s) {
     std::vector<const PublicRow*> mine;
     for (const auto& r : *rows) {
@@ -197,6 +208,7 @@ int main(int argc, char** argv) {
     return mine;
   };
   CostParams first_fit = start_params("h100");  // Hopper's fit, the start of Blackwell's
+  std::vector<std::pair<const Silicon*, CostParams>> fits;
   for (const Silicon& s : kSilicon) {
     const auto mine = rows_of(s);
     fmt::print("{}: {} rows\n", s.label, mine.size());
@@ -205,12 +217,32 @@ int main(int argc, char** argv) {
     const Score sc = score(mine, p);
     const std::string yaml = yaml_of(p, s, sc, mine.size());
     fmt::print("\n{}\n", yaml);
-    if (write && !joint) {
+    if (with_serve) fits.emplace_back(&s, p);
+    if (write && !joint && !with_serve) {
       const std::string out = std::string(SHARDWISE_REPO_DIR) + "/data/calibration/" + s.name + ".yaml";
       std::ofstream f(out);
       f << yaml;
       fmt::print("wrote {} (rebuild to embed it)\n\n", out);
     }
+  }
+  if (with_serve) {
+    // every figure of bench/validate_public under this fit
+    const auto params_of = [&](const PublicRow& r) {
+      for (const auto& [s, p] : fits) {
+        if (of(*s, r)) return p;
+      }
+      return fits.front().second;  // a100: Hopper's, as cost_params_for gives it
+    };
+    std::vector<std::pair<const PublicRow*, double>> errs;
+    std::map<std::string, std::vector<double>> by_metric;
+    for (const auto& r : *rows) {
+      if (r.scenario != "serve") errs.emplace_back(&r, abs_pct_error(predict(r, params_of(r)), r.measured));
+    }
+    for (const auto& r : serving) {
+      by_metric[r.label.substr(r.label.rfind(' ') + 1)].push_back(abs_pct_error(predict(r, params_of(r)), r.measured));
+    }
+    print_errors("\nwith the serving rows fitted, the rows that are not serving", errs);
+    for (const auto& [m, e] : by_metric) fmt::print("  serve {:<5} rows {:>3}  median {:.1f}%\n", m, e.size(), quantile(e, 0.5));
   }
   if (loo) {
     // each row predicted by its silicon's fit on the other rows
