@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# bench/calibrate --with-serve is a comparison: the serving rows enter the fit (so its Hopper
+# traits differ from the shipped ones), it prints every figure under that fit, and it never
+# writes data/calibration/, even with --write.
+# usage: calibrate_with_serve_test.sh CALIBRATE_BINARY REPO_DIR
+set -u
+bin=$1 repo=$2
+tmp=$(mktemp -d)
+cp "$repo"/data/calibration/*.yaml "$tmp"/
+restore() { cp "$tmp"/*.yaml "$repo"/data/calibration/; rm -rf "$tmp"; }  # a failing run must not leave its fit behind
+trap restore EXIT
+fail=0
+timeout 120 "$bin" --with-serve --write >"$tmp/out" 2>&1 || { echo "FAIL: exit $?: $(tail -c 300 "$tmp/out")"; exit 1; }
+for f in "$tmp"/*.yaml; do
+  cmp -s "$f" "$repo/data/calibration/$(basename "$f")" || { echo "FAIL: --with-serve --write changed $(basename "$f")"; fail=1; }
+done
+grep -q '^with the serving rows fitted, the rows that are not serving: all ' "$tmp/out" || { echo "FAIL: no figures under the fit"; fail=1; }
+for m in tpot tput ttft; do
+  grep -q "^  serve $m " "$tmp/out" || { echo "FAIL: no serving $m line"; fail=1; }
+done
+# the serving rows moved Hopper's MoE traits off the shipped fit
+shipped=$(grep '^expert_mem_efficiency:' "$repo/data/calibration/h100.yaml")
+fitted=$(grep -A15 '^# Efficiency parameters for Hopper' "$tmp/out" | grep '^expert_mem_efficiency:')
+[ -n "$fitted" ] && [ "$fitted" != "$shipped" ] || { echo "FAIL: Hopper's expert_mem_efficiency '$fitted' is the shipped '$shipped'"; fail=1; }
+[ $fail -eq 0 ] && echo "calibrate --with-serve: ok"
+exit $fail
