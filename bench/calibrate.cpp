@@ -199,7 +199,13 @@ int main(int argc, char** argv) {
   for (const auto& r : *rows) {
     if (r.scenario == "serve") serving.push_back(r);
   }
-  std::erase_if(*rows, [&](const PublicRow& r) { return r.scenario == "serve" && !(with_serve && r.metric != RowMetric::kServeTtft); });
+  // --with-serve adds the closed-loop rows' output tok/s and mean TPOT (never a TTFT, nor
+  // MLPerf's Poisson rows, whose latencies ride on the capacity)
+  std::erase_if(*rows, [&](const PublicRow& r) {
+    if (r.scenario != "serve") return false;
+    const bool closed = r.workload.serve.arrivals.kind == Arrivals::Kind::kClosed;
+    return !(with_serve && closed && (r.metric == RowMetric::kServeOutput || r.metric == RowMetric::kServeTpot));
+  });
   const auto rows_of = [&](const Silicon& s) {
     std::vector<const PublicRow*> mine;
     for (const auto& r : *rows) {

@@ -61,11 +61,15 @@ std::optional<std::string> model_source(const std::string& model) {
   if (model == "Qwen3-30B-A3B") return "qwen3-30b-a3b";
   if (model == "Qwen3-235B-A22B") return "qwen3-235b-a22b";
   if (starts_with(model, "Llama-4-Scout")) return shared + "new-architectures/llama-4-scout.json";
+  if (model == "Llama-3.1-405B") return "llama-3.1-405b";
+  if (model == "Llama-3.1-8B") return "llama-3.1-8b";
+  if (model == "Mixtral-8x7B") return "mixtral-8x7b";
   return std::nullopt;
 }
 
 std::string gpu_of(const std::string& col) {
-  for (const auto& [prefix, name] : {std::pair{"H100", "h100"}, {"H200", "h200"}, {"GB200", "gb200"}, {"B200", "b200"}, {"A100", "a100"}}) {
+  for (const auto& [prefix, name] : {std::pair{"H100", "h100"}, {"H200", "h200"}, {"GB200", "gb200"}, {"B200", "b200"}, {"A100", "a100"},
+                                     {"GB300", "gb300"}, {"B300", "b300"}, {"MI300X", "mi300x"}, {"MI325X", "mi325x"}, {"MI355X", "mi355x"}}) {
     if (starts_with(col, prefix)) return name;
   }
   return "";
@@ -95,6 +99,77 @@ std::int64_t stated_concurrency(const std::string& col, std::int64_t ranks) {
   if (starts_with(col, "concurrency ")) return std::stoll(col.substr(12));
   if (contains(col, "concurrent requests per EP rank")) return std::stoll(col) * ranks;
   return 0;
+}
+
+// A length column: "1024", or the MLPerf rows' "variable (mean ~222)" / "variable (mean ~273
+// derived)": the dataset's (or the submission's own) mean.
+std::int64_t stated_length(const std::string& col) {
+  if (const auto at = col.find("mean ~"); at != std::string::npos) return std::stoll(col.substr(at + 6));
+  return std::stoll(col);
+}
+
+// The number after `key` in a column ("gpu_batch_size 512 per rank" -> 512); 0 when absent.
+std::int64_t number_after(const std::string& col, const char* key) {
+  const auto at = col.find(key);
+  if (at == std::string::npos) return 0;
+  return std::stoll(col.substr(at + std::char_traits<char>::length(key)));
+}
+
+// The MLPerf datasets' length distributions, from ../shared/calibration/mlperf-dataset-lengths.md
+// (per-sample means, medians and ranges). A right-skewed set (mean above median) is a lognormal
+// of that median and mean, sigma^2 = 2 ln(mean / median), clamped to the set's range; a
+// left-skewed one (405B's and DeepSeek-R1's inputs, 405B's outputs) stays fixed at its mean, which
+// a lognormal cannot express. The row's own mean (its derived output mean) replaces the
+// dataset's, the shape is the dataset's.
+struct DatasetShape {
+  const char* dataset;  // the start of the row's dataset column
+  double in_mean, in_median;
+  std::int64_t in_min, in_max;
+  double out_mean, out_median;  // the reference outputs (0: no shape in tokens)
+  std::int64_t out_max;
+};
+constexpr DatasetShape kMlperfShapes[] = {
+    // OpenOrca (llama2-70b): input 222.33 / median 152, 48-1021; GPT-4 answers 218.89 / 190, cap 1024
+    {"MLPerf OpenOrca", 222.33, 152, 48, 1021, 218.89, 190, 1024},
+    // Llama-3.1-405B long-context mix: input 9428.64 / median 10112; outputs 684.68 / median 753
+    {"MLPerf Llama3.1-405B", 9428.64, 10112, 476, 19988, 684.68, 753, 1830},
+    // CNN/DailyMail (llama3.1-8b): input 870.73 / median 784, 79-2540; outputs not stated in tokens
+    {"MLPerf CNN/DailyMail", 870.73, 784, 79, 2540, 0, 0, 0},
+    // Mixtral mix: input 427.39 / median 283, 35-1948; outputs 144.84 / median 113, cap 1024
+    {"MLPerf Mixtral", 427.39, 283, 35, 1948, 144.84, 113, 1024},
+    // DeepSeek-R1 mix: input 803.79 / median 901.5; reference outputs 4043.45 / median 2194, cap 32768
+    {"MLPerf DeepSeek-R1", 803.79, 901.5, 52, 3140, 4043.45, 2194, 32768},
+};
+std::optional<LengthDist> shaped(double mean, double shape_mean, double shape_median, std::int64_t lo, std::int64_t hi) {
+  if (!(shape_mean > shape_median) || shape_median <= 0) return std::nullopt;  // fixed at the mean
+  LengthDist d;
+  d.kind = LengthDist::Kind::kLognormal;
+  d.mean = mean;
+  d.sigma = std::sqrt(2.0 * std::log(shape_mean / shape_median));
+  d.min = lo;
+  d.max = hi;
+  return d;
+}
+
+// The dataset's length distribution on a serving row (nothing for a dataset not listed).
+void mlperf_lengths(PublicRow& r, const std::string& dataset) {
+  for (const DatasetShape& d : kMlperfShapes) {
+    if (!starts_with(dataset, d.dataset)) continue;
+    r.workload.serve.input = shaped(static_cast<double>(r.workload.isl), d.in_mean, d.in_median, d.in_min, d.in_max);
+    r.workload.serve.output = shaped(static_cast<double>(r.workload.osl), d.out_mean, d.out_median, 1, d.out_max);
+    return;
+  }
+}
+
+// The submitter's caps: TensorRT-LLM's gpu_batch_size (per attention-DP rank where the config
+// says "per rank", else per instance, which then has one rank) and max_num_tokens (the runtime
+// value where a build and a runtime value are given); vLLM's max_num_seqs and
+// max_num_batched_tokens.
+void mlperf_caps(PublicRow& r, const std::string& conc) {
+  if (const auto n = number_after(conc, "gpu_batch_size "); n > 0) r.engine.max_num_seqs = n;
+  if (const auto n = number_after(conc, "max_num_seqs "); n > 0) r.engine.max_num_seqs = n;
+  if (const auto n = number_after(conc, "max_num_batched_tokens "); n > 0) r.engine.max_num_tokens = n;
+  if (const auto n = number_after(conc, "runtime "); n > 0) r.engine.max_num_tokens = n;
 }
 
 template <class Get, class Skip>
@@ -133,7 +208,10 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   r.plan.deg.pp = pp;
   r.plan.deg.ep = ep;
   r.plan.deg.attn_dp = attn_dp ? dp : 1;
-  r.plan.deg.tp = attn_dp ? std::max(1, gpus / (dp * pp)) : num("tp", 1);
+  // one instance's world is the largest of the stated degrees (the vLLM rows give tp 1 with
+  // dp 8 and ep 8; the MLPerf GB200/GB300 rows are 9 instances of that world on 72 GPUs)
+  const int world = std::max({num("tp", 1), ep, dp});
+  r.plan.deg.tp = attn_dp ? std::max(1, world / dp) : num("tp", 1);
   if (attn_dp) {
     // with attention data parallel, the engines run the dense MLPs and shared experts
     // data-parallel too (each rank its own tokens, whole weights): both MLP ops "none"
@@ -158,8 +236,8 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     const bool modelopt = contains(wp, "nvidia/") || contains(model, "nvidia/");
     r.workload.kv_dtype = starts_with(kv, "FP8") || (!stated && modelopt) ? DType::kFp8 : DType::kBf16;
   }
-  r.workload.isl = std::stoll(get("isl"));
-  r.workload.osl = std::stoll(get("osl"));
+  r.workload.isl = stated_length(get("isl"));
+  r.workload.osl = stated_length(get("osl"));
   const std::string conc = get("batch_or_concurrency");
   // the engine's profile at the row's version where it states one (v0.8.3, 0.19.0; "unverified",
   // "commit ..." and "post-1.0" take the profile's default), with the token budget it states
@@ -169,7 +247,10 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     const std::string v = !version.empty() && version[0] == 'v' ? version.substr(1) : version;
     const bool stated = !v.empty() && std::isdigit(static_cast<unsigned char>(v[0]));
     std::optional<std::int64_t> budget;
-    if (const auto at = conc.find("max_num_tokens "); at != std::string::npos) budget = std::stoll(conc.substr(at + 15));
+    // "max_num_tokens 4608"; "max_num_tokens build 5120 / runtime 1536" (the runtime value, below)
+    if (const auto at = conc.find("max_num_tokens "); at != std::string::npos && std::isdigit(static_cast<unsigned char>(conc[at + 15]))) {
+      budget = std::stoll(conc.substr(at + 15));
+    }
     auto e = load_engine_profile(r.engine_name, stated ? v.substr(0, v.find_first_of(" (")) : "", budget);
     if (!e) throw std::runtime_error(e.error().message());
     r.engine = *e;
@@ -260,6 +341,53 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.osl = 0;
     // each attention rank prefills a chunk of the engine's token budget per iteration
     r.plan.batch = std::max<std::int64_t>(1, r.engine.max_num_tokens / r.workload.isl) * r.plan.deg.attn_dp;
+  } else if (starts_with(scenario, "MLPerf Server") || starts_with(scenario, "MLPerf Interactive")) {
+    // loadgen's Server scenario: Poisson arrivals at the scheduled rate stated in the notes,
+    // the dataset's lengths, the batch cap and token budget of the submitter's config
+    r.scenario = "serve";
+    const std::string notes = get("notes");
+    const double rate = [&] {
+      const auto at = notes.find("scheduled ");
+      return at == std::string::npos ? 0.0 : std::stod(notes.substr(at + 10));
+    }();
+    if (!(rate > 0)) {
+      skip("MLPerf serving row without a scheduled rate in its notes");
+      return std::nullopt;
+    }
+    r.workload.mode = Mode::kServe;
+    r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
+    // ten minutes of arrivals, as loadgen's minimum run (the count is the deployment's, split
+    // over the replicas), at least 2,000 requests per instance and at most 100,000 in all
+    const std::int64_t floor = 2000 * std::max(1, r.plan.deg.replicas);
+    r.workload.serve.requests = std::clamp<std::int64_t>(static_cast<std::int64_t>(rate * 600.0), std::min<std::int64_t>(floor, 100000), 100000);
+    mlperf_lengths(r, get("dataset"));
+    mlperf_caps(r, conc);
+    r.plan.batch = 0;
+    r.measured = std::stod(get("output_tok_s_per_gpu"));
+    r.metric = RowMetric::kServeOutput;
+    r.serve_ttft_ms = get("ttft_ms").empty() ? 0.0 : std::stod(get("ttft_ms"));
+    r.serve_tpot_ms = get("tpot_or_itl_ms").empty() ? 0.0 : std::stod(get("tpot_or_itl_ms"));
+    // "TTFT mean/p50/p99 = 245.9/244.18/436.32 ms"
+    const auto triple = [&](const char* key, double& p50, double& p99) {
+      const auto at = notes.find(key);
+      if (at == std::string::npos) return;
+      const std::string rest = notes.substr(at + std::char_traits<char>::length(key));
+      const auto s1 = rest.find('/'), s2 = rest.find('/', s1 + 1);
+      if (s1 == std::string::npos || s2 == std::string::npos) return;
+      p50 = std::stod(rest.substr(s1 + 1));
+      p99 = std::stod(rest.substr(s2 + 1));
+    };
+    triple("TTFT mean/p50/p99 = ", r.serve_ttft_p50_ms, r.serve_ttft_p99_ms);
+    triple("TPOT mean/p50/p99 = ", r.serve_tpot_p50_ms, r.serve_tpot_p99_ms);
+  } else if (starts_with(scenario, "MLPerf Offline")) {
+    // every sample issued at once: the engine's saturated stream under the config's caps
+    r.metric = RowMetric::kOfflineMaxThroughput;
+    r.scenario = "offline";
+    r.measured = std::stod(get("output_tok_s_per_gpu"));
+    r.workload.mode = Mode::kOffline;
+    r.plan.batch = 0;
+    mlperf_caps(r, conc);
+    r.batch_cap = r.engine.max_num_seqs * r.plan.deg.attn_dp;
   } else if (contains(scenario, "offline max throughput")) {
     r.metric = RowMetric::kOfflineMaxThroughput;
     r.scenario = "offline";
@@ -277,9 +405,13 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   const Degrees& d = r.plan.deg;
   std::string par = d.attn_dp > 1 ? fmt::format("DP{}", d.attn_dp) : fmt::format("TP{}", d.tp);
   if (d.ep > 1) par += fmt::format("EP{}", d.ep);
-  r.label = fmt::format("{} {} {} {}/{} {}{}", short_model, r.gpu, par, get("isl"), get("osl"), r.scenario,
+  const bool variable = contains(get("isl"), "mean ~");  // MLPerf: the dataset's means, marked ~
+  r.label = fmt::format("{} {} {} {}{}/{} {}{}", short_model, r.gpu, par, variable ? "~" : "", r.workload.isl, r.workload.osl, r.scenario,
                         r.plan.batch > 0 ? fmt::format(" b{}", r.plan.batch) : "");
-  if (r.scenario == "serve") r.label += fmt::format(" c{}", r.workload.serve.arrivals.concurrency);
+  if (r.scenario == "serve") {
+    const Arrivals& a = r.workload.serve.arrivals;
+    r.label += a.kind == Arrivals::Kind::kPoisson ? fmt::format(" {:g}/s", a.rate) : fmt::format(" c{}", a.concurrency);
+  }
   return r;
 }
 }  // namespace
@@ -322,7 +454,11 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
         const std::string base = r->label;
         for (const auto& [metric, value, name] : {std::tuple{RowMetric::kServeOutput, r->measured, "tput"},
                                                   std::tuple{RowMetric::kServeTtft, r->serve_ttft_ms, "ttft"},
-                                                  std::tuple{RowMetric::kServeTpot, r->serve_tpot_ms, "tpot"}}) {
+                                                  std::tuple{RowMetric::kServeTpot, r->serve_tpot_ms, "tpot"},
+                                                  std::tuple{RowMetric::kServeTtftP50, r->serve_ttft_p50_ms, "ttft-p50"},
+                                                  std::tuple{RowMetric::kServeTtftP99, r->serve_ttft_p99_ms, "ttft-p99"},
+                                                  std::tuple{RowMetric::kServeTpotP50, r->serve_tpot_p50_ms, "tpot-p50"},
+                                                  std::tuple{RowMetric::kServeTpotP99, r->serve_tpot_p99_ms, "tpot-p99"}}) {
           if (!(value > 0)) continue;
           PublicRow m = *r;
           m.metric = metric;
@@ -342,10 +478,18 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
 
 double predict(const PublicRow& r, const CostParams& p) {
   const SimContext ctx = make_context(r.model, r.cluster, r.workload, p, r.engine);
-  if (r.metric == RowMetric::kServeOutput || r.metric == RowMetric::kServeTtft || r.metric == RowMetric::kServeTpot) {
+  if (is_serve_metric(r.metric)) {
     const ServeResult s = simulate_serving(ctx, r.plan);
     if (s.requests == 0) return 0.0;
-    return r.metric == RowMetric::kServeOutput ? s.output_tok_s_per_gpu : r.metric == RowMetric::kServeTtft ? s.ttft_ms.mean : s.tpot_ms.mean;
+    switch (r.metric) {
+      case RowMetric::kServeOutput: return s.output_tok_s_per_gpu;
+      case RowMetric::kServeTtft: return s.ttft_ms.mean;
+      case RowMetric::kServeTtftP50: return s.ttft_ms.p50;
+      case RowMetric::kServeTtftP99: return s.ttft_ms.p99;
+      case RowMetric::kServeTpotP50: return s.tpot_ms.p50;
+      case RowMetric::kServeTpotP99: return s.tpot_ms.p99;
+      default: return s.tpot_ms.mean;
+    }
   }
   if (r.metric == RowMetric::kStaticBatchThroughput) return evaluate_static_batch(ctx, r.plan).output_tok_s_per_gpu;
   Metrics m = evaluate(ctx, r.plan, nullptr, false);
@@ -357,6 +501,11 @@ double predict(const PublicRow& r, const CostParams& p) {
   if (r.metric == RowMetric::kTtft) return m.ttft_s * 1e3;
   if (r.metric == RowMetric::kPrefillThroughput) return m.feasible() ? m.input_tok_s_per_gpu : 0.0;
   return m.feasible() ? m.output_tok_s_per_gpu : 0.0;
+}
+
+bool is_serve_metric(RowMetric m) {
+  return m == RowMetric::kServeOutput || m == RowMetric::kServeTtft || m == RowMetric::kServeTpot || m == RowMetric::kServeTtftP50 ||
+         m == RowMetric::kServeTtftP99 || m == RowMetric::kServeTpotP50 || m == RowMetric::kServeTpotP99;
 }
 
 double quantile(std::vector<double> e, double q) {

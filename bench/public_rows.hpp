@@ -14,11 +14,12 @@ enum class RowMetric {
   kTtft,                   // first-token latency of one prompt, ms
   kDecodeThroughput,       // output tok/s per GPU of a decode-only (disaggregated) instance
   kPrefillThroughput,      // input tok/s per GPU of a prefill-only (disaggregated) instance
-  // closed-loop serving rows, through the serving simulation (serve/): each published
+  // serving rows (closed loop, or MLPerf's Poisson Server), through the serving simulation (serve/): each published
   // metric is a row of its own; validation only, never fitted (bench/calibrate skips them)
   kServeOutput,            // output tok/s per GPU
   kServeTtft,              // mean TTFT, ms
   kServeTpot,              // mean TPOT, ms
+  kServeTtftP50, kServeTtftP99, kServeTpotP50, kServeTpotP99,  // percentiles where published (MLPerf), ms
 };
 
 struct PublicRow {
@@ -37,6 +38,7 @@ struct PublicRow {
   Plan plan;
   EngineTraits engine;  // from the engine and its version
   double serve_ttft_ms = 0, serve_tpot_ms = 0;  // a serving row's published means (0: not published)
+  double serve_ttft_p50_ms = 0, serve_ttft_p99_ms = 0, serve_tpot_p50_ms = 0, serve_tpot_p99_ms = 0;  // MLPerf's percentiles
 };
 
 // Reads and converts every row; a row the simulator cannot express is an error.
@@ -46,6 +48,8 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, s
 // The prediction for a row under the given parameters (same unit as measured).
 double predict(const PublicRow& r, const CostParams& p);
 double abs_pct_error(double predicted, double measured);
+// The metrics that run the request-level serving simulation.
+bool is_serve_metric(RowMetric m);
 // The q-quantile of the errors, interpolated between ranks (0 when empty): 0.5 the median.
 double quantile(std::vector<double> e, double q);
 std::string default_csv_path();

@@ -101,6 +101,8 @@ std::string published_checkpoint(const std::string& preset, DType dt) {
       {"llama-3.1-8b", DType::kFp8, "nvidia/Llama-3.1-8B-Instruct-FP8"},
       {"qwen3-235b-a22b", DType::kFp8, "Qwen/Qwen3-235B-A22B-FP8"},
       {"qwen3-30b-a3b", DType::kFp8, "Qwen/Qwen3-30B-A3B-FP8"},
+      {"qwen3-32b", DType::kFp8, "Qwen/Qwen3-32B-FP8"},
+      {"qwen3-8b", DType::kFp8, "Qwen/Qwen3-8B-FP8"},
       {"deepseek-v3", DType::kFp4, "nvidia/DeepSeek-V3-0324-FP4"},
   };
   for (const auto& k : known) {
@@ -172,6 +174,8 @@ std::string hf_repo_for(const std::string& preset) {
       {"mixtral-8x22b", "mistralai/Mixtral-8x22B-Instruct-v0.1"},
       {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
       {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
+      {"qwen3-32b", "Qwen/Qwen3-32B"},
+      {"qwen3-8b", "Qwen/Qwen3-8B"},
       {"gpt-oss-120b", "openai/gpt-oss-120b"},
   };
   for (const auto& [name, repo] : repos) {

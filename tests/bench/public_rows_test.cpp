@@ -21,10 +21,11 @@ TEST(PublicRows, EveryRowMapsOrSaysWhyNot) {
   ASSERT_TRUE(rows.ok()) << rows.error().message();
   std::size_t serve = 0, other = 0;
   for (const PublicRow& r : *rows) (r.scenario == "serve" ? serve : other) += 1;
-  // 40 closed-form rows; the 10 closed-loop rows give 18 checks (output tok/s for all ten,
-  // mean TTFT and TPOT for the four that publish them)
-  EXPECT_EQ(other, 40u);
-  EXPECT_EQ(serve, 18u);
+  // 40 closed-form rows and MLPerf's 7 Offline rows; the 10 closed-loop rows give 18 checks
+  // (output tok/s for all ten, mean TTFT and TPOT for the four that publish them) and MLPerf's
+  // 17 Server/Interactive rows 7 each (tok/s; TTFT and TPOT mean, p50, p99): 18 + 119 = 137
+  EXPECT_EQ(other, 47u);
+  EXPECT_EQ(serve, 137u);
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_NE(skipped[0].find("row 113"), std::string::npos);
   EXPECT_NE(skipped[0].find("offloaded"), std::string::npos);
@@ -57,6 +58,53 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->engine.max_num_seqs, 512);
   EXPECT_EQ(r->workload.serve.requests, 80);
   EXPECT_DOUBLE_EQ(r->measured, 12.8);
+  // 311: MLPerf Server on GB200 NVL72, nine TP8/EP8 attention-DP instances on 72 GPUs: the
+  // world of one instance is 8 (tp 8, ep 8, dp 8), so attention TP 1, 9 replicas; Poisson at
+  // the scheduled 45.06 samples/s; gpu_batch_size 512 per rank, max_num_tokens 3456; ten
+  // minutes of arrivals (45.06 x 600 = 27,036 requests); TTFT p99 and TPOT p50 from the notes
+  r = find(*rows, 311, RowMetric::kServeTtftP99);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->plan.deg.tp, 1);
+  EXPECT_EQ(r->plan.deg.attn_dp, 8);
+  EXPECT_EQ(r->plan.deg.ep, 8);
+  EXPECT_EQ(r->plan.deg.replicas, 9);
+  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kPoisson);
+  EXPECT_DOUBLE_EQ(r->workload.serve.arrivals.rate, 45.06);
+  EXPECT_EQ(r->workload.serve.requests, 27036);
+  EXPECT_EQ(r->engine.max_num_seqs, 512);
+  EXPECT_EQ(r->engine.max_num_tokens, 3456);
+  EXPECT_DOUBLE_EQ(r->measured, 1245.96);  // "TTFT mean/p50/p99 = 658.7/641.44/1245.96 ms"
+  EXPECT_DOUBLE_EQ(find(*rows, 311, RowMetric::kServeTpotP50)->measured, 61.29);
+  // DeepSeek-R1's inputs are left-skewed (mean 803.79 below the median 901.5): fixed at the
+  // mean; its reference outputs right-skewed (4043.45 over 2194): a lognormal of sigma
+  // sqrt(2 ln(4043.45 / 2194)) = sqrt(2 x 0.61139) = 1.10579 at the row's own mean 3744
+  EXPECT_FALSE(r->workload.serve.input.has_value());
+  ASSERT_TRUE(r->workload.serve.output.has_value());
+  EXPECT_NEAR(r->workload.serve.output->sigma, 1.10579, 1e-4);
+  EXPECT_DOUBLE_EQ(r->workload.serve.output->mean, 3744);
+  // 301: OpenOrca inputs, sigma = sqrt(2 ln(222.33 / 152)) = sqrt(2 x 0.38029) = 0.87212,
+  // clamped to the set's 48-1021 tokens
+  r = find(*rows, 301, RowMetric::kServeOutput);
+  ASSERT_NE(r, nullptr);
+  ASSERT_TRUE(r->workload.serve.input.has_value());
+  EXPECT_NEAR(r->workload.serve.input->sigma, 0.87212, 1e-4);
+  EXPECT_EQ(r->workload.serve.input->min, 48);
+  EXPECT_EQ(r->workload.serve.input->max, 1021);
+  EXPECT_EQ(r->workload.isl, 222);
+  // 303: Offline, "max_num_tokens build 5120 / runtime 1536": the runtime budget; batch cap 128
+  r = find(*rows, 303, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.max_num_tokens, 1536);
+  EXPECT_EQ(r->batch_cap, 128);
+  EXPECT_EQ(r->plan.deg.tp, 2);
+  EXPECT_EQ(r->plan.deg.pp, 2);
+  EXPECT_EQ(r->plan.deg.replicas, 2);
+  // 316: vLLM on MI300X, max_num_seqs 1792 and max_num_batched_tokens 40960
+  r = find(*rows, 316, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->gpu, "mi300x");
+  EXPECT_EQ(r->engine.max_num_seqs, 1792);
+  EXPECT_EQ(r->engine.max_num_tokens, 40960);
   // 103: TensorRT-LLM min-latency with three MTP layers at the workload's acceptance 0.85
   r = find(*rows, 103, RowMetric::kStaticBatchThroughput);
   ASSERT_NE(r, nullptr);

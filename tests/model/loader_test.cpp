@@ -27,7 +27,7 @@ TEST(ModelLoader, PresetsAreTheSharedConfigs) {
     EXPECT_EQ(a, b) << e.path();
     ++compared;
   }
-  EXPECT_EQ(compared, 10);
+  EXPECT_EQ(compared, 12);
 }
 
 TEST(ModelLoader, UnknownPresetListsPresets) {

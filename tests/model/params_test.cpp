@@ -87,6 +87,7 @@ TEST(Params, EveryPresetMatchesPublishedTotals) {
       {"llama-2-70b", 69.0e9, 0},        {"mixtral-8x7b", 46.7e9, 12.9e9},   {"mixtral-8x22b", 141e9, 39e9},
       {"deepseek-v3", 671e9, 37e9},      {"qwen3-235b-a22b", 235e9, 22e9},   {"qwen3-30b-a3b", 30.5e9, 3.3e9},
       {"gpt-oss-120b", 116.8e9, 0},      {"gpt-moe-1.2t", 1.2e12, 0},        {"gpt-moe-1.6t", 1.6e12, 0},
+      {"qwen3-8b", 8.2e9, 0},            {"qwen3-32b", 32.8e9, 0},  // Qwen's model cards: 8.2B, 32.8B
   };
   for (const auto& r : rows) {
     const ParamCounts p = count_params(preset(r.name));
@@ -99,7 +100,7 @@ TEST(Params, EveryPresetMatchesPublishedTotals) {
 }
 
 TEST(Params, EveryPresetLoads) {
-  EXPECT_EQ(model_preset_names().size(), 12u);
+  EXPECT_EQ(model_preset_names().size(), 14u);
   for (const auto& n : model_preset_names()) {
     auto m = load_model(n);
     ASSERT_TRUE(m.ok()) << n << ": " << m.error().message();
