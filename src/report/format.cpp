@@ -55,4 +55,19 @@ std::string si_time(Seconds s) {
   if (v < 1.0) return fmt::format("{:.2f} ms", v * 1e3);
   return fmt::format("{:.2f} s", v);
 }
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+                                          std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 }  // namespace shardwise

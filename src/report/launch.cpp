@@ -1,5 +1,7 @@
 #include "report/launch.hpp"
 
+#include "report/format.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -70,13 +72,23 @@ std::string model_path(const PlanFile& file, const LaunchOptions& o, std::vector
 }
 
 // One command as a shell line continued with backslashes, one flag a line.
+// One shell command, a word per part, each quoted for the shell (report/format.hpp): a
+// model path or address with spaces, quotes or ';' stays one word, never a second command.
 std::string command(const std::vector<std::string>& parts) {
   std::string s;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) s += parts[i].starts_with("-") && parts[i] != "-m" ? " \\\n    " : " ";
-    s += parts[i];
+    s += shell_quote(parts[i]);
   }
   return s + "\n";
+}
+
+// The command's words after its environment assignment, when there is one ("VAR=value").
+std::vector<std::string> with_env(const std::string& env, std::initializer_list<std::string> words) {
+  std::vector<std::string> c;
+  if (!env.empty()) c.push_back(env);
+  c.insert(c.end(), words.begin(), words.end());
+  return c;
 }
 
 // SGLang's --mem-fraction-static covers the weights and the KV pool only: the activations of
@@ -395,7 +407,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       for (std::int64_t i = 0; i < l.per_node; ++i) {
         const std::int64_t dev0 = (o.first_gpu + i * l.instance_gpus) % l.gpus_per_node;
         const bool pinned = l.per_node > 1 || o.first_gpu % l.gpus_per_node != 0;
-        const std::string env = pinned ? "CUDA_VISIBLE_DEVICES=" + visible_devices(dev0, l.instance_gpus) + " " : "";
+        const std::string env = pinned ? "CUDA_VISIBLE_DEVICES=" + visible_devices(dev0, l.instance_gpus) : "";
         body(std::int64_t{0}, env, i);
       }
     }
@@ -425,11 +437,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
         notes.push_back(fmt::format("two-batch overlap: --enable-dbo needs DeepEP: export VLLM_ALL2ALL_BACKEND={} before vllm serve",
                                     w.mode == Mode::kPrefill ? "deepep_high_throughput" : "deepep_low_latency"));
       }
-      if (!o.role.empty()) common.insert(common.end(), {"--kv-transfer-config", R"('{"kv_connector":"NixlConnector","kv_role":"kv_both"}')"});
+      if (!o.role.empty()) common.insert(common.end(), {"--kv-transfer-config", R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})"});
       const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
-        std::vector<std::string> c{env + "vllm", "serve", model};
+        std::vector<std::string> c = with_env(env, {"vllm", "serve", model});
         c.insert(c.end(), common.begin(), common.end());
         c.insert(c.end(), {"--port", std::to_string(port + inst)});
         // one vllm serve per node when whole DP ranks fill whole nodes; else one Ray cluster
@@ -448,7 +460,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
             c.insert(c.end(), {"--distributed-executor-backend", "ray"});
             s += "# once every node has joined the Ray cluster:\n" + command(c);
           } else {
-            s += fmt::format("ray start --address={}:6379 --block\n", head);
+            s += fmt::format("ray start --address={} --block\n", shell_quote(head + ":6379"));
           }
         } else {
           s += command(c);
@@ -477,7 +489,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (!o.role.empty()) common.insert(common.end(), {"--disaggregation-mode", o.role, "--disaggregation-transfer-backend", "mooncake"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
-        std::vector<std::string> c{env + "python3", "-m", "sglang.launch_server", "--model-path", model};
+        std::vector<std::string> c = with_env(env, {"python3", "-m", "sglang.launch_server", "--model-path", model});
         c.insert(c.end(), common.begin(), common.end());
         if (l.nodes > 1) {
           c.insert(c.end(), {"--nnodes", std::to_string(l.nodes), "--node-rank", std::to_string(k), "--dist-init-addr", head + ":50000"});
@@ -506,7 +518,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                    "--extra_llm_api_options", "config.yml"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
-        std::vector<std::string> c{env + "trtllm-serve", model};
+        std::vector<std::string> c = with_env(env, {"trtllm-serve", model});
         c.insert(c.end(), common.begin(), common.end());
         c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(port + inst)});
         if (l.nodes > 1) {

@@ -2,6 +2,7 @@
 // runs otherwise, and the flags printed (only names checked against each
 // engine's documentation, docs/launch.md).
 #include "report/launch.hpp"
+#include "report/format.hpp"
 
 #include "search/search.hpp"
 
@@ -166,7 +167,7 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
   const std::string v = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
   for (const char* want : {"vllm serve deepseek-ai/DeepSeek-V3", "--data-parallel-size 64", "--enable-expert-parallel",
                            "--max-model-len 16385", "--kv-cache-dtype fp8", "--data-parallel-size-local 8", "--data-parallel-start-rank 56",
-                           "--headless", "## node 7 (node rank 7)", "--data-parallel-address <HEAD_NODE_IP>"}) {
+                           "--headless", "## node 7 (node rank 7)", "--data-parallel-address '<HEAD_NODE_IP>'"}) {
     EXPECT_NE(v.find(want), std::string::npos) << want;
   }
   EXPECT_NE(v.find("--max-num-seqs " + per_rank + " "), std::string::npos) << per_rank;
@@ -177,7 +178,7 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
   o.engine = ServeEngine::kSglang;
   const std::string s = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
   for (const char* want : {"python3 -m sglang.launch_server", "--tp-size 64", "--enable-dp-attention", "--ep-size 64", "--nnodes 8",
-                           "--node-rank 7", "--dist-init-addr <HEAD_NODE_IP>:50000", "--kv-cache-dtype fp8_e4m3", "--moe-dense-tp-size 1",
+                           "--node-rank 7", "--dist-init-addr '<HEAD_NODE_IP>:50000'", "--kv-cache-dtype fp8_e4m3", "--moe-dense-tp-size 1",
                            "--enable-dp-lm-head", "sglang runs this plan as it is"}) {
     EXPECT_NE(s.find(want), std::string::npos) << want;
   }
@@ -304,5 +305,20 @@ TEST(Launch, EngineAwareSearchOnlyPicksWhatTheEngineRuns) {
   }
 }
 
+}  // namespace
+}  // namespace shardwise
+
+namespace shardwise {
+namespace {
+// shell_quote: plain words as they are, anything else in single quotes with ' as '\''
+TEST(ShellQuote, ByHand) {
+  EXPECT_EQ(shell_quote("/models/ds-v3_fp8"), "/models/ds-v3_fp8");
+  EXPECT_EQ(shell_quote("CUDA_VISIBLE_DEVICES=0,1"), "CUDA_VISIBLE_DEVICES=0,1");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("x; touch PWNED"), "'x; touch PWNED'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote("$(id)"), "'$(id)'");
+  EXPECT_EQ(shell_quote("<HEAD_NODE_IP>:50000"), "'<HEAD_NODE_IP>:50000'");
+}
 }  // namespace
 }  // namespace shardwise
