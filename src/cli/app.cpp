@@ -37,6 +37,7 @@
 #include "search/search.hpp"
 #include "search/rl/agent.hpp"
 #include "plan/plan_json.hpp"
+#include "core/files.hpp"
 #include "workload/workload.hpp"
 
 namespace shardwise {
@@ -460,19 +461,14 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   const bool found = r.best >= 0 && r.deployment_rate > 0;
   file = serve_plan_file(file, r, so.requests);
   if (!a.report.empty()) {  // written even when nothing was found: it says so
-    std::ofstream report_file(a.report);
-    report_file << serve_plan_html(ctx, file, r, a.target_rate);
-    report_file.close();
-    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
+    if (auto e = write_file_whole(a.report, serve_plan_html(ctx, file, r, a.target_rate), "--report")) return fail(*e);
   }
   if (!a.out.empty()) {
     if (!found) {
       print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
       return fail(Error{"--out", "", "a plan that meets the SLOs to write to '" + a.out + "'", "none (why is printed above)"});
     }
-    std::ofstream f(a.out);
-    f << plan_to_json(file) << "\n";
-    if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
+    if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
   }
   print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
   return 0;
@@ -536,6 +532,9 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   }
   opt.record_points = !a.report.empty();
   // checked before the search: a bad path fails at once, and no empty file is left
+  if (auto e = distinct_outputs({{"--out", a.out}, {"--report", a.report}, {"--save-policy", a.save_policy}, {"--load-policy", a.load_policy}})) {
+    return fail(*e);
+  }
   if (!a.report.empty() && !writable_path(a.report)) return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});
   if (!a.out.empty() && !writable_path(a.out)) return fail(Error{"--out", "", "a writable file path", "'" + a.out + "'"});
   if (!a.save_policy.empty() && !writable_path(a.save_policy)) {
@@ -568,9 +567,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
                    a.load_policy.c_str(), st.warm_matched, st.warm_values);
     }
     if (!a.save_policy.empty() && trained) {
-      std::ofstream f(a.save_policy);
-      f << trained->save();
-      if (!f) return fail(Error{a.save_policy, "", "a writable file", "a write error"});
+      if (auto e = write_file_whole(a.save_policy, trained->save(), "--save-policy")) return fail(*e);
     }
   } else if (serve_kind) {
     // --engine: only the plans that engine runs as planned, all of them (cost/engine_limits.hpp)
@@ -620,10 +617,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     }
   }
   if (!a.report.empty()) {  // written even when no plan was found: it says so
-    std::ofstream report_file(a.report);
-    report_file << plan_html(ctx, file, o);
-    report_file.close();
-    if (!report_file) return fail(Error{a.report, "", "a writable file", "a write error"});
+    if (auto e = write_file_whole(a.report, plan_html(ctx, file, o), "--report")) return fail(*e);
   }
   if (!a.out.empty()) {
     if (!o.search.found) {
@@ -632,9 +626,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
       return fail(Error{"--out", "", "a feasible plan to write to '" + a.out + "'",
                         "no feasible plan for these inputs (the closest and the limit it broke are printed above)"});
     }
-    std::ofstream f(a.out);
-    f << plan_to_json(file) << "\n";
-    if (!f) return fail(Error{a.out, "", "a writable file", "a write error"});
+    if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
   }
   print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
   return 0;
@@ -660,6 +652,7 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   const auto seed = parse_seed(a.seed);
   if (!seed) return fail(Error{"--seed", "", "an integer from 0 to 18446744073709551615", "'" + a.seed + "'"});
   if (!cli.allow_writes && (!a.csv.empty() || !a.svg.empty())) return fail(Error{"--csv/--svg", "", "no file written (this caller forbids writes)", "a path"});
+  if (auto e = distinct_outputs({{"--csv", a.csv}, {"--svg", a.svg}, {"--prices", a.prices}})) return fail(*e);
   if (!a.csv.empty() && !writable_path(a.csv)) return fail(Error{"--csv", "", "a writable file path", "'" + a.csv + "'"});
   if (!a.svg.empty() && !writable_path(a.svg)) return fail(Error{"--svg", "", "a writable file path", "'" + a.svg + "'"});
   auto model = load_model(a.model);
@@ -702,25 +695,27 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
       mine.push_back(std::to_string(i) + " " + sweep_point_to_json((*pts)[i]));
     }
     const auto all = gather_lines(group, mine);
-    if (group.rank != 0) return 0;
+    // the other processes exit with rank 0's status: a failed write fails the whole job
+    if (group.rank != 0) return share_status(group, 0);
     for (const auto& line : all) {
       const auto sp = line.find(' ');
       (*pts)[static_cast<std::size_t>(std::stoull(line.substr(0, sp)))] = sweep_point_from_json(line.substr(sp + 1));
     }
     mark_fewest(*pts);
   }
-  if (!a.csv.empty()) {
-    std::ofstream f(a.csv);
-    f << sweep_csv(*pts);
-    if (!f) return fail(Error{a.csv, "", "a writable file", "a write error"});
-  }
-  if (!a.svg.empty()) {
-    std::ofstream f(a.svg);
-    f << sweep_svg(fmt::format("{} at {}: USD per million output tokens", model->name, wo->name), *pts);
-    if (!f) return fail(Error{a.svg, "", "a writable file", "a write error"});
-  }
-  print(a.json ? sweep_json(model->name, wo->name, *pts) : sweep_text(model->name, wo->name, *pts));
-  return 0;
+  const int status = [&] {
+    if (!a.csv.empty()) {
+      if (auto e = write_file_whole(a.csv, sweep_csv(*pts), "--csv")) return fail(*e);
+    }
+    if (!a.svg.empty()) {
+      const std::string svg = sweep_svg(fmt::format("{} at {}: USD per million output tokens", model->name, wo->name), *pts);
+      if (auto e = write_file_whole(a.svg, svg, "--svg")) return fail(*e);
+    }
+    print(a.json ? sweep_json(model->name, wo->name, *pts) : sweep_text(model->name, wo->name, *pts));
+    if (auto e = flush_stdout()) return fail(*e);
+    return 0;
+  }();
+  return share_status(group, status);
 }
 
 struct LaunchArgs {
@@ -732,6 +727,13 @@ int run_launch(const LaunchArgs& a) {
   const auto engine = parse_serve_engine(a.engine);
   if (!engine) return fail(Error{"--engine", "", "one of vllm, sglang, trtllm", "'" + a.engine + "'"});
   if (a.port < 0 || a.port > 65535) return fail(Error{"--port", "", "a TCP port (1-65535, 0: the engine's default)", std::to_string(a.port)});
+  // printed into shell commands and comments: quoted there (report/launch.cpp), and a control
+  // character, which no command line a user reads can carry, is refused
+  for (const auto& [flag, value] : {std::pair{"--model-path", &a.model_path}, {"--head-address", &a.head_address}}) {
+    if (std::any_of(value->begin(), value->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      return fail(Error{flag, "", "a value without control characters (newline, tab, escape)", "'" + *value + "'"});
+    }
+  }
   auto f = load_plan_file(a.plan_file);
   if (!f) return fail(f.error());
   if (f->model.empty() || f->cluster.empty() || f->workload.empty()) {
@@ -747,6 +749,19 @@ int run_launch(const LaunchArgs& a) {
   if (probe.batch == 0) probe.batch = probe.deg.attn_dp;
   if (auto why = validate_plan(probe, in->model, in->cluster)) {
     return fail(Error{a.plan_file, "plan", fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), *why});
+  }
+  // a local checkpoint folder must hold the plan's model (its quantisation may differ)
+  if (std::error_code ec; !a.model_path.empty() && std::filesystem::is_directory(a.model_path, ec)) {
+    auto local = load_model(a.model_path);
+    if (!local) return fail(blame(local.error(), "--model", "--model-path", ""));
+    ModelSpec mine = *local;
+    mine.name = in->model.name;
+    mine.source = in->model.source;
+    mine.quant = in->model.quant;
+    if (!(mine == in->model)) {
+      return fail(Error{"--model-path", "", fmt::format("a checkpoint of the plan's model {} ({})", in->model.name, in->model.architecture),
+                        fmt::format("'{}', a {} of another shape", a.model_path, local->architecture)});
+    }
   }
   EngineTraits settings;  // a serve plan's running-sequence cap and token budget
   if (f->max_num_seqs) settings.max_num_seqs = *f->max_num_seqs;
@@ -765,6 +780,12 @@ int run_launch(const LaunchArgs& a) {
     pre_probe.batch = pre.deg.attn_dp;
     if (auto why = validate_plan(pre_probe, in->model, in->cluster)) {
       return fail(Error{a.plan_file, "disaggregated.prefill", fmt::format("a prefill pool valid on {} and {}", in->model.name, in->cluster.name), *why});
+    }
+    // both pools on the cluster's GPUs: no command for a GPU that does not exist
+    const std::int64_t pool_gpus = pre.deg.total_gpus() + f->plan.deg.total_gpus();
+    if (pool_gpus > in->cluster.num_gpus) {
+      return fail(Error{a.plan_file, "disaggregated", fmt::format("pools that fit the cluster's {} GPUs", in->cluster.num_gpus),
+                        fmt::format("{} prefill + {} decode = {} GPUs", pre.deg.total_gpus(), f->plan.deg.total_gpus(), pool_gpus)});
     }
     const SearchSpace pspace = make_space(in->model, in->cluster, in->workload, pre.redundant_experts);
     const EngineFit pfit = fit_engine(*engine, ctx, pspace, pre);
@@ -1026,7 +1047,10 @@ int run_cli(int argc, const char* const* argv, const CliOptions& options) {
   // bad input is answered with exit 2 where it is found; anything thrown is a bug or the
   // machine refusing (no memory, no thread): exit 1 with a message, never a signal
   try {
-    return run_cli_unguarded(argc, argv, options);
+    const int status = run_cli_unguarded(argc, argv, options);
+    // what was printed must have arrived: a full disk or a closed pipe is exit 2, never 0
+    if (auto e = flush_stdout()) return status != 0 ? status : fail(*e);
+    return status;
   } catch (const InternalError& e) {
     std::fprintf(stderr, "shardwise: internal error: %s\n", e.what());
   } catch (const std::bad_alloc&) {

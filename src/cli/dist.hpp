@@ -16,6 +16,9 @@ struct ProcessGroup {
 ProcessGroup join_process_group();
 // Every process's lines on rank 0, in rank order (empty elsewhere).
 std::vector<std::string> gather_lines(const ProcessGroup& g, const std::vector<std::string>& mine);
+// Rank 0's exit status on every process (rank 0 passes its own; the others' argument is
+// ignored): one process's failed write fails the whole job.
+int share_status(const ProcessGroup& g, int rank0_status);
 void leave_process_group(const ProcessGroup& g);
 
 }  // namespace shardwise

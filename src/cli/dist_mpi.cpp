@@ -50,6 +50,13 @@ std::vector<std::string> gather_lines(const ProcessGroup& g, const std::vector<s
   return out;
 }
 
+int share_status(const ProcessGroup& g, int rank0_status) {
+  if (!g.mpi || g.size == 1) return rank0_status;
+  int status = rank0_status;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return status;
+}
+
 void leave_process_group(const ProcessGroup& g) {
   if (g.mpi) MPI_Finalize();
 }

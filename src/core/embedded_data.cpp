@@ -18,7 +18,8 @@ Expected<InputText> preset_or_file(std::span<const EmbeddedFile> presets, const 
     if (name_or_path == e.name) return InputText{e.name, e.path, e.text};
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+  // a path that exists but is no regular file (a FIFO, a device) is read_text_file's to refuse, with the reason
+  if (!std::filesystem::exists(name_or_path, ec) || std::filesystem::is_directory(name_or_path, ec)) {
     return Error{flag, "", "a preset name (" + preset_names(presets) + ") or the path of " + what, "'" + name_or_path + "'"};
   }
   auto text = read_text_file(name_or_path);

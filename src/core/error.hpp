@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -18,6 +19,10 @@ struct Error {
   // "<file>: field '<field>': expected <expected>, found <found>"
   [[nodiscard]] std::string message() const;
 };
+
+// The text with control bytes escaped (\n, \t, \r, \xNN): input as typed, safe to print
+// to a terminal (no ANSI escapes, no line breaks that forge output).
+std::string printable(std::string_view s);
 
 template <class T>
 class [[nodiscard]] Expected {

@@ -170,7 +170,31 @@ bool has_second_document(std::string_view text) {
 
 }  // namespace
 
+bool json_nesting_within_limit(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
 Expected<json> parse_json_text(std::string_view text, const std::string& file) {
+  // bounded before parsing: a deep document must not be built (memory) nor recursed into
+  if (!json_nesting_within_limit(text)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
   try {
     json j = json::parse(text.begin(), text.end());
     if (!json_depth_ok(j, 0)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
@@ -213,7 +237,17 @@ Expected<json> parse_yaml_text(std::string_view text, const std::string& file) {
 
 Expected<std::string> read_text_file(const std::string& path) {
   std::error_code ec;  // the non-throwing overloads: a name too long or a loop is an answer, not an exception
-  if (std::filesystem::is_directory(path, ec)) return Error{path, "", "a file", "a directory"};
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) return Error{path, "", "a file", "a directory"};
+  // a FIFO, socket or device would block the read or never end: refused before opening
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    const char* kind = std::filesystem::is_fifo(st)                ? "a FIFO (named pipe): it can block forever"
+                       : std::filesystem::is_socket(st)            ? "a socket"
+                       : std::filesystem::is_character_file(st)    ? "a character device"
+                       : std::filesystem::is_block_file(st)        ? "a block device"
+                                                                   : "not a regular file";
+    return Error{path, "", "a regular file", kind};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path, "", "a readable file", "no such file or no permission"};
   // read in chunks up to a bound: a device such as /dev/zero or a stray multi-gigabyte

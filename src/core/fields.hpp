@@ -22,6 +22,9 @@ Expected<nlohmann::json> parse_json_text(std::string_view text, const std::strin
 // Parses one YAML document into a JSON value: plain scalars become integers,
 // floats, booleans or null where they read as such; quoted scalars stay strings.
 Expected<nlohmann::json> parse_yaml_text(std::string_view text, const std::string& file);
+// Whether JSON text nests at most 64 arrays/objects deep (strings skipped): checked before a
+// parse, so that a deep document is neither built nor recursed into.
+bool json_nesting_within_limit(std::string_view text);
 // Reads a whole file; an unreadable file, a directory or a file over kMaxInputFileBytes
 // is an Error naming it.
 constexpr std::size_t kMaxInputFileBytes = std::size_t{64} << 20;

@@ -185,7 +185,7 @@ Expected<ClusterSpec> parse_cluster_yaml(std::string_view text, const std::strin
 
 Expected<ClusterSpec> load_cluster(const std::string& name_or_path) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (std::filesystem::exists(name_or_path, ec) && !std::filesystem::is_directory(name_or_path, ec)) {
     auto text = read_text_file(name_or_path);
     if (!text) return text.error();
     return parse_cluster_yaml(*text, name_or_path);

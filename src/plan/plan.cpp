@@ -160,7 +160,7 @@ Expected<Sharding> load_sharding(const std::string& name_or_path) {
   if (name_or_path == "allgather") return paper_allgather_sharding();
   if (name_or_path == "dp-mlp") return dp_mlp_sharding();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+  if (!std::filesystem::exists(name_or_path, ec) || std::filesystem::is_directory(name_or_path, ec)) {
     return Error{"--sharding", "", "megatron, allgather, dp-mlp, or the path of a sharding YAML/JSON file", "'" + name_or_path + "'"};
   }
   auto text = read_text_file(name_or_path);

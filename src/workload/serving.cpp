@@ -1,6 +1,7 @@
 #include "workload/serving.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -192,32 +193,41 @@ void read_serve_spec(const FieldReader& r, ServeSpec& s, std::int64_t max_tokens
 }  // namespace detail
 
 namespace {
-// Splits one CSV line on commas (no quoting: a trace holds numbers).
+// Splits one CSV line on commas (a trace holds numbers and three names): each cell trimmed of
+// surrounding blanks and one pair of double quotes; what is inside stays as typed.
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r' && c != ' ' && c != '"') {
-      cur += c;
-    }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    std::string cell = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t b = cell.find_first_not_of(" \t\r"), e = cell.find_last_not_of(" \t\r");
+    cell = b == std::string::npos ? std::string() : cell.substr(b, e - b + 1);
+    if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') cell = cell.substr(1, cell.size() - 2);
+    out.push_back(std::move(cell));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
-  out.push_back(cur);
   return out;
 }
 
+// A decimal number as written: digits, one point, an exponent; no hex ("0x10"), no blanks
+// inside ("5 12"), no sign, no inf or nan.
 bool parse_number(const std::string& s, double& v) {
   if (s.empty()) return false;
-  std::size_t used = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (...) {
-    return false;
+  for (const char c : s) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return false;
   }
-  return used == s.size() && std::isfinite(v);
+  if (!std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '.') return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, std::chars_format::general);
+  return ec == std::errc() && end == s.data() + s.size() && std::isfinite(v);
 }
+
+// The JSONL line's keys at the top level, to refuse duplicates (the parser keeps the last).
+struct TopKeys {
+  std::vector<std::string> seen;
+  std::string duplicate;
+};
 }  // namespace
 
 Expected<std::vector<TraceRequest>> load_trace(const std::string& path) {
@@ -244,8 +254,24 @@ Expected<std::vector<TraceRequest>> load_trace(const std::string& path) {
     const std::string where = fmt::format("line {}", lineno);
     double t = 0, i = 0, o = 0;
     if (jsonl) {
-      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!json_nesting_within_limit(line)) return Error{path, where, "one JSON object per line, nested at most 64 deep", "deeper nesting"};
+      TopKeys top;
+      const nlohmann::json::parser_callback_t cb = [&top](int depth, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+        if (ev == nlohmann::json::parse_event_t::key && depth == 1) {
+          const std::string k = parsed.get<std::string>();
+          if (std::find(top.seen.begin(), top.seen.end(), k) != top.seen.end()) top.duplicate = k;
+          top.seen.push_back(k);
+        }
+        // the values of other keys are not kept: only the three numbers are read
+        return !(depth >= 2 && (ev == nlohmann::json::parse_event_t::value || ev == nlohmann::json::parse_event_t::object_end ||
+                                ev == nlohmann::json::parse_event_t::array_end));
+      };
+      nlohmann::json j = nlohmann::json::parse(line, cb, false);
       if (j.is_discarded() || !j.is_object()) return Error{path, where, "one JSON object per line", line.substr(0, 60)};
+      if (!top.duplicate.empty()) return Error{path, where + " " + top.duplicate, "each key once", "it twice"};
+      if (j.contains("arrival_s") && j.contains("timestamp")) {
+        return Error{path, where, "one of arrival_s and timestamp", "both"};
+      }
       const auto num = [&](std::initializer_list<const char*> keys, double& v) {
         for (const char* k : keys) {
           if (j.contains(k) && j[k].is_number()) {
@@ -262,9 +288,16 @@ Expected<std::vector<TraceRequest>> load_trace(const std::string& path) {
       const auto cells = split_csv(line);
       if (col_t < 0) {  // the header
         for (std::size_t c = 0; c < cells.size(); ++c) {
-          if (cells[c] == "arrival_s" || cells[c] == "timestamp") col_t = static_cast<int>(c);
-          if (cells[c] == "input_tokens") col_i = static_cast<int>(c);
-          if (cells[c] == "output_tokens") col_o = static_cast<int>(c);
+          int* col = cells[c] == "arrival_s" || cells[c] == "timestamp" ? &col_t
+                     : cells[c] == "input_tokens"                       ? &col_i
+                     : cells[c] == "output_tokens"                      ? &col_o
+                                                                        : nullptr;
+          if (col == nullptr) continue;
+          if (*col >= 0) {
+            return Error{path, fmt::format("line 1 (header) column {}", c + 1), "each of arrival_s (or timestamp), input_tokens, output_tokens once",
+                         fmt::format("'{}' again", cells[c])};
+          }
+          *col = static_cast<int>(c);
         }
         if (col_t < 0 || col_i < 0 || col_o < 0) return Error{path, "line 1 (header)", want_cols, line.substr(0, 80)};
         continue;

@@ -325,6 +325,9 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
   if (o.spec_tokens && *o.spec_tokens > 0 && !o.spec_acceptance && w.spec_acceptance <= 0.0) {
     return err("spec-acceptance", "a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted)", "none");
   }
+  if (o.spec_acceptance && w.spec_tokens == 0) {  // it would be ignored: refused rather than silently dropped
+    return err("spec-acceptance", "--spec-tokens (the draft tokens per step) beside it", fmt::format("{} with no draft tokens", *o.spec_acceptance));
+  }
   if (o.spec_acceptance) {
     if (!(*o.spec_acceptance >= 0.0 && *o.spec_acceptance <= 1.0)) {
       return err("spec-acceptance", "a probability from 0 to 1", fmt::format("{}", *o.spec_acceptance));
@@ -344,8 +347,10 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     } else {
       double r = 0;
       auto [p, ec] = std::from_chars(o.rate->data(), o.rate->data() + o.rate->size(), r);
-      if (ec != std::errc() || p != o.rate->data() + o.rate->size() || !(r > 0.0) || r > 1e7) {
-        return err("rate", "a positive number of requests/s up to 1e7, or inf (all at once)", "'" + *o.rate + "'");
+      // the range the workload file's arrivals.rate takes: below one request in about 12 days
+      // the simulated window holds no load worth reporting (and 1e-300 was answered "feasible")
+      if (ec != std::errc() || p != o.rate->data() + o.rate->size() || !(r >= 1e-6) || r > 1e7) {
+        return err("rate", "a number of requests/s from 1e-6 to 1e7, or inf (all at once)", "'" + *o.rate + "'");
       }
       w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, r, 0};
     }

@@ -4,7 +4,8 @@
 # the clause EXPECTED.tsv names for it (field, expected, found). Files m* are model
 # configs (describe --model), c* clusters (describe --cluster), w* workloads (describe
 # --workload), p* plan files (simulate --plan and launch --plan), s* sharding files
-# (simulate --sharding), y* policy files (plan --load-policy), r* price tables (sweep --prices).
+# (simulate --sharding), y* policy files (plan --load-policy), r* price tables (sweep --prices),
+# t* serving traces (CSV or JSONL, named by a workload file: describe --workload).
 # usage: bad_corpus_test.sh SHARDWISE_BINARY BAD_DIR
 set -u
 bin=$1 dir=$2
@@ -50,6 +51,9 @@ for f in "$dir"/*; do
     s*) check "$f" "$w" simulate --model llama-3.1-8b --cluster h100x8 --batch 8 --sharding "$f" ;;
     r*) check "$f" "$w" sweep --model llama-3.1-8b --gpus h100 --counts 8 --prices "$f" ;;
     y*) check "$f" "$w" plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --search rl-paper --budget 5 --load-policy "$f" ;;
+    t*) abs=$(cd "$(dirname "$f")" && pwd)/$name  # a workload's trace path is relative to the workload file
+        printf 'name: trace\nmode: serve\narrivals: {pattern: trace, file: "%s"}\n' "$abs" >"$tmp/trace-workload.yaml"
+        check "$abs" "$w" describe --workload "$tmp/trace-workload.yaml" ;;
     *) echo "FAIL: $name: no command for this prefix"; fail=$((fail + 1)) ;;
   esac
 done

@@ -231,7 +231,7 @@ expect 0 'Poisson at 6 requests/s' -- simulate --model llama-3.1-8b --cluster h1
 expect 0 'trace .*trace.csv \(4 requests\)' -- simulate --model llama-3.1-8b --cluster h100x1 --workload "$data/good/workload-trace.yaml"
 expect 2 '^shardwise: --rate: expected --mode serve' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --rate 5
 expect 2 "^shardwise: --concurrency: expected either --rate or --concurrency" -- "${serve[@]}" --rate 5 --concurrency 4
-expect 2 "^shardwise: --rate: expected a positive number" -- "${serve[@]}" --rate fast
+expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- "${serve[@]}" --rate fast
 expect 2 'simulate --mode serve: expected how requests arrive' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve
 # the same seed, the same figures
 a=$("$bin" "${serve[@]}" --rate 5 --seed 4 --json | grep '"ttft_ms_p99"'); b=$("$bin" "${serve[@]}" --rate 5 --seed 4 --json | grep '"ttft_ms_p99"')
@@ -292,6 +292,47 @@ expect 2 '^shardwise: --gpus: expected GPU types from' -- sweep --model llama-3.
 expect 0 'model-path meta-llama/Llama-3.1-405B-Instruct-FP8' -- launch --plan "$tmp/p405.json" --engine sglang
 expect 0 'mem-fraction-static 0\.(8|9)[0-9]' -- launch --plan "$tmp/p405.json" --engine sglang
 if "$bin" launch --plan "$tmp/p405.json" --engine sglang | grep -q -- '--quantization'; then bad "launch quantised a bf16 repo beside a published FP8 checkpoint"; else ok; fi
+
+# launch quotes every user string for the shell (issue 30): each emitted command, run with
+# its programs replaced by a printer, yields the hostile value as one word and runs nothing
+hostile_path='x; touch PWNED $(touch PWNED2) `touch PWNED3` '"'"'q'"'"
+hostile_head='10.0.0.1; rm -rf ~'
+for engine in vllm sglang trtllm; do
+  for plan in "$tmp/ds.json" "$data/good/plan-disagg.json"; do
+    "$bin" launch --plan "$plan" --engine "$engine" --model-path "$hostile_path" --head-address "$hostile_head" >"$tmp/launch.sh" 2>&1 || {
+      bad "launch $engine $plan with hostile strings exited $?"; continue; }
+    ( cd "$tmp" && rm -f PWNED PWNED2 PWNED3 &&
+      for cmd in vllm python3 trtllm-serve mpirun ray; do eval "$cmd() { printf '%s\n' \"\$@\" >>words.txt; }"; done &&
+      : >words.txt && source ./launch.sh >/dev/null 2>&1 )
+    if [ -e "$tmp/PWNED" ] || [ -e "$tmp/PWNED2" ] || [ -e "$tmp/PWNED3" ]; then bad "launch $engine: a model path ran as a command"; continue; fi
+    if grep -qxF -- "$hostile_path" "$tmp/words.txt" || ! grep -q 'model-path\|serve' "$tmp/launch.sh"; then ok; else
+      bad "launch $engine $plan: the model path is not one word: $(grep -m2 -F 'PWNED' "$tmp/launch.sh")"; fi
+  done
+done
+expect 2 "^shardwise: --head-address: expected a value without control characters" -- launch --plan "$tmp/ds.json" --engine vllm --head-address $'10.0.0.1\nrm -rf ~'
+expect 2 "models: expected a model folder with a config.json" -- launch --plan "$tmp/ds.json" --engine vllm --model-path "$shared/models"
+mkdir -p "$tmp/qwen8" && cp "$shared/models/qwen3-8b.json" "$tmp/qwen8/config.json" 2>/dev/null &&
+  expect 2 "^shardwise: --model-path: expected a checkpoint of the plan's model deepseek-v3" -- launch --plan "$tmp/ds.json" --engine vllm --model-path "$tmp/qwen8"
+
+# bounds and flags that would be ignored (issue 30)
+expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 1e-300
+expect 2 "^shardwise: --spec-acceptance: expected --spec-tokens" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --spec-acceptance 0.8
+
+# output files (issue 30): a failed write is exit 2 naming the path, never 0; the old file
+# survives a failed write whole; two flags naming one file are refused
+if [ -w /dev/full ]; then
+  expect 2 "^shardwise: /dev/full: expected a writable file for --out" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --out /dev/full
+  expect 2 "^shardwise: /dev/full: expected a writable file for --csv" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --csv /dev/full
+  "$bin" simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --json >/dev/full 2>"$tmp/err"; rc=$?
+  if [ "$rc" = 2 ] && grep -q '^shardwise: standard output: expected a writable stream' "$tmp/err"; then ok; else bad "simulate >/dev/full exited $rc: $(cat "$tmp/err")"; fi
+fi
+printf 'the old plan\n' >"$tmp/keep.json"
+( ulimit -f 1; exec "$bin" plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --report "$tmp/keep.json" ) >/dev/null 2>"$tmp/err"; rc=$?
+if [ "$rc" -ne 0 ] && [ "$(cat "$tmp/keep.json")" = "the old plan" ] && [ -z "$(ls -A "$tmp" | grep '^\.keep\.json\.')" ]; then ok; else
+  bad "a size-limited --report exited $rc and left: $(head -c 80 "$tmp/keep.json"); $(ls -A "$tmp" | grep keep)"; fi
+expect 2 "^shardwise: --svg: expected a file other than --csv's" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --csv "$tmp/same" --svg "$tmp/./same"
+expect 2 "^shardwise: --report: expected a file other than --out's" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --out "$tmp/p.json" --report "$tmp/p.json"
+mkfifo "$tmp/fifo.yaml" && expect 2 "fifo.yaml: expected a regular file, found a FIFO" -- describe --workload "$tmp/fifo.yaml"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

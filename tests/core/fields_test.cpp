@@ -1,5 +1,10 @@
 #include "core/fields.hpp"
 
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -134,10 +139,39 @@ TEST(Quantity, ImplausiblySmallRatesAndSizesAreRefused) {
 }
 
 TEST(Files, AFileOverTheLimitIsRefusedNotReadWhole) {
-  // /dev/zero never ends: the reader stops at kMaxInputFileBytes and says so
+  // a sparse regular file of 64 MiB + 1 byte: the reader stops at kMaxInputFileBytes and says so
+  const std::string path = ::testing::TempDir() + "/big.yaml";
+  std::filesystem::resize_file((std::ofstream(path), path), kMaxInputFileBytes + 1);
+  auto z = read_text_file(path);
+  ASSERT_FALSE(z.ok());
+  EXPECT_EQ(z.error().message(), path + ": expected a file of at most 64 MiB, found a larger file");
+  std::filesystem::remove(path);
+}
+
+TEST(Files, OnlyRegularFilesAreRead) {
+  // a device never ends and a FIFO blocks until a writer comes: both refused before opening
   auto z = read_text_file("/dev/zero");
   ASSERT_FALSE(z.ok());
-  EXPECT_EQ(z.error().message(), "/dev/zero: expected a file of at most 64 MiB, found a larger file");
+  EXPECT_EQ(z.error().message(), "/dev/zero: expected a regular file, found a character device");
+  const std::string fifo = ::testing::TempDir() + "/trace.fifo";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = read_text_file(fifo);  // returns at once (a hang here is the bug)
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().message().find("a FIFO"), std::string::npos) << f.error().message();
+  std::filesystem::remove(fifo);
+}
+
+TEST(Files, ParsesRefuseDeepNestingBeforeBuilding) {
+  // 65 levels: refused by the scan, before a parser builds anything; strings are skipped
+  const std::string deep = std::string(65, '[') + std::string(65, ']');
+  EXPECT_FALSE(json_nesting_within_limit(deep));
+  EXPECT_TRUE(json_nesting_within_limit(std::string(64, '[') + std::string(64, ']')));
+  EXPECT_TRUE(json_nesting_within_limit("{\"k\": \"" + std::string(100, '[') + "\"}"));
+  EXPECT_TRUE(json_nesting_within_limit("{\"k\": \"\\\" [[\"}"));  // an escaped quote stays inside the string
+  auto e = parse_json_text(deep, "deep.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().message(), "deep.json: expected at most 64 levels of nesting, found deeper nesting");
 }
 
 }  // namespace
