@@ -59,6 +59,25 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
   for (const auto c : opt.counts) {
     if (c < 1 || c > kMaxPresetGpus) return Error{"--counts", "", fmt::format("GPU counts from 1 to {}", kMaxPresetGpus), std::to_string(c)};
   }
+  // a value twice would plan the same point twice: refused, naming it
+  const auto first_repeat = [](const auto& values) -> std::optional<std::string> {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (values[i] == values[j]) return fmt::format("{}", values[i]);
+      }
+    }
+    return std::nullopt;
+  };
+  for (const auto& [flag, repeat] : {std::pair{"--gpus", first_repeat(opt.gpus)}, {"--counts", first_repeat(opt.counts)},
+                                     {"--dtypes", first_repeat(opt.dtypes)}, {"--engines", first_repeat(opt.engines)}}) {
+    if (repeat) return Error{flag, "", "each value once", "'" + *repeat + "' twice"};
+  }
+  const std::size_t points = opt.gpus.size() * opt.counts.size() * std::max<std::size_t>(1, opt.dtypes.size()) *
+                             std::max<std::size_t>(1, opt.engines.size());
+  if (points > kMaxSweepPoints) {
+    return Error{"--gpus/--counts/--dtypes/--engines", "", fmt::format("at most {} points (each a whole search)", kMaxSweepPoints),
+                 fmt::format("{} x {} x {} x {} = {}", opt.gpus.size(), opt.counts.size(), opt.dtypes.size(), opt.engines.size(), points)};
+  }
   // each (format, engine) resolved once, with its errors
   struct Variant {
     std::string dtype, engine;

@@ -31,6 +31,10 @@ struct SweepPoint {
   bool fewest = false;      // the fewest GPUs of this type (and format, engine) with a plan within the SLOs
 };
 
+// A sweep plans every point with a whole search: beyond this many points it is a slip (a
+// range typed as a list), refused up front with the count.
+constexpr std::size_t kMaxSweepPoints = 1000;
+
 struct SweepOptions {
   std::vector<std::string> gpus;
   std::vector<std::int64_t> counts;

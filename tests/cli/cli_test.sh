@@ -318,6 +318,10 @@ mkdir -p "$tmp/qwen8" && cp "$shared/models/qwen3-8b.json" "$tmp/qwen8/config.js
 expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 1e-300
 expect 2 "^shardwise: --spec-acceptance: expected --spec-tokens" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --spec-acceptance 0.8
 
+expect 2 "^shardwise: --gpus: expected each value once, found 'h100' twice" -- sweep --model llama-3.1-8b --gpus h100,b200,h100 --counts 8
+expect 2 "^shardwise: --counts: expected each value once, found '8' twice" -- sweep --model llama-3.1-8b --gpus h100 --counts 8,16,8
+expect 2 "^shardwise: --gpus/--counts/--dtypes/--engines: expected at most 1000 points \\(each a whole search\\), found 1 x 1001" -- sweep --model llama-3.1-8b --gpus h100 --counts "$(seq -s, 1 1001)"
+
 # output files (issue 30): a failed write is exit 2 naming the path, never 0; the old file
 # survives a failed write whole; two flags naming one file are refused
 if [ -w /dev/full ]; then
