@@ -532,7 +532,8 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   }
   opt.record_points = !a.report.empty();
   // checked before the search: a bad path fails at once, and no empty file is left
-  if (auto e = distinct_outputs({{"--out", a.out}, {"--report", a.report}, {"--save-policy", a.save_policy}, {"--load-policy", a.load_policy}})) {
+  // (--load-policy may equal --save-policy: the policy is read before the new one replaces it whole)
+  if (auto e = distinct_outputs({{"--out", a.out}, {"--report", a.report}, {"--save-policy", a.save_policy}})) {
     return fail(*e);
   }
   if (!a.report.empty() && !writable_path(a.report)) return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});

@@ -336,6 +336,9 @@ if [ "$rc" -ne 0 ] && [ "$(cat "$tmp/keep.json")" = "the old plan" ] && [ -z "$(
   bad "a size-limited --report exited $rc and left: $(head -c 80 "$tmp/keep.json"); $(ls -A "$tmp" | grep keep)"; fi
 expect 2 "^shardwise: --svg: expected a file other than --csv's" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --csv "$tmp/same" --svg "$tmp/./same"
 expect 2 "^shardwise: --report: expected a file other than --out's" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --out "$tmp/p.json" --report "$tmp/p.json"
+# a policy may be loaded from and saved to one file (read first, then replaced whole)
+"$bin" plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --search rl-paper --budget 5 --save-policy "$tmp/pol.json" >/dev/null 2>&1
+expect 0 'plan' -- plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --search rl-paper --budget 5 --load-policy "$tmp/pol.json" --save-policy "$tmp/pol.json"
 mkfifo "$tmp/fifo.yaml" && expect 2 "fifo.yaml: expected a regular file, found a FIFO" -- describe --workload "$tmp/fifo.yaml"
 
 echo "cli: $pass passed, $fail failed"
