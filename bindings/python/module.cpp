@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "report/simulate.hpp"
 #include "search/search.hpp"
 #include "search/serve_plan.hpp"
+#include "core/control.hpp"
 #include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 #include "workload/workload.hpp"
@@ -74,41 +76,95 @@ T get(shardwise::Expected<T> x) {
 
 py::object to_py(const std::string& json_text) { return py::module_::import("json").attr("loads")(json_text); }
 
+// A keyword's value, typed as the CLI types a flag: an integer is a Python int (True,
+// False and 1.5 are refused, as the CLI refuses "true" and "1.5"), a number an int or a
+// float, a text a str. None is "not given" where the keyword allows it.
+std::string value_text(const py::handle& v) { return py::repr(v).cast<std::string>(); }
+bool is_bool(const py::handle& v) { return py::isinstance<py::bool_>(v); }
+std::int64_t as_int(const std::string& name, const py::handle& v) {
+  if (is_bool(v) || !py::isinstance<py::int_>(v)) raise(Error{name, "", "an integer (an int, not a bool or a float)", value_text(v)});
+  try {
+    return v.cast<std::int64_t>();
+  } catch (const py::cast_error&) {
+    raise(Error{name, "", "an integer that fits 64 bits", value_text(v)});
+  }
+}
+std::optional<std::int64_t> as_opt_int(const std::string& name, const py::handle& v) {
+  if (v.is_none()) return std::nullopt;
+  return as_int(name, v);
+}
+double as_num(const std::string& name, const py::handle& v) {
+  if (is_bool(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v))) raise(Error{name, "", "a number (an int or a float, not a bool)", value_text(v)});
+  return v.cast<double>();
+}
+std::string as_str(const std::string& name, const py::handle& v) {
+  if (!py::isinstance<py::str>(v)) raise(Error{name, "", "a string", value_text(v)});
+  return v.cast<std::string>();
+}
+std::optional<std::string> as_opt_str(const std::string& name, const py::handle& v) {
+  if (v.is_none()) return std::nullopt;
+  return as_str(name, v);
+}
+bool as_bool(const std::string& name, const py::handle& v) {
+  if (!is_bool(v)) raise(Error{name, "", "True or False", value_text(v)});
+  return v.cast<bool>();
+}
+
 // The workload overrides of the command line, from keyword arguments of the same names.
 shardwise::WorkloadOverrides overrides_of(const py::kwargs& kw) {
   shardwise::WorkloadOverrides o;
   for (const auto& [k, v] : kw) {
     const std::string key = py::str(k);
-    const auto num = [&]() { return v.cast<double>(); };
-    const auto integer = [&]() { return v.cast<std::int64_t>(); };
-    const auto text = [&]() { return py::str(v).cast<std::string>(); };
-    try {
-      if (key == "mode") o.mode = text();
-      else if (key == "isl") o.isl = integer();
-      else if (key == "osl") o.osl = integer();
-      else if (key == "context") o.context = integer();
-      else if (key == "batch") o.batch = py::isinstance<py::str>(v) ? text() : std::to_string(integer());
-      else if (key == "ttft_ms") o.ttft_ms = num();
-      else if (key == "tpot_ms") o.tpot_ms = num();
-      else if (key == "weights_dtype") o.weights_dtype = text();
-      else if (key == "kv_dtype") o.kv_dtype = text();
-      else if (key == "expert_dtype") o.expert_dtype = text();
-      else if (key == "spec_tokens") o.spec_tokens = integer();
-      else if (key == "spec_acceptance") o.spec_acceptance = num();
-      else if (key == "rate") o.rate = py::isinstance<py::str>(v) ? text() : fmt_rate(num());
-      else if (key == "concurrency") o.concurrency = integer();
-      else if (key == "requests") o.requests = integer();
-      else if (key == "seed") o.seed = integer();
-      else {
-        raise(Error{key, "", "a keyword of the function (see help()) or a workload override: mode, isl, osl, context, batch, ttft_ms, "
-                             "tpot_ms, weights_dtype, kv_dtype, expert_dtype, spec_tokens, spec_acceptance, rate, concurrency, requests, seed",
-                    "'" + key + "'"});
-      }
-    } catch (const py::cast_error&) {
-      raise(Error{key, "", "a value of the right type (a number, or a string for mode and the dtypes)", py::repr(v).cast<std::string>()});
+    if (key == "mode") o.mode = as_str(key, v);
+    else if (key == "isl") o.isl = as_int(key, v);
+    else if (key == "osl") o.osl = as_int(key, v);
+    else if (key == "context") o.context = as_int(key, v);
+    else if (key == "batch") o.batch = py::isinstance<py::str>(v) ? as_str(key, v) : std::to_string(as_int(key, v));
+    else if (key == "ttft_ms") o.ttft_ms = as_num(key, v);
+    else if (key == "tpot_ms") o.tpot_ms = as_num(key, v);
+    else if (key == "weights_dtype") o.weights_dtype = as_str(key, v);
+    else if (key == "kv_dtype") o.kv_dtype = as_str(key, v);
+    else if (key == "expert_dtype") o.expert_dtype = as_str(key, v);
+    else if (key == "spec_tokens") o.spec_tokens = as_int(key, v);
+    else if (key == "spec_acceptance") o.spec_acceptance = as_num(key, v);
+    else if (key == "rate") o.rate = py::isinstance<py::str>(v) ? as_str(key, v) : fmt_rate(as_num(key, v));
+    else if (key == "concurrency") o.concurrency = as_int(key, v);
+    else if (key == "requests") o.requests = as_int(key, v);
+    else if (key == "seed") o.seed = as_int(key, v);
+    else {
+      raise(Error{key, "", "a keyword of the function (see help()) or a workload override: mode, isl, osl, context, batch, ttft_ms, "
+                           "tpot_ms, weights_dtype, kv_dtype, expert_dtype, spec_tokens, spec_acceptance, rate, concurrency, requests, seed",
+                  "'" + key + "'"});
     }
   }
   return o;
+}
+
+// A long run under Python: Ctrl-C (checked on the calling thread every 0.1 s while the GIL
+// is released) and time_limit stop it; progress lines go to sys.stderr for runs over two
+// seconds. After the run, `finish` raises KeyboardInterrupt when it was interrupted.
+shardwise::RunControl python_control(const py::handle& time_limit) {
+  const double limit = time_limit.is_none() ? 0.0 : as_num("time_limit", time_limit);
+  if (!(limit >= 0) || !std::isfinite(limit) || limit > 7 * 24 * 3600.0) {
+    raise(Error{"time_limit", "", "a number of seconds from 0 (none) to 604800 (a week)", value_text(time_limit)});
+  }
+  shardwise::RunControl c;
+  c.time_limit_s = limit;
+  c.cancelled = [] {
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  };
+  c.emit = [](const std::string& line) {
+    py::gil_scoped_acquire gil;
+    py::print("shardwise: " + line, py::arg("file") = py::module_::import("sys").attr("stderr"));
+  };
+  return c;
+}
+void finish(const shardwise::Watch& w) {
+  if (w.stopped() == shardwise::StopReason::kCancelled) {
+    if (!PyErr_Occurred()) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
 }
 
 struct Inputs {
@@ -123,25 +179,17 @@ Inputs inputs(const std::string& model, const std::string& cluster, const std::s
   return in;
 }
 
-shardwise::EngineTraits engine_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
-                                  std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs) {
-  shardwise::EngineTraits e;
-  if (name) {
-    e = get(shardwise::load_engine_profile(*name, version.value_or(""), max_num_tokens));
-  } else if (version) {
-    raise(Error{"engine_version", "", "engine= beside it (trtllm, vllm or sglang)", "no engine"});
-  } else if (max_num_tokens) {
-    if (*max_num_tokens < 1 || *max_num_tokens > shardwise::kMaxTokens) raise(Error{"max_num_tokens", "", "a positive token budget", std::to_string(*max_num_tokens)});
-    e.max_num_tokens = *max_num_tokens;
-  }
-  if (max_num_seqs) {
-    if (*max_num_seqs < 1 || *max_num_seqs > shardwise::kMaxBatch) raise(Error{"max_num_seqs", "", "a positive number of running sequences", std::to_string(*max_num_seqs)});
-    e.max_num_seqs = *max_num_seqs;
-  }
+shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& version, const py::handle& max_num_tokens,
+                                  const py::handle& max_num_seqs) {
+  std::string why;
+  auto e = get(shardwise::engine_traits_of(as_opt_str("engine", name), as_opt_str("engine_version", version),
+                                           as_opt_int("max_num_tokens", max_num_tokens), as_opt_int("max_num_seqs", max_num_seqs), &why));
+  if (!why.empty()) PyErr_WarnEx(PyExc_UserWarning, why.c_str(), 1);
   return e;
 }
 
-std::int32_t degree(const char* name, std::int64_t v, std::int64_t lo) {
+std::int32_t degree(const char* name, const py::handle& h, std::int64_t lo) {
+  const std::int64_t v = as_int(name, h);
   if (v < lo || v > (1 << 20)) raise(Error{name, "", "an integer from " + std::to_string(lo) + " to 1048576", std::to_string(v)});
   return static_cast<std::int32_t>(v);
 }
@@ -158,14 +206,19 @@ PYBIND11_MODULE(shardwise, m) {
 
   m.def(
       "describe",
-      [](const std::optional<std::string>& model, const std::optional<std::string>& cluster, const std::optional<std::string>& workload,
-         const py::kwargs& kw) {
+      [](const py::object& model, const py::object& cluster, const py::object& workload, const py::kwargs& kw) {
+        const auto mn = as_opt_str("model", model), cn = as_opt_str("cluster", cluster), wn = as_opt_str("workload", workload);
+        const shardwise::WorkloadOverrides o = overrides_of(kw);  // every keyword checked, whatever is described
+        if (!mn && !cn && !wn) raise(Error{"describe", "", "at least one of model=, cluster=, workload=", "none"});
+        if (!wn && (o.mode || o.isl || o.osl || o.batch || o.ttft_ms || o.tpot_ms || o.rate || o.concurrency || o.requests || o.seed)) {
+          raise(Error{"describe", "", "workload= beside the workload overrides", "no workload"});
+        }
         std::optional<shardwise::ModelSpec> mm;
         std::optional<shardwise::ClusterSpec> cc;
         std::optional<shardwise::Workload> ww;
-        if (model) mm = get(shardwise::load_model(*model));
-        if (cluster) cc = get(shardwise::load_cluster(*cluster));
-        if (workload) ww = get(shardwise::apply_overrides(get(shardwise::load_workload(*workload)), overrides_of(kw)));
+        if (mn) mm = get(shardwise::load_model(*mn));
+        if (cn) cc = get(shardwise::load_cluster(*cn));
+        if (wn) ww = get(shardwise::apply_overrides(get(shardwise::load_workload(*wn)), o));
         return to_py(shardwise::describe_json(mm ? &*mm : nullptr, cc ? &*cc : nullptr, ww ? &*ww : nullptr, shardwise::DescribeOptions{}));
       },
       py::arg("model") = py::none(), py::arg("cluster") = py::none(), py::arg("workload") = py::none(),
@@ -173,20 +226,25 @@ PYBIND11_MODULE(shardwise, m) {
 
   m.def(
       "simulate",
-      [](const std::string& model, const std::string& cluster, const std::string& workload, std::int64_t tp, std::int64_t pp, std::int64_t ep,
-         std::int64_t attn_dp, std::int64_t replicas, std::int64_t micro_batches, std::int64_t redundant_experts, const std::string& sharding,
-         const std::optional<std::string>& engine, const std::optional<std::string>& engine_version, std::optional<std::int64_t> max_num_tokens,
-         std::optional<std::int64_t> max_num_seqs, std::optional<std::int64_t> prefill_instances, std::optional<std::int64_t> prefill_tp,
-         bool two_batch_overlap, const py::kwargs& kw) {
-        const Inputs in = inputs(model, cluster, workload, kw);
+      [](const std::string& model, const std::string& cluster, const std::string& workload, const py::object& tp, const py::object& pp,
+         const py::object& ep, const py::object& attn_dp, const py::object& replicas, const py::object& micro_batches,
+         const py::object& redundant_experts, const py::object& sharding, const py::object& engine, const py::object& engine_version,
+         const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
+         const py::object& two_batch_overlap, const py::object& time_limit, const py::kwargs& kw) {
+        const shardwise::WorkloadOverrides ov = overrides_of(kw);
+        Inputs in{get(shardwise::load_model(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
+        in.workload = get(shardwise::apply_overrides(in.workload, ov));
         shardwise::Plan p;
         p.deg = shardwise::Degrees{degree("tp", tp, 1), degree("pp", pp, 1), degree("ep", ep, 1), degree("attn_dp", attn_dp, 1),
                                    degree("replicas", replicas, 1)};
         p.micro_batches = degree("micro_batches", micro_batches, 0);
         p.redundant_experts = degree("redundant_experts", redundant_experts, 0);
-        p.two_batch_overlap = two_batch_overlap;
-        p.sharding = get(shardwise::load_sharding(sharding));
+        p.two_batch_overlap = as_bool("two_batch_overlap", two_batch_overlap);
+        p.sharding = get(shardwise::load_sharding(as_str("sharding", sharding)));
         p.batch = in.workload.batch.value_or(0);
+        const bool serve = in.workload.mode == shardwise::Mode::kServe;
+        if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is batch=)", value_text(max_num_seqs)});
+        if (!time_limit.is_none() && !serve) raise(Error{"time_limit", "", "mode='serve' beside it", value_text(time_limit)});
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name),
                                                                   engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         shardwise::Breakdown bd;
@@ -194,79 +252,121 @@ PYBIND11_MODULE(shardwise, m) {
         if (mt.infeasible == shardwise::Infeasible::kInvalidPlan) {
           raise(Error{"simulate", "plan", "a plan valid on " + in.model.name + " and " + in.cluster.name, mt.reason});
         }
-        if (in.workload.mode != shardwise::Mode::kServe) return to_py(shardwise::simulate_json(ctx, p, mt, bd));
+        if (!serve) {
+          if (!prefill_instances.is_none() || !prefill_tp.is_none()) raise(Error{"prefill_instances", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
+          return to_py(shardwise::simulate_json(ctx, p, mt, bd));
+        }
         if (!shardwise::has_arrivals(in.workload)) {
           raise(Error{"simulate", "", "how requests arrive for mode serve: rate= (Poisson; 'inf': all at once) or concurrency=", "neither"});
         }
-        if (prefill_instances || prefill_tp) {
+        const bool disagg = !prefill_instances.is_none() || !prefill_tp.is_none();
+        const std::string origin = ov.concurrency ? "--concurrency" : workload;
+        if (auto e = shardwise::arrivals_error(in.workload, p.deg.replicas, disagg, origin, ov.concurrency ? "" : "arrivals.concurrency")) raise(*e);
+        shardwise::Watch watch(python_control(time_limit));
+        shardwise::ServeOptions so;
+        so.watch = &watch;
+        if (disagg) {
           shardwise::DisaggPlan d{p, p};
           d.prefill.two_batch_overlap = false;  // the decode pool's own
-          d.prefill.deg.replicas = degree("prefill_instances", prefill_instances.value_or(1), 1);
-          if (prefill_tp) d.prefill.deg.tp = degree("prefill_tp", *prefill_tp, 1);
+          d.prefill.deg.replicas = prefill_instances.is_none() ? 1 : degree("prefill_instances", prefill_instances, 1);
+          if (!prefill_tp.is_none()) d.prefill.deg.tp = degree("prefill_tp", prefill_tp, 1);
           shardwise::Plan probe = d.prefill;
           probe.batch = probe.deg.attn_dp;
           if (auto why = shardwise::validate_plan(probe, in.model, in.cluster)) raise(Error{"prefill_instances", "", "a valid prefill pool", *why});
           if (d.gpus() > in.cluster.num_gpus) raise(Error{"prefill_instances", "", "pools that fit the cluster", std::to_string(d.gpus()) + " GPUs"});
-          return to_py(shardwise::serve_disagg_json(ctx, d, shardwise::simulate_disaggregated(ctx, d), 0.0));
+          shardwise::DisaggResult r;
+          {
+            py::gil_scoped_release release;
+            r = shardwise::simulate_disaggregated(ctx, d, so);
+          }
+          finish(watch);
+          return to_py(shardwise::serve_disagg_json(ctx, d, r, 0.0));
         }
-        return to_py(shardwise::serve_json(ctx, p, shardwise::simulate_serving(ctx, p), 0.0));
+        shardwise::ServeResult r;
+        {
+          py::gil_scoped_release release;
+          r = shardwise::simulate_serving(ctx, p, so);
+        }
+        finish(watch);
+        return to_py(shardwise::serve_json(ctx, p, r, 0.0));
       },
       py::arg("model"), py::arg("cluster"), py::arg("workload") = "decode-16k", py::arg("tp") = 1, py::arg("pp") = 1, py::arg("ep") = 1,
       py::arg("attn_dp") = 1, py::arg("replicas") = 1, py::arg("micro_batches") = 0, py::arg("redundant_experts") = 0,
       py::arg("sharding") = "megatron", py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
-      py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false,
+      py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
-      "and kin). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, concurrency=, requests=, seed=, ttft_ms=, ...");
+      "and kin; time_limit= seconds stops it, Ctrl-C interrupts it). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
+      "concurrency=, requests=, seed=, ttft_ms=, ...");
 
   m.def(
       "plan",
-      [](const std::string& model, const std::string& cluster, const std::string& workload, const std::string& search, std::int64_t budget,
-         std::uint64_t seed, int threads, std::int64_t redundant_experts, const std::optional<std::string>& engine,
-         const std::optional<std::string>& engine_version, std::optional<std::int64_t> max_num_tokens, double target_rate, int top_k,
-         const py::kwargs& kw) {
-        const Inputs in = inputs(model, cluster, workload, kw);
+      [](const std::string& model, const std::string& cluster, const std::string& workload, const std::string& search, const py::object& budget_o,
+         const py::object& seed_o, const py::object& threads_o, const py::object& redundant_experts, const py::object& engine,
+         const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
+         const py::object& top_k_o, const py::object& time_limit, const py::kwargs& kw) {
+        const shardwise::WorkloadOverrides ov = overrides_of(kw);
+        Inputs in{get(shardwise::load_model(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
+        in.workload = get(shardwise::apply_overrides(in.workload, ov));
         const shardwise::Engine eng = shardwise::find_engine(search);
         if (!eng) raise(Error{"search", "", std::string("one of ") + shardwise::engine_names(), "'" + search + "'"});
+        const std::int64_t budget = as_int("budget", budget_o), threads = as_int("threads", threads_o), top_k = as_int("top_k", top_k_o);
+        const std::int64_t seed = as_int("seed", seed_o);
+        const double target_rate = as_num("target_rate", target_rate_o);
         if (budget < 1) raise(Error{"budget", "", "a positive number of evaluations", std::to_string(budget)});
+        if (seed < 0) raise(Error{"seed", "", "an integer from 0 to 2^63-1", std::to_string(seed)});
         if (threads < 1 || threads > 256) raise(Error{"threads", "", "a thread count from 1 to 256", std::to_string(threads)});
-        if (!(target_rate >= 0) || !std::isfinite(target_rate)) raise(Error{"target_rate", "", "requests/s >= 0", std::to_string(target_rate)});
+        if (!(target_rate >= 0) || !std::isfinite(target_rate) || target_rate > 1e7) raise(Error{"target_rate", "", "requests/s from 0 to 1e7", value_text(target_rate_o)});
         if (top_k < 0 || top_k > 1000) raise(Error{"top_k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(top_k)});
+        const bool serve = in.workload.mode == shardwise::Mode::kServe;
+        if (target_rate > 0 && !serve) raise(Error{"target_rate", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
+        if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is searched)", value_text(max_num_seqs)});
+        if (auto e = shardwise::serve_plan_workload_error(in.workload, ov, workload, false)) raise(*e);
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name),
-                                                                  engine_of(engine, engine_version, max_num_tokens, std::nullopt));
+                                                                  engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
+        shardwise::Watch watch(python_control(time_limit));
         shardwise::SearchOptions opt;
         opt.budget = budget;
-        opt.seed = seed;
-        opt.threads = threads;
+        opt.seed = static_cast<std::uint64_t>(seed);
+        opt.threads = static_cast<int>(threads);
+        opt.watch = &watch;
         shardwise::PlanOutcome o;
         o.space_size = space.size();
-        const std::optional<shardwise::ServeEngine> kind = engine ? shardwise::parse_serve_engine(*engine) : std::nullopt;
+        const std::optional<shardwise::ServeEngine> kind = engine.is_none() ? std::nullopt : shardwise::parse_serve_engine(as_str("engine", engine));
         {
           py::gil_scoped_release release;
           // engine=: only the plans that engine runs as planned, all of them (as plan --engine)
           o.search = kind ? shardwise::search_for_engine(ctx, space, opt, *kind) : eng(ctx, space, opt);
           shardwise::refine_two_batch_overlap(ctx, space, opt, o.search, kind);
         }
-        shardwise::PlanFile file{o.search.best, model, cluster, workload, overrides_of(kw), std::nullopt};
+        finish(watch);
+        shardwise::PlanFile file{o.search.best, model, cluster, workload, ov, std::nullopt};
         file.overrides.batch.reset();
-        if (in.workload.mode == shardwise::Mode::kServe) {
+        if (serve) {
           shardwise::ServePlanOptions so;
-          so.top_k = top_k;
+          so.top_k = static_cast<int>(top_k);
           so.target_rate = target_rate;
           so.requests = in.workload.serve.requests > 0 ? in.workload.serve.requests : 1000;
           so.engine = kind;
+          so.watch = &watch;
           shardwise::ServePlanResult r;
           {
             py::gil_scoped_release release;
             r = shardwise::plan_serving(ctx, space, o.search.found ? std::optional<shardwise::Plan>(o.search.best) : std::nullopt, so);
           }
+          finish(watch);
           return to_py(shardwise::serve_plan_json(ctx, shardwise::serve_plan_file(file, r, so.requests), r, target_rate, so.requests));
         }
-        if (target_rate > 0) raise(Error{"target_rate", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
-        opt.time_limit_s = 0;
-        o.baseline = search == "megatron" ? o.search : shardwise::search_megatron(ctx, space, opt);
+        // the Megatron baseline is not held to the time limit (as on the command line); Ctrl-C stops it
+        shardwise::Watch interrupt_only(python_control(py::none()));
+        opt.watch = &interrupt_only;
+        {
+          py::gil_scoped_release release;
+          o.baseline = search == "megatron" ? o.search : shardwise::search_megatron(ctx, space, opt);
+        }
+        finish(interrupt_only);
         if (o.search.found) o.metrics = shardwise::evaluate(ctx, o.search.best, &o.breakdown);
         if (o.baseline.found) o.baseline_metrics = shardwise::evaluate(ctx, o.baseline.best, &o.baseline_breakdown);
         if (!o.search.found && o.search.closest) {
@@ -277,13 +377,19 @@ PYBIND11_MODULE(shardwise, m) {
       },
       py::arg("model"), py::arg("cluster"), py::arg("workload") = "decode-16k", py::arg("search") = "exact", py::arg("budget") = 4000,
       py::arg("seed") = 1, py::arg("threads") = 1, py::arg("redundant_experts") = 0, py::arg("engine") = py::none(),
-      py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("target_rate") = 0.0, py::arg("top_k") = 24,
+      py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
+      py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(),
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
-      "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`).");
+      "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
+      "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it.");
 
   m.def(
       "launch",
       [](const py::object& plan, const std::string& engine, const std::optional<std::string>& model_path) {
+        // printed into shell commands (quoted there); a control character no command line can carry is refused, as on the CLI
+        if (model_path && std::any_of(model_path->begin(), model_path->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+          raise(Error{"model_path", "", "a value without control characters (newline, tab, escape)", "'" + *model_path + "'"});
+        }
         const std::string text = py::isinstance<py::str>(plan) ? "" : py::module_::import("json").attr("dumps")(plan).cast<std::string>();
         shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(plan.cast<std::string>()))
                                              : get(shardwise::parse_plan_json(text, "plan"));

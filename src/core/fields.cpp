@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -62,7 +63,8 @@ int json_depth_ok(const json& j, int depth) {
   return 1;
 }
 
-Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int depth, std::size_t& budget) {
+// `path` is the node's field path ("arrivals." for the mapping under arrivals), for messages.
+Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int depth, std::size_t& budget, const std::string& path) {
   if (budget == 0) return Error{file, "", fmt::format("at most {} values (aliases expand too far)", kMaxYamlNodes), "more"};
   --budget;
   if (depth > kMaxNesting) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
@@ -83,7 +85,7 @@ Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int de
     case YAML::NodeType::Sequence: {
       json arr = json::array();
       for (const auto& c : n) {
-        auto v = yaml_to_json(c, file, depth + 1, budget);
+        auto v = yaml_to_json(c, file, depth + 1, budget, fmt::format("{}[{}].", path.empty() ? "" : path.substr(0, path.size() - 1), arr.size()));
         if (!v) return v.error();
         arr.push_back(std::move(v).value());
       }
@@ -94,8 +96,8 @@ Expected<json> yaml_to_json(const YAML::Node& n, const std::string& file, int de
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) return Error{file, "", "mapping keys to be plain strings", "a non-scalar key"};
         const std::string key = kv.first.Scalar();
-        if (obj.contains(key)) return Error{file, key, "each key once", "a duplicate key"};
-        auto v = yaml_to_json(kv.second, file, depth + 1, budget);
+        if (obj.contains(key)) return Error{file, path + key, "each key once", "a duplicate key"};
+        auto v = yaml_to_json(kv.second, file, depth + 1, budget, path + key + ".");
         if (!v) return v.error();
         obj[key] = std::move(v).value();
       }
@@ -195,8 +197,57 @@ bool json_nesting_within_limit(std::string_view text) {
 Expected<json> parse_json_text(std::string_view text, const std::string& file) {
   // bounded before parsing: a deep document must not be built (memory) nor recursed into
   if (!json_nesting_within_limit(text)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
+  // a key given twice in one object: the parser would keep the last silently; the first
+  // duplicate is refused with its full path ("quantization_config.bits", "layers[2].name")
+  struct Frame {
+    bool array = false;
+    std::int64_t index = -1;
+    std::vector<std::string> keys;
+    std::string key;
+  };
+  std::vector<Frame> frames;
+  std::string duplicate;
+  const auto path_of = [&](const std::string& last) {
+    std::string p;
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
+      if (frames[i].array) p += fmt::format("[{}]", frames[i].index);
+      else p += (p.empty() ? "" : ".") + frames[i].key;
+    }
+    return p + (p.empty() ? "" : ".") + last;
+  };
+  const auto element = [&] {
+    if (!frames.empty() && frames.back().array) ++frames.back().index;
+  };
+  const json::parser_callback_t watch = [&](int, json::parse_event_t ev, json& parsed) {
+    switch (ev) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        element();
+        frames.emplace_back();
+        frames.back().array = ev == json::parse_event_t::array_start;
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!frames.empty() && parsed.is_string()) {
+          Frame& f = frames.back();
+          const std::string& k = parsed.get_ref<const std::string&>();
+          if (duplicate.empty() && std::find(f.keys.begin(), f.keys.end(), k) != f.keys.end()) duplicate = path_of(k);
+          if (f.keys.size() < 4096) f.keys.push_back(k);  // bounded: a huge object is checked on its first keys
+          f.key = k;
+        }
+        break;
+      case json::parse_event_t::value:
+        element();
+        break;
+    }
+    return true;
+  };
   try {
-    json j = json::parse(text.begin(), text.end());
+    json j = json::parse(text.begin(), text.end(), watch);
+    if (!duplicate.empty()) return Error{file, duplicate, "each key once", "a duplicate key"};
     if (!json_depth_ok(j, 0)) return Error{file, "", fmt::format("at most {} levels of nesting", kMaxNesting), "deeper nesting"};
     return j;
   } catch (const json::parse_error& e) {
@@ -226,7 +277,7 @@ Expected<json> parse_yaml_text(std::string_view text, const std::string& file) {
     if (has_second_document(text)) return Error{file, "", "one YAML document", "a second document (after a '---' line)"};
     const YAML::Node root = YAML::Load(std::string(text));
     std::size_t budget = kMaxYamlNodes;
-    return yaml_to_json(root, file, 0, budget);
+    return yaml_to_json(root, file, 0, budget, "");
   } catch (const YAML::Exception& e) {
     return Error{file, "", "valid YAML",
                  fmt::format("a syntax error at line {}, column {} ({})", e.mark.line + 1, e.mark.column + 1, e.msg)};
@@ -265,11 +316,11 @@ Expected<std::string> read_text_file(const std::string& path) {
 }
 
 std::string describe_value(const json& v) {
-  std::string s;
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return fmt::format("a list of {}", v.size());
-  s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  // the value as typed (compact, cut at 60 characters; control bytes escaped by Error::message)
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
+  if (v.is_object()) return "the mapping " + s;
+  if (v.is_array()) return fmt::format("the list {} ({} item{})", s, v.size(), v.size() == 1 ? "" : "s");
   if (v.is_string()) return "the string " + s;
   if (v.is_null()) return "null";
   if (v.is_boolean()) return s;

@@ -1,6 +1,7 @@
 // Engine profiles from data/engines/*.yaml (embedded), resolved at a version.
 #include "cost/engine.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -70,8 +71,9 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   }
   if (sink.failed()) return *sink.first;
   e.version = version.empty() ? def : version;
-  if (!compare_versions(e.version, "0")) {
-    return Error{"--engine-version", "", "a version such as 0.11 or 1.0 (dotted numbers)", "'" + e.version + "'"};
+  if (!is_version_text(e.version) || !compare_versions(e.version, "0")) {
+    return Error{"--engine-version", "", "a version such as 0.11, 1.0 or 0.10.2rc1 (dotted numbers, an optional rc/post/dev suffix)",
+                 "'" + e.version + "'"};
   }
   const nlohmann::json* vs = r.get("versions");
   if (!vs || !vs->is_array() || vs->empty()) return Error{file, "versions", "a list of {since, traits} entries", "none"};
@@ -94,6 +96,75 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
 }
 
 std::string engine_profile_names() { return preset_names(embedded_engines()); }
+
+bool is_version_text(std::string_view v) {
+  std::size_t i = 0;
+  int parts = 0;
+  while (true) {
+    const std::size_t start = i;
+    while (i < v.size() && i - start < 6 && v[i] >= '0' && v[i] <= '9') ++i;
+    if (i == start) return false;
+    ++parts;
+    if (i < v.size() && v[i] == '.' && i + 1 < v.size() && v[i + 1] >= '0' && v[i + 1] <= '9' && parts < 4) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (i == v.size()) return true;
+  std::string_view rest = v.substr(i);
+  if (rest.front() == '.' || rest.front() == '-') rest.remove_prefix(1);
+  for (std::string_view tag : {"rc", "post", "dev", "a", "b"}) {
+    if (rest.substr(0, tag.size()) == tag) {
+      rest.remove_prefix(tag.size());
+      return rest.size() <= 6 && std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+    }
+  }
+  return false;
+}
+
+Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
+                                        std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs,
+                                        std::string* note) {
+  EngineTraits out;
+  if (name && name->empty()) return Error{"--engine", "", "one of " + engine_profile_names(), "'' (an empty name)"};
+  if (version && version->empty()) return Error{"--engine-version", "", "a version such as 0.11 or 1.0", "'' (an empty version)"};
+  if (!name) {
+    if (version) return Error{"--engine-version", "", "--engine beside it (" + engine_profile_names() + ")", "no --engine"};
+    if (max_num_tokens) {
+      if (*max_num_tokens < 1 || *max_num_tokens > kMaxBudget) {
+        return Error{"--max-num-tokens", "", fmt::format("a token budget from 1 to {}", kMaxBudget), std::to_string(*max_num_tokens)};
+      }
+      out.max_num_tokens = *max_num_tokens;
+    }
+  } else {
+    auto e = load_engine_profile(*name, version.value_or(""), max_num_tokens);
+    if (!e) return e;
+    out = *e;
+    if (version && note) {
+      // newer than the profile's own version by major or minor: its newest traits, said so
+      auto def = load_engine_profile(*name, "", std::nullopt);
+      if (def) {
+        const auto major_minor = [](const std::string& v) {
+          const auto dot = v.find('.');
+          const auto dot2 = dot == std::string::npos ? std::string::npos : v.find_first_not_of("0123456789", dot + 1);
+          return v.substr(0, dot2);
+        };
+        if (compare_versions(major_minor(*version), major_minor(def->version)).value_or(0) > 0) {
+          *note = fmt::format("{} {} is newer than the {} profile describes ({}): its newest traits are used (data/engines/{}.yaml)", *name,
+                              *version, *name, def->version, *name);
+        }
+      }
+    }
+  }
+  if (max_num_seqs) {
+    if (*max_num_seqs < 1 || *max_num_seqs > kMaxBudget) {
+      return Error{"--max-num-seqs", "", fmt::format("a number of running sequences from 1 to {}", kMaxBudget), std::to_string(*max_num_seqs)};
+    }
+    out.max_num_seqs = *max_num_seqs;
+  }
+  return out;
+}
 
 Expected<EngineTraits> load_engine_profile(const std::string& name, const std::string& version,
                                            std::optional<std::int64_t> max_num_tokens) {

@@ -18,6 +18,17 @@ Expected<EngineTraits> load_engine_profile(const std::string& name, const std::s
                                            std::optional<std::int64_t> max_num_tokens = std::nullopt);
 Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::string& file, const std::string& version);
 std::string engine_profile_names();  // "sglang, trtllm, vllm"
+// The engine the flags ask for (--engine, --engine-version, --max-num-tokens, --max-num-seqs;
+// the Python module's keywords of the same names): the generic engine when no name is
+// given; a name or version given empty is an error, as is a version that is not dotted
+// numbers (an rc/post/dev suffix allowed). A version newer than the profile describes is
+// accepted with the profile's newest traits and a sentence in `note` saying so.
+Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
+                                        std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs,
+                                        std::string* note = nullptr);
+// "0.11", "0.10.2rc1", "1.0.post1": dotted numbers (at most four), then an optional
+// rc/a/b/post/dev suffix with its number.
+bool is_version_text(std::string_view v);
 // "0.10" < "0.9.1"? No: versions compare number by number (0.9.1 < 0.10). nullopt when the
 // text is not dotted numbers (an optional suffix after the numbers, as in 1.0rc2, is ignored).
 std::optional<int> compare_versions(std::string_view a, std::string_view b);

@@ -374,6 +374,10 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
   read_windows(d, f, m);
   if (read_quant) read_quantization(r, m.quant);
   if (sink.failed()) return *sink.first;
+  if (m.quant.method == "mxfp4" && !m.is_moe()) {  // it quantises routed experts only: nothing here would change
+    return Error{file, "quantization_config.quant_method", "a method for a dense model (mxfp4 quantises a mixture of experts' routed experts; "
+                 "this model has none: give --weights-dtype fp4 to plan its weights in fp4)", "'mxfp4'"};
+  }
   if (const auto classes = m.layer_classes().size(); classes > kMaxLayerClasses) {
     return Error{file, "layer_types", fmt::format("at most {} distinct layer shapes (dense/MoE x sliding window)", kMaxLayerClasses),
                  fmt::format("{}", classes)};

@@ -45,9 +45,14 @@ std::optional<DType> modelopt_dtype(const std::string& algo) {
 void read_modelopt(const FieldReader& q, CheckpointFormats& out) {
   const std::string algo = q.string_or("quant_algo", "");
   if (q.sink().failed()) return;
-  const std::string kv = q.string_or("kv_cache_quant_algo", "");
+  const std::string kv = q.has("kv_cache_quant_algo") ? q.string("kv_cache_quant_algo") : "";
+  if (q.sink().failed()) return;
   if (kv == "FP8") out.kv = DType::kFp8;
-  if (kv == "NVFP4") out.kv = DType::kFp4;
+  else if (kv == "NVFP4") out.kv = DType::kFp4;
+  else if (!kv.empty()) {
+    q.fail("kv_cache_quant_algo", "FP8 or NVFP4 (or null: the KV cache in the model's own format)", "'" + kv + "'");
+    return;
+  }
   if (algo.empty()) {  // no weight algorithm (null): a KV-cache-only checkpoint
     out.method = "modelopt:kv-only";
     return;
@@ -87,6 +92,10 @@ void read_compressed_tensors(const FieldReader& q, CheckpointFormats& out) {
   const std::int64_t bits = w->integer("num_bits", 2, 16);
   const std::string type = w->string_or("type", "int");
   if (q.sink().failed()) return;
+  if (type != "int" && type != "float") {
+    w->fail("type", "int or float", "'" + type + "'");
+    return;
+  }
   std::optional<DType> d;
   if (bits == 8) d = type == "float" ? DType::kFp8 : DType::kInt8;
   if (bits == 4) d = type == "float" ? DType::kFp4 : DType::kInt4;
@@ -119,8 +128,12 @@ void read_quantization(const FieldReader& root, CheckpointFormats& out) {
   } else if (method == "awq" || method == "gptq") {
     const std::int64_t bits = q->integer_or("bits", 4, 2, 8);
     if (root.sink().failed()) return;
+    if (bits != 4 && bits != 8) {  // 2, 3 and 6 bits exist, but no format of shardwise's holds them
+      q->fail("bits", "4 or 8 (the integer formats shardwise models: int4, int8)", std::to_string(bits));
+      return;
+    }
     out.method = method;
-    out.attention = out.dense = out.experts = bits <= 4 ? DType::kInt4 : DType::kInt8;
+    out.attention = out.dense = out.experts = bits == 4 ? DType::kInt4 : DType::kInt8;
   } else if (method == "compressed-tensors") {
     read_compressed_tensors(*q, out);
   } else {

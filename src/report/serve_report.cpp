@@ -68,6 +68,10 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
 
 std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s) {
   std::string s = fmt::format("SLOs         {}\n", slo_label(ctx.workload));
+  if (r.stopped) {  // no statistics: the requests finished by then are the early, lightly loaded ones
+    s += fmt::format("STOPPED      {} (no statistics: those of the requests finished so far would be biased)\n", r.reason);
+    return s;
+  }
   if (r.kv_tokens < 1 || r.requests == 0) {
     s += fmt::format("INFEASIBLE   {}\n", r.reason);
     return s;
@@ -103,6 +107,7 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   json j;
   j["feasible"] = r.feasible;
   j["reason"] = r.feasible ? json(nullptr) : json(r.reason);
+  j["stopped"] = r.stopped;
   j["mode"] = "serve";
   j["arrivals"] = to_string(w.serve.arrivals.kind);
   if (w.serve.arrivals.kind == Arrivals::Kind::kPoisson) j["rate"] = w.serve.arrivals.rate;
@@ -176,6 +181,9 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                    r.screened, r.screen_feasible, r.candidates.size(), grouped(requests), r.simulations, r.wall_s);
   s += "certified    no: the best of the simulated shapes, not a proven optimum (the exact optimiser certifies the closed form "
        "only; docs/search.md, \"Where exact cannot certify\")\n";
+  if (!r.stopped.empty()) {
+    s += fmt::format("STOPPED      by {} after {:.1f} s: the shapes not simulated to the end are left out (a partial search)\n", r.stopped, r.wall_s);
+  }
   if (!r.candidates.empty()) {
     s += fmt::format("\n{:>2}  {:<40} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}\n", "#", "instance", "GPUs", "screen t/s/G",
                      "capacity", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99", "seqs/chunk");
@@ -255,6 +263,7 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
   const bool found = r.best >= 0 && r.deployment_rate > 0;
   j["feasible"] = found;
   j["reason"] = found ? json(nullptr) : json(r.reason);
+  j["stopped"] = r.stopped.empty() ? json(nullptr) : json(r.stopped);
   j["mode"] = "serve";
   j["target_rate"] = target_rate > 0 ? json(target_rate) : json(nullptr);
   j["screened"] = r.screened;

@@ -275,7 +275,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
     bool valid[kNumSlotGroups][27] = {};
     bool valid_known = false;
     for (std::size_t bi = 0; bi < space.batch.size(); ++bi) {
-      if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
+      if ((opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) || should_stop(opt.watch)) return;
       Plan base;
       base.deg = combos[ci];
       base.redundant_experts = base.deg.ep > 1 ? space.redundant_experts : 0;
@@ -402,7 +402,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
     pool.parallel_for(combos.size(), [&](std::size_t ci) {
       Best& best = results[ci];
       for (std::size_t k = 0; k < best.winners.size(); ++k) {
-        if (opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) return;
+        if ((opt.time_limit_s > 0 && now_seconds() - start > opt.time_limit_s) || should_stop(opt.watch)) return;
         Plan p;
         p.deg = combos[ci];
         p.redundant_experts = p.deg.ep > 1 ? space.redundant_experts : 0;
@@ -452,7 +452,7 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
   }
   r.history.push_back({r.calls, r.best_value, r.best_value});
   r.wall_s = now_seconds() - start;
-  r.stopped_by_time = opt.time_limit_s > 0 && r.wall_s > opt.time_limit_s;
+  r.stopped_by_time = (opt.time_limit_s > 0 && r.wall_s > opt.time_limit_s) || (opt.watch && opt.watch->stopped() != StopReason::kNone);
   if (opt.progress) opt.progress(r.calls, r.best_value, r.wall_s);
   return r;
 }

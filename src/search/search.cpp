@@ -23,11 +23,11 @@ Tracker::Tracker(const SimContext& ctx, const SearchSpace& space, const SearchOp
 
 bool Tracker::exhausted() const {
   if (result_.calls >= opt_.budget) return true;
-  return opt_.time_limit_s > 0 && now_seconds() - start_ >= opt_.time_limit_s;
+  return (opt_.time_limit_s > 0 && now_seconds() - start_ >= opt_.time_limit_s) || should_stop(opt_.watch);
 }
 
 std::vector<double> Tracker::evaluate(const std::vector<Action>& actions) {
-  if (opt_.time_limit_s > 0 && now_seconds() - start_ >= opt_.time_limit_s) {
+  if ((opt_.time_limit_s > 0 && now_seconds() - start_ >= opt_.time_limit_s) || should_stop(opt_.watch)) {
     result_.stopped_by_time = true;
     return {};
   }
@@ -116,6 +116,7 @@ SearchResult Tracker::finish() {
   // slots without an op in this model reported at Megatron's choice (the same plan to the simulator)
   if (result_.found) result_.best.sharding = canonical_sharding(result_.best.sharding, ctx_.graph);
   if (opt_.time_limit_s > 0 && result_.wall_s >= opt_.time_limit_s && result_.calls < opt_.budget) result_.stopped_by_time = true;
+  if (opt_.watch && opt_.watch->stopped() != StopReason::kNone && result_.calls < opt_.budget) result_.stopped_by_time = true;
   if (opt_.progress) opt_.progress(result_.calls, result_.best_value, result_.wall_s);
   return result_;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/control.hpp"
 #include "core/thread_pool.hpp"
 #include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
@@ -18,6 +19,7 @@ namespace shardwise {
 struct SearchOptions {
   std::int64_t budget = 4000;  // evaluator calls
   double time_limit_s = 0;     // 0: none
+  Watch* watch = nullptr;      // the command's: its time limit and interrupts stop the search too (core/control.hpp)
   std::uint64_t seed = 1;
   int threads = 1;
   // Called at most every ~0.2 s: calls used, best value, elapsed seconds.
@@ -71,7 +73,7 @@ struct SearchResult {
   std::vector<HistoryPoint> history;  // improvements and the last call (every call with full_history)
   std::int64_t calls = 0, invalid_calls = 0;
   double wall_s = 0;
-  bool stopped_by_time = false;
+  bool stopped_by_time = false;       // by its time limit or the watch's (a time limit or an interrupt)
   double policy_s = 0, simulator_s = 0;  // the RL engines' split of wall time (0 for the others)
   std::int64_t policy_calls = 0;         // the RL engines: calls proposed by a policy step (the rest: sweeps, polishing)
   std::vector<EvalPoint> points;         // with SearchOptions::record_points

@@ -37,8 +37,9 @@ SimContext with_settings(const SimContext& base, const ServeCandidate& c) {
 void rate_search(const SimContext& base, ServeCandidate& c, const ServePlanOptions& opt, std::int64_t& sims) {
   const SimContext ctx = with_settings(base, c);
   ServeOptions so;
+  so.watch = opt.watch;
   so.measure_capacity = false;  // the rate never exceeds the capacity measured here
-  c.capacity = saturated_requests_per_s(at_rate(ctx, 0, opt.requests), c.plan);
+  c.capacity = saturated_requests_per_s(at_rate(ctx, 0, opt.requests), c.plan, opt.watch);
   ++sims;
   if (c.capacity <= 0) {
     c.at_max = simulate_serving(at_rate(ctx, 0, opt.requests), c.plan, so);  // says why (the KV cache)
@@ -122,6 +123,7 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
   const auto pre = best_for_role(ctx, shapes, true, opt.disagg_shapes);
   const auto dec = best_for_role(ctx, shapes, false, opt.disagg_shapes);
   ServeOptions so;
+  so.watch = opt.watch;
   so.measure_capacity = false;
   for (const Plan& p : pre) {
     const double cp = prefill_instance_rate(at_rate(ctx, 0, opt.requests), p);
@@ -194,6 +196,26 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
 
 }  // namespace
 
+std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare) {
+  if (w.mode != Mode::kServe) return std::nullopt;
+  if (o.rate || o.concurrency) {
+    return Error{o.rate ? "--rate" : "--concurrency", "",
+                 "no arrivals for plan --mode serve: it finds the most requests/s each plan serves within the SLOs (give --target-rate R "
+                 "for the fewest GPUs that serve R requests/s; simulate a plan at a rate with 'simulate --plan')",
+                 o.rate ? "'" + *o.rate + "'" : std::to_string(*o.concurrency)};
+  }
+  if (compare) {
+    return Error{"--compare", "", "no --compare with --mode serve (the engines compared search the closed form; the serving "
+                 "simulation ranks the screened shapes itself)", "--compare given"};
+  }
+  if (w.serve.arrivals.kind == Arrivals::Kind::kTrace) {
+    return Error{workload, "arrivals.pattern", "no trace for plan --mode serve (a trace's arrival times cannot be scaled to search the "
+                 "rate): give its lengths as a distribution (lengths:) with no arrivals, or simulate a plan on the trace with 'simulate --plan'",
+                 "trace " + w.serve.trace_file};
+  }
+  return std::nullopt;
+}
+
 ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, const std::optional<Plan>& extra,
                              const ServePlanOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -259,12 +281,13 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   if (feasible.empty()) {
     out.reason = fmt::format("no instance shape of the {} screened fits memory and the SLOs' closed-form bound", out.screened);
     out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opt.watch && opt.watch->stopped() != StopReason::kNone) out.stopped = opt.watch->stop_text();
     return out;
   }
   std::stable_sort(feasible.begin(), feasible.end(), [](const Screened& x, const Screened& y) { return x.m.objective > y.m.objective; });
   const std::size_t k = opt.top_k > 0 ? std::min<std::size_t>(static_cast<std::size_t>(opt.top_k), feasible.size()) : feasible.size();
   // 2. the rate search of the best k by simulation
-  for (std::size_t i = 0; i < k; ++i) {
+  for (std::size_t i = 0; i < k && !should_stop(opt.watch); ++i) {
     ServeCandidate c;
     c.plan = feasible[i].plan;
     c.screen = feasible[i].m;
@@ -273,6 +296,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     rate_search(ctx, c, opt, out.simulations);
     out.candidates.push_back(std::move(c));
     if (opt.progress) opt.progress(static_cast<int>(i + 1), static_cast<int>(k));
+    if (opt.watch) opt.watch->progress([&] { return fmt::format("simulating candidates: {} of {}, {:.0f} s", i + 1, k, opt.watch->elapsed_s()); });
   }
   // 2b. the engine settings of the best three: other running-sequence caps and prefill chunks
   if (opt.tune_engine) {
@@ -281,7 +305,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return out.candidates[x].per_gpu() > out.candidates[y].per_gpu(); });
     for (std::size_t n = 0; n < std::min<std::size_t>(3, order.size()); ++n) {
       ServeCandidate& c = out.candidates[order[n]];
-      if (c.max_rate <= 0) continue;
+      if (c.max_rate <= 0 || should_stop(opt.watch)) continue;
       const std::int64_t seqs0 = c.max_num_seqs, chunk0 = c.max_num_tokens;
       for (std::int64_t seqs : {std::int64_t{64}, std::int64_t{256}, seqs0}) {
         for (std::int64_t chunk : {std::int64_t{2048}, chunk0}) {
@@ -305,6 +329,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     out.reason = fmt::format("none of the {} best screened shapes meets the SLOs in simulation at any rate (the first: {})", k,
                              out.candidates.front().at_max.reason);
     out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opt.watch && opt.watch->stopped() != StopReason::kNone) out.stopped = opt.watch->stop_text();
     return out;
   }
   // 3. the deployment: the cluster filled with the best instance, or the fewest GPUs for the target
@@ -366,6 +391,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   if (opt.disaggregated && opt.target_rate <= 0) disaggregate(ctx, feasible_plans(feasible), opt, out);
   // 5. the frontier of the chosen deployment
   ServeOptions so;
+  so.watch = opt.watch;
   so.measure_capacity = false;
   if (out.disagg_chosen) {
     const DisaggCandidate& c = out.disagg[static_cast<std::size_t>(out.disagg_best)];
@@ -387,6 +413,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     }
   }
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.watch && opt.watch->stopped() != StopReason::kNone) out.stopped = opt.watch->stop_text();
   return out;
 }
 

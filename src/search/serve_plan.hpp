@@ -60,7 +60,14 @@ struct ServePlanOptions {
   std::optional<ServeEngine> engine;  // screen only the layouts this engine runs (plan --engine)
   int disagg_shapes = 2;         // the best prefill and decode shapes paired
   std::function<void(int, int)> progress;  // candidates simulated, of how many
+  Watch* watch = nullptr;        // a time limit or an interrupt ends the planning early (ServePlanResult::stopped)
 };
+
+// What planning under load cannot take (bad input, refused rather than ignored): a rate or
+// users from the flags (`o`; it searches the rate), engines to compare (`compare`), a trace
+// workload (its arrival times cannot be scaled). Errors name the flag, or `workload` and
+// its field.
+std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare);
 
 struct ServePlanResult {
   std::int64_t screened = 0;            // instance shapes the closed form evaluated
@@ -77,6 +84,7 @@ struct ServePlanResult {
   std::int64_t simulations = 0;
   double wall_s = 0;
   std::string reason;                   // why nothing was found (empty otherwise)
+  std::string stopped;                  // what ended the planning early ("the time limit (30 s)"), empty when it ran to the end
 };
 
 // The plan file of the chosen deployment (plan --mode serve --out, and the Python plan()):

@@ -120,13 +120,24 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
           out.push_back(std::move(p));
           continue;
         }
+        Watch* watch = opt.search_options.watch;
+        if (should_stop(watch)) {  // every point left: said so, never priced from a partial search
+          p.reason = "not planned: the sweep was stopped by " + watch->stop_text();
+          out.push_back(std::move(p));
+          continue;
+        }
+        if (watch) {
+          watch->progress([&] { return fmt::format("sweep: point {} of {} ({} x {}), {:.0f} s", index, total, c, g, watch->elapsed_s()); });
+        }
         auto cl = cluster_from_preset(fmt::format("{}x{}", g, c));
         if (!cl) return Error{"--counts", "", cl.error().expected, cl.error().found};
         const SimContext ctx = make_context(model, *cl, v.w, cost_params_for(cl->gpu.name), v.traits);
         const SearchSpace space = make_space(model, *cl, v.w);
         SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);
         refine_two_batch_overlap(ctx, space, opt.search_options, r, v.kind);
-        if (r.found) {
+        if (should_stop(watch)) {
+          p.reason = "not planned: the sweep was stopped by " + watch->stop_text() + " during this point's search";
+        } else if (r.found) {
           p.found = true;
           p.plan = r.best;
           p.metrics = evaluate(ctx, r.best);

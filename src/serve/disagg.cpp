@@ -92,9 +92,10 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
     std::vector<Req> mine;
     for (std::size_t i : owner[k]) mine.push_back(Req{reqs[i].arrival, reqs[i].isl, 1, false});
     if (mine.empty()) continue;
-    const Core c = run(ctx, d.prefill, sp, mine, kind, 0);
+    const Core c = run(ctx, d.prefill, sp, mine, kind, 0, opt.watch);
     if (!c.res.feasible) {
       res.feasible = false;
+      res.stopped = c.res.stopped;
       res.reason = "prefill pool: " + c.res.reason;
       return out;
     }
@@ -128,9 +129,10 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
     std::vector<Req> mine;
     for (std::size_t i : dec_owner[k]) mine.push_back(Req{rec[i].first_token_s + kv_transfer_s(ctx, d, kv_transfer_bytes(ctx, reqs[i].isl)), reqs[i].isl, reqs[i].osl, true});
     if (mine.empty()) continue;
-    const Core c = run(ctx, d.decode, sd, mine, Arrivals::Kind::kTrace, 0);
+    const Core c = run(ctx, d.decode, sd, mine, Arrivals::Kind::kTrace, 0, opt.watch);
     if (!c.res.feasible) {
       res.feasible = false;
+      res.stopped = c.res.stopped;
       res.reason = "decode pool: " + c.res.reason;
       return out;
     }
@@ -176,8 +178,16 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
     std::vector<Req> pre, dec;
     for (std::size_t i = 0; i < reqs.size(); i += x) pre.push_back(Req{0, reqs[i].isl, 1, false});
     for (std::size_t i = 0; i < reqs.size(); i += y) dec.push_back(Req{0, reqs[i].isl, reqs[i].osl, true});
-    out.prefill_capacity = saturated_rate(ctx, d.prefill, sp, pre) * static_cast<double>(x);
-    out.decode_capacity = saturated_rate(ctx, d.decode, sd, dec) * static_cast<double>(y);
+    out.prefill_capacity = saturated_rate(ctx, d.prefill, sp, pre, opt.watch) * static_cast<double>(x);
+    out.decode_capacity = saturated_rate(ctx, d.decode, sd, dec, opt.watch) * static_cast<double>(y);
+    if (should_stop(opt.watch)) {
+      DisaggResult stop;
+      stop.total.feasible = false;
+      stop.total.stopped = true;
+      stop.total.reason = fmt::format("by {} after {:.1f} s, while measuring the pools' capacities", opt.watch->stop_text(),
+                                      opt.watch->elapsed_s());
+      return stop;
+    }
     res.capacity_requests_per_s = std::min(out.prefill_capacity, out.decode_capacity);
     double g1 = 0, g2 = 0;
     const bool grew = queue_grew(rec, g1) || queue_grew(dec_recs, g2);

@@ -6,6 +6,8 @@
 #include <deque>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/rng.hpp"
 
 namespace shardwise::serve_detail {
@@ -76,7 +78,7 @@ std::vector<Req> make_requests(const Workload& w, std::int64_t replicas) {
 
 // The scheduler, iteration by iteration, over one instance's requests.
 Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::vector<Req>& reqs, Arrivals::Kind kind,
-         std::int64_t users) {
+         std::int64_t users, Watch* watch) {
   const EngineTraits& eng = ctx.engine;
   const Workload& w = ctx.workload;
   const std::int64_t a = std::max<std::int64_t>(1, plan.deg.attn_dp);
@@ -158,6 +160,19 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     return true;
   };
   while (completed < n) {
+    if (watch && (iterations & 1023) == 0) {
+      // the statistics that follow a run (sorting every latency) are kept inside the limit too
+      if (watch->should_stop(kStatsSecondsPerRequest * static_cast<double>(n))) {
+        out.res.feasible = false;
+        out.res.stopped = true;
+        out.res.reason = fmt::format("by {} after {:.1f} s, {} of {} requests of one instance done", watch->stop_text(), watch->elapsed_s(),
+                                     completed, n);
+        return out;
+      }
+      watch->progress([&] {
+        return fmt::format("simulating requests: {} of {} done ({} iterations), {:.0f} s", completed, n, iterations, watch->elapsed_s());
+      });
+    }
     if (!closed) {
       while (next < n && reqs[static_cast<std::size_t>(next)].arrival <= t) {
         arrive(next, reqs[static_cast<std::size_t>(next)].arrival);
@@ -315,9 +330,9 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
 // between the 10th and the 90th percentile completions (the ramp of the first admissions
 // and the drain of the last requests left out; the whole run when that window is under
 // half of it, as when every request fits at once); 0 when the scheduler cannot run them.
-double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps, std::vector<Req> reqs) {
+double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps, std::vector<Req> reqs, Watch* watch) {
   for (Req& r : reqs) r.arrival = 0;
-  const Core sat = run(ctx, plan, steps, reqs, Arrivals::Kind::kBurst, 0);
+  const Core sat = run(ctx, plan, steps, reqs, Arrivals::Kind::kBurst, 0, watch);
   if (!sat.res.feasible || sat.res.makespan_s <= 0) return 0.0;
   std::vector<double> done;
   done.reserve(sat.rec.size());

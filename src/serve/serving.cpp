@@ -72,7 +72,23 @@ std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms 
 
 }  // namespace
 
-double saturated_requests_per_s(const SimContext& ctx, const Plan& plan) {
+std::optional<Error> arrivals_error(const Workload& w, std::int64_t replicas, bool disaggregated, const std::string& origin,
+                                    const std::string& field) {
+  const Arrivals& a = w.serve.arrivals;
+  if (a.kind != Arrivals::Kind::kClosed || a.concurrency < 1) return std::nullopt;
+  if (disaggregated) {
+    return Error{origin, field, "a rate (--rate R, or arrivals: {pattern: poisson, rate: R}) with a disaggregated plan: closed-loop users are "
+                 "not simulated there (the decode pool's completions would drive the prefill pool's arrivals)",
+                 fmt::format("{} closed-loop users", a.concurrency)};
+  }
+  if (replicas > 1 && a.concurrency % replicas != 0) {
+    return Error{origin, field, fmt::format("a number of users that splits evenly over the {} replicas (a multiple of {})", replicas, replicas),
+                 std::to_string(a.concurrency)};
+  }
+  return std::nullopt;
+}
+
+double saturated_requests_per_s(const SimContext& ctx, const Plan& plan, Watch* watch) {
   const std::int64_t replicas = std::max<std::int64_t>(1, plan.deg.replicas);
   StepTimes steps(ctx, plan);
   if (steps.kv_tokens() < 1) return 0.0;
@@ -80,7 +96,7 @@ double saturated_requests_per_s(const SimContext& ctx, const Plan& plan) {
   for (const Req& r : reqs) {
     if (r.isl + r.osl > steps.kv_block_tokens()) return 0.0;
   }
-  return saturated_rate(ctx, plan, steps, reqs) * static_cast<double>(replicas);
+  return saturated_rate(ctx, plan, steps, reqs, watch) * static_cast<double>(replicas);
 }
 
 namespace serve_detail {
@@ -214,8 +230,10 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
     return res;
   }
   const std::int64_t users = arr.kind == Arrivals::Kind::kClosed ? std::max<std::int64_t>(1, arr.concurrency / replicas) : 0;
-  Core core = run(ctx, plan, steps, reqs, arr.kind, users);
+  const double run_started = opt.watch ? opt.watch->elapsed_s() : 0.0;
+  Core core = run(ctx, plan, steps, reqs, arr.kind, users, opt.watch);
   if (!core.res.feasible) return core.res;
+  const double run_took = opt.watch ? opt.watch->elapsed_s() - run_started : 0.0;
   res = core.res;
   res.kv_tokens = steps.kv_tokens();
   summarize(w, core.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), res);
@@ -231,7 +249,19 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
           static_cast<double>(reqs.size() - 1) / (reqs.back().arrival - reqs.front().arrival) * static_cast<double>(replicas);
     }
     if (opt.measure_capacity) {
-      const double rate = saturated_rate(ctx, plan, steps, reqs);
+      // the capacity run takes about as long as the run just done: not begun when it cannot end in time
+      const bool no_time = opt.watch && opt.watch->remaining_s() < 1.2 * run_took;
+      const double rate = no_time ? 0.0 : saturated_rate(ctx, plan, steps, reqs, opt.watch);
+      if (no_time || should_stop(opt.watch)) {
+        ServeResult stop;
+        stop.feasible = false;
+        stop.stopped = true;
+        stop.reason = fmt::format("by {} after {:.1f} s: the arrivals ran in {:.1f} s, and the capacity run (every request queued at once) "
+                                  "{}", opt.watch->time_limit_s() > 0 ? fmt::format("the time limit ({:g} s)", opt.watch->time_limit_s()) : opt.watch->stop_text(),
+                                  opt.watch->elapsed_s(), run_took, no_time ? "would not end within it" : "was cut short");
+        if (opt.watch->stopped() == StopReason::kCancelled) stop.reason = fmt::format("by {} after {:.1f} s", opt.watch->stop_text(), opt.watch->elapsed_s());
+        return stop;
+      }
       if (rate > 0) {
         res.capacity_requests_per_s = rate * static_cast<double>(replicas);
         // overloaded: offered above the capacity, and the queue grew over the run (a short

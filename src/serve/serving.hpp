@@ -4,9 +4,11 @@
 // times. docs/serving.md has the model, what it leaves out, and the checks.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/control.hpp"
 #include "cost/simulator.hpp"
 #include "workload/serving.hpp"
 
@@ -34,6 +36,7 @@ const char* to_string(Bottleneck b);
 
 struct ServeResult {
   bool feasible = true;
+  bool stopped = false;      // stopped by the watch (a time limit or an interrupt): infeasible, no statistics
   std::string reason;        // why not, when infeasible
   LatencyStats ttft_ms, tpot_ms, e2e_ms;
   double output_tok_s_per_gpu = 0, total_tok_s_per_gpu = 0;
@@ -61,7 +64,15 @@ struct ServeOptions {
   bool keep_records = false;
   bool measure_capacity = true;  // run the saturated case too (Poisson and trace arrivals)
   bool exact_steps = false;      // the cost layer at every step, no grid (StepTimes)
+  Watch* watch = nullptr;        // a time limit, an interrupt, progress lines (core/control.hpp)
 };
+
+// Arrivals a deployment cannot be simulated with: bad input (exit 2), never an INFEASIBLE
+// result. Closed-loop users with a disaggregated plan (the decode pool's completions would
+// drive the prefill pool's arrivals), users that do not split evenly over the replicas.
+// The error names `origin` (the flag, or the workload file) and `field` ("" for a flag).
+std::optional<Error> arrivals_error(const Workload& w, std::int64_t replicas, bool disaggregated, const std::string& origin,
+                                    const std::string& field);
 
 // Simulates the context's serve workload on one instance of the plan (each replica takes
 // 1 / replicas of the traffic; rates and throughputs are reported for the deployment). The
@@ -71,6 +82,6 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
 // The deployment's capacity in requests/s: the workload's requests (lengths, count, seed)
 // all queued at once, the completion rate between the 10th and 90th percentile completions.
 // 0 when a request cannot fit the KV cache.
-double saturated_requests_per_s(const SimContext& ctx, const Plan& plan);
+double saturated_requests_per_s(const SimContext& ctx, const Plan& plan, Watch* watch = nullptr);
 
 }  // namespace shardwise

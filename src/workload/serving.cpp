@@ -120,6 +120,11 @@ std::optional<LengthDist> read_length(const FieldReader& lengths, std::string_vi
     d.min = o->integer_or("min", 1, 1, kMaxTokens);
     d.max = o->integer_or("max", 0, 1, kMaxTokens);
     if (!o->sink().failed() && d.max > 0 && d.max < d.min) o->fail("max", fmt::format("at least min ({})", d.min), std::to_string(d.max));
+    // a mean outside the clamp would move nearly every draw onto a bound: not the distribution asked for
+    if (!o->sink().failed() && d.mean > 0 && (d.mean < static_cast<double>(d.min) || (d.max > 0 && d.mean > static_cast<double>(d.max)))) {
+      o->fail("mean", d.max > 0 ? fmt::format("a mean from min to max ({} to {})", d.min, d.max) : fmt::format("a mean of at least min ({})", d.min),
+              fmt::format("{}", d.mean));
+    }
   } else if (dist == "histogram") {
     d.kind = LengthDist::Kind::kHistogram;
     const nlohmann::json* b = o->get("bins");
@@ -140,6 +145,7 @@ std::optional<LengthDist> read_length(const FieldReader& lengths, std::string_vi
       total += pair[1].get<double>();
     }
     if (!(total > 0)) o->fail("bins", want, "every weight 0");
+    else if (!std::isfinite(total)) o->fail("bins", "weights whose sum is a finite number (they are relative: scale them down)", "a sum beyond 1e308");
   } else {
     o->fail_value("dist", kDists);
   }
@@ -154,6 +160,14 @@ void read_serve_spec(const FieldReader& r, ServeSpec& s, std::int64_t max_tokens
     a->reject_unknown({"pattern", "rate", "concurrency", "file"});
     const std::string p = a->string("pattern");
     if (a->sink().failed()) return;
+    // each pattern its own field: another pattern's would be ignored silently
+    for (const auto& [field, pattern] : {std::pair{"rate", "poisson"}, {"concurrency", "closed"}, {"file", "trace"}}) {
+      if (a->has(field) && p != pattern) {
+        a->fail(field, fmt::format("no {} with pattern {} ({} belongs to pattern {})", field, p, field, pattern),
+                std::string(field) + ": " + describe_value(*a->get(field)));
+        return;
+      }
+    }
     if (p == "poisson") {
       s.arrivals.kind = Arrivals::Kind::kPoisson;
       s.arrivals.rate = a->number("rate", 1e-6, 1e7);

@@ -201,6 +201,33 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
     detail::read_slo(*slo, "tpot_ms", kMaxSloMs, w.tpot_ms, w.tpot_pct);
   }
   detail::read_serve_spec(r, w.serve, kMaxTokens);
+  if (!sink.failed()) {
+    // one source for each length: a trace's own, or a distribution, or isl / osl (a
+    // distribution's mean may repeat isl, not contradict it)
+    const ServeSpec& s = w.serve;
+    if (s.arrivals.kind == Arrivals::Kind::kTrace) {
+      for (const char* key : {"isl", "osl", "lengths"}) {
+        if (r.has(key)) {
+          r.fail(key, "no lengths beside a trace (its requests carry their own input and output lengths)",
+                 std::string(key) + ": " + describe_value(*r.get(key)));
+        }
+      }
+      if (!sink.failed() && s.requests > static_cast<std::int64_t>(s.trace.size())) {
+        r.fail("requests", fmt::format("at most the trace's {} requests (a trace is replayed once, never extended)", s.trace.size()),
+               std::to_string(s.requests));
+      }
+    }
+    const auto agree = [&](const std::optional<LengthDist>& d, const char* key, std::int64_t given, const char* field) {
+      if (!d || given == 0 || sink.failed()) return;
+      const bool explicit_mean = d->kind == LengthDist::Kind::kUniform || d->kind == LengthDist::Kind::kHistogram || d->mean > 0;
+      if (explicit_mean && std::llround(mean_of(*d)) != given) {
+        r.fail(key, fmt::format("the mean of {} ({:.0f}) or no {} (a distribution's mean is the workload's {})", field, mean_of(*d), key, key),
+               std::to_string(given));
+      }
+    };
+    agree(s.input, "isl", w.isl, "lengths.input");
+    agree(s.output, "osl", w.osl, "lengths.output");
+  }
   if (!sink.failed()) fill_mean_lengths(w);
   if (auto dt = r.object("dtypes", false)) {
     dt->reject_unknown({"weights", "kv_cache", "experts"});
@@ -334,6 +361,25 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     }
     w.spec_acceptance = *o.spec_acceptance;
   }
+  // a trace carries its own arrivals and lengths; a distribution its own lengths: a flag
+  // that would replace them (silently dropping the trace's) is refused
+  if (w.mode == Mode::kServe && w.serve.arrivals.kind == Arrivals::Kind::kTrace) {
+    const char* flag = o.isl ? "isl" : o.osl ? "osl" : o.rate ? "rate" : o.concurrency ? "concurrency" : nullptr;
+    if (flag) {
+      return err(flag, fmt::format("no --{} with a trace workload (the trace {} sets every request's arrival and lengths)", flag, w.serve.trace_file),
+                 flag == std::string("rate") ? "'" + *o.rate + "'" : std::to_string(o.isl ? *o.isl : o.osl ? *o.osl : *o.concurrency));
+    }
+    if (o.requests && *o.requests > static_cast<std::int64_t>(w.serve.trace.size())) {
+      return err("requests", fmt::format("at most the trace's {} requests (a trace is replayed once, never extended)", w.serve.trace.size()),
+                 std::to_string(*o.requests));
+    }
+  }
+  if (w.mode == Mode::kServe && ((o.isl && w.serve.input) || (o.osl && w.serve.output))) {
+    const bool in = o.isl && w.serve.input;
+    return err(in ? "isl" : "osl", fmt::format("no --{} beside the workload's lengths.{} (a {} distribution sets the lengths; edit it in the file)",
+                                               in ? "isl" : "osl", in ? "input" : "output", to_string((in ? w.serve.input : w.serve.output)->kind)),
+               std::to_string(in ? *o.isl : *o.osl));
+  }
   if (o.rate || o.concurrency || o.requests || o.seed) {
     if (w.mode != Mode::kServe) {
       const char* flag = o.rate ? "rate" : o.concurrency ? "concurrency" : o.requests ? "requests" : "seed";
@@ -368,7 +414,7 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     w.serve.requests = *o.requests;
   }
   if (o.seed) {
-    if (*o.seed < 0) return err("seed", "a seed >= 0", std::to_string(*o.seed));
+    if (*o.seed < 0 || *o.seed > (std::int64_t{1} << 62)) return err("seed", "a seed from 0 to 4611686018427387904 (2^62)", std::to_string(*o.seed));
     w.serve.seed = static_cast<std::uint64_t>(*o.seed);
   }
   // A mode switch by flag drops the SLO that no longer applies rather than failing.

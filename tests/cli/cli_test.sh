@@ -142,8 +142,8 @@ expect 2 '^shardwise: --pp 8: expected a plan valid on llama-3.1-8b and h100x8, 
 expect 2 '^shardwise: --seed: expected an integer from 0 to 18446744073709551615, found .-1.' -- plan $M8 --workload decode-16k --budget 5 --seed -1
 expect 2 '^shardwise: --seed: expected an integer' -- plan $M8 --workload decode-16k --budget 5 --seed 18446744073709551616
 expect 0 'plan ' -- plan $M8 --workload decode-16k --budget 5 --seed 18446744073709551615
-expect 2 '^shardwise: --time-limit: expected a finite number of seconds >= 0 \(0: none\), found nan' -- plan $M8 --workload decode-16k --budget 5 --time-limit nan
-expect 2 '^shardwise: --time-limit: expected a finite number of seconds >= 0 \(0: none\), found inf' -- plan $M8 --workload decode-16k --budget 5 --time-limit inf
+expect 2 '^shardwise: --time-limit: expected a number of seconds from 0 \(none\) to 604800 \(a week\), found nan' -- plan $M8 --workload decode-16k --budget 5 --time-limit nan
+expect 2 '^shardwise: --time-limit: expected a number of seconds from 0 \(none\) to 604800 \(a week\), found inf' -- plan $M8 --workload decode-16k --budget 5 --time-limit inf
 expect 2 '^shardwise: --threads: expected a thread count from 1 to 256 \(0: all cores\), found -1' -- plan $M8 --workload decode-16k --budget 5 --threads -1
 expect 2 '^shardwise: --threads: expected a thread count from 1 to 256 \(0: all cores\), found 100000' -- plan $M8 --workload decode-16k --budget 5 --threads 100000
 expect 2 '^shardwise: --isl: expected no isl for a decode workload' -- simulate $M8 --isl 100
@@ -209,7 +209,7 @@ expect 0 '"max_num_tokens": 2048' -- simulate --model llama-3.1-70b --cluster h1
 expect 0 'search +engine:sglang' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search exact --engine sglang
 expect 2 '^shardwise: --engine: expected one of sglang, trtllm, vllm, found .tgi.' -- simulate --model llama-3.1-70b --cluster h100x8 --engine tgi
 expect 2 '^shardwise: --engine-version: expected --engine beside it' -- simulate --model llama-3.1-70b --cluster h100x8 --engine-version 1.0
-expect 2 '^shardwise: --engine-version: expected a version such as 0.11 or 1.0' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --engine vllm --engine-version latest
+expect 2 '^shardwise: --engine-version: expected a version such as 0.11, 1.0 or 0.10.2rc1' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --engine vllm --engine-version latest
 expect 2 '^shardwise: --max-num-tokens: expected a token budget from 1 to' -- simulate --model llama-3.1-70b --cluster h100x8 --max-num-tokens 0
 expect 0 'weights      61.61 GB in attention bf16, dense bf16, experts fp4 \(the checkpoint.s mxfp4\)' -- describe --model gpt-oss-120b
 expect 0 'weights      1.342 TB in bf16 \(1.342 TB' -- describe --model deepseek-v3 --weights-dtype bf16

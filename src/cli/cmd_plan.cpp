@@ -1,0 +1,296 @@
+// shardwise plan: the search for the best plan (the closed form, or serving under load).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/common.hpp"
+#include "core/fields.hpp"
+#include "core/files.hpp"
+#include "plan/plan_json.hpp"
+#include "report/html_report.hpp"
+#include "report/plan_report.hpp"
+#include "report/serve_html.hpp"
+#include "report/serve_report.hpp"
+#include "search/rl/agent.hpp"
+#include "search/search.hpp"
+#include "search/serve_plan.hpp"
+
+namespace shardwise::cli {
+namespace {
+
+struct PlanArgs {
+  EngineArgs serve;
+  std::string model, cluster, workload, engine = "rl", out, save_policy, load_policy, report;
+  std::vector<std::string> compare;
+  WorkloadOverrides overrides;
+  std::int64_t budget = 4000;
+  std::int32_t redundant_experts = 0;
+  double time_limit = 0;
+  std::string seed = "1";  // parsed here: CLI11 would wrap "-1" into 2^64 - 1
+  int threads = 0;
+  bool json = false;
+  double target_rate = 0;  // plan --mode serve: the fewest GPUs serving this many requests/s
+  int top_k = 24;
+  bool no_disagg = false;
+};
+
+bool rl_engine_name(const std::string& e) { return e == "rl" || e == "rl-paper"; }
+
+// What plan takes that does not apply (refused: it would be ignored) or applies differently
+// (a note). docs/serving.md, "Planning".
+std::optional<Error> serve_plan_input_error(const PlanArgs& a, const Workload& w) {
+  if (w.mode != Mode::kServe) {
+    if (a.serve.max_num_seqs) {
+      return Error{"--max-num-seqs", "", "--mode serve beside it (outside serve the batch is searched or set by --batch)",
+                   fmt::format("{} with mode {}", *a.serve.max_num_seqs, to_string(w.mode))};
+    }
+    return std::nullopt;
+  }
+  if (auto e = serve_plan_workload_error(w, a.overrides, a.workload, !a.compare.empty())) return e;
+  if (has_arrivals(w)) {
+    note(fmt::format("plan --mode serve searches the rate: the arrivals of workload {} ({}) are not used", a.workload,
+                     to_string(w.serve.arrivals.kind)));
+  }
+  return std::nullopt;
+}
+
+// plan --mode serve: the closed-form search's winner joins the screen of every instance
+// shape; the best K are simulated (docs/serving.md, "Planning").
+int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, PlanFile file, bool tty) {
+  ServePlanOptions so;
+  so.top_k = a.top_k;
+  so.disaggregated = !a.no_disagg;
+  if (a.serve.name) so.engine = parse_serve_engine(*a.serve.name);
+  so.target_rate = a.target_rate;
+  so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
+  if (tty) {
+    so.progress = [](int done, int of) { std::fprintf(stderr, "\r  simulating candidates: %d/%d   ", done, of); };
+  }
+  // --time-limit bounds the serving simulations as well (as long again as the search)
+  Watch watch(stderr_control(a.time_limit));
+  so.watch = &watch;
+  const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
+  if (tty || watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
+  const bool found = r.best >= 0 && r.deployment_rate > 0;
+  file = serve_plan_file(file, r, so.requests);
+  if (!a.report.empty()) {  // written even when nothing was found: it says so
+    if (auto e = write_file_whole(a.report, serve_plan_html(ctx, file, r, a.target_rate), "--report")) return fail(*e);
+  }
+  if (!a.out.empty()) {
+    if (!found) {
+      print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
+      return fail(Error{"--out", "", "a plan that meets the SLOs to write to '" + a.out + "'", "none (why is printed above)"});
+    }
+    if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
+  }
+  print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
+  return 0;
+}
+
+int run_plan(const PlanArgs& a, const CliOptions& cli) {
+  const Engine engine = find_engine(a.engine);
+  if (!engine) return fail(Error{"--search", "", std::string("one of ") + engine_names(), "'" + a.engine + "'"});
+  if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
+  if (auto e = check_time_limit(a.time_limit)) return fail(*e);
+  if (auto e = check_threads(a.threads)) return fail(*e);
+  const auto seed = parse_seed(a.seed);
+  if (!seed) return fail(Error{"--seed", "", "an integer from 0 to 18446744073709551615", "'" + a.seed + "'"});
+  if (!cli.allow_writes && (!a.out.empty() || !a.report.empty() || !a.save_policy.empty())) {
+    return fail(Error{"--out/--report/--save-policy", "", "no file written (this caller forbids writes)", "a path"});
+  }
+  if (auto e = check_degree_flag("--redundant-experts", a.redundant_experts, 0)) return fail(*e);
+  if (!(a.target_rate >= 0) || !std::isfinite(a.target_rate) || a.target_rate > 1e7) {
+    return fail(Error{"--target-rate", "", "a positive number of requests/s up to 1e7", fmt::format("{}", a.target_rate)});
+  }
+  if (a.top_k < 0 || a.top_k > 1000) return fail(Error{"--top-k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(a.top_k)});
+  auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
+  if (!in) return fail(in.error());
+  if (a.target_rate > 0 && in->workload.mode != Mode::kServe) {
+    return fail(Error{"--target-rate", "", "--mode serve (or a serve workload) beside it", fmt::format("mode {}", to_string(in->workload.mode))});
+  }
+  if (auto e = serve_plan_input_error(a, in->workload)) return fail(*e);
+  if (a.redundant_experts > 0 && a.redundant_experts > in->model.moe.num_experts) {
+    return fail(Error{"--redundant-experts",
+                      "",
+                      in->model.is_moe() ? fmt::format("at most the {} routed experts (one copy each)", in->model.moe.num_experts)
+                                         : std::string("0 for a dense model (it has no experts)"),
+                      std::to_string(a.redundant_experts)});
+  }
+  auto serve_engine = engine_of(a.serve);
+  if (!serve_engine) return fail(serve_engine.error());
+  const std::optional<ServeEngine> serve_kind = a.serve.name ? parse_serve_engine(*a.serve.name) : std::nullopt;
+  if (serve_kind && rl_engine_name(a.engine) && (!a.save_policy.empty() || !a.load_policy.empty())) {
+    return fail(Error{"--save-policy/--load-policy", "", "no --engine beside them (with --engine the search is exhaustive over what the engine runs)", "--engine " + *a.serve.name});
+  }
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *serve_engine);
+  const SearchSpace space = make_space(in->model, in->cluster, in->workload, a.redundant_experts);
+  SearchOptions opt;
+  opt.budget = a.budget;
+  opt.time_limit_s = a.time_limit;
+  opt.seed = *seed;
+  opt.threads = threads_or_cores(a.threads);
+  const bool tty = isatty(fileno(stderr)) != 0;
+  // off a terminal: a line every ten seconds of a search that runs over two
+  Watch lines(stderr_control(0));
+  opt.progress = [&](std::int64_t calls, double best, double elapsed) {
+    std::string left = a.time_limit > 0 ? fmt::format(", {:.1f} s left", std::max(0.0, a.time_limit - elapsed)) : "";
+    if (tty) {
+      std::fprintf(stderr, "\r  %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s%s   ", a.engine.c_str(),
+                   static_cast<long long>(calls), static_cast<long long>(a.budget), best, elapsed, left.c_str());
+    } else {
+      lines.progress([&] { return fmt::format("{}: {}/{} calls, best {:.1f} tok/s/GPU, {:.1f} s{}", a.engine, calls, a.budget, best, elapsed, left); });
+    }
+  };
+  for (const auto& name : a.compare) {
+    if (!find_engine(name)) return fail(Error{"--compare", "", std::string("engine names from ") + engine_names(), "'" + name + "'"});
+  }
+  opt.record_points = !a.report.empty();
+  // checked before the search: a bad path fails at once, and no empty file is left
+  // (--load-policy may equal --save-policy: the policy is read before the new one replaces it whole)
+  if (auto e = distinct_outputs({{"--out", a.out}, {"--report", a.report}, {"--save-policy", a.save_policy}})) {
+    return fail(*e);
+  }
+  if (!a.report.empty() && !writable_path(a.report)) return fail(Error{"--report", "", "a writable file path", "'" + a.report + "'"});
+  if (!a.out.empty() && !writable_path(a.out)) return fail(Error{"--out", "", "a writable file path", "'" + a.out + "'"});
+  if (!a.save_policy.empty() && !writable_path(a.save_policy)) {
+    return fail(Error{"--save-policy", "", "a writable file path", "'" + a.save_policy + "'"});
+  }
+  const bool rl_engine = rl_engine_name(a.engine) && !serve_kind;
+  if ((!a.save_policy.empty() || !a.load_policy.empty()) && a.engine != "rl-paper") {
+    return fail(Error{"--save-policy/--load-policy", "",
+                      "--search rl-paper (the engine with a policy network; rl runs none: docs/search.md)", "--search " + a.engine});
+  }
+  std::optional<rl::Policy> warm;
+  if (!a.load_policy.empty()) {
+    auto text = read_text_file(a.load_policy);
+    if (!text) return fail(text.error());
+    auto p = rl::Policy::load(*text, a.load_policy);
+    if (!p) return fail(p.error());
+    warm = std::move(p).value();
+  }
+  PlanOutcome o;
+  o.space_size = space.size();
+  if (rl_engine) {
+    const rl::AgentSettings settings = a.engine == "rl" ? rl::improved_settings() : rl::AgentSettings{};
+    std::unique_ptr<rl::Policy> trained;
+    rl::AgentStats st;
+    o.search = rl::search_rl(ctx, space, opt, settings, warm ? &*warm : nullptr, &trained, &st);
+    if (warm && st.warm_values == 0) {
+      std::fprintf(stderr, "shardwise: %s cannot be carried to this space (%s); started cold\n", a.load_policy.c_str(), st.warm_error.c_str());
+    } else if (warm && st.warm_matched < st.warm_values) {
+      std::fprintf(stderr, "shardwise: %s was trained on another space: it knew %d of this space's %d action values, carried over by label\n",
+                   a.load_policy.c_str(), st.warm_matched, st.warm_values);
+    }
+    if (!a.save_policy.empty() && trained) {
+      if (auto e = write_file_whole(a.save_policy, trained->save(), "--save-policy")) return fail(*e);
+    }
+  } else if (serve_kind) {
+    // --engine: only the plans that engine runs as planned, all of them (cost/engine_limits.hpp)
+    o.search = search_for_engine(ctx, space, opt, *serve_kind);
+  } else {
+    o.search = engine(ctx, space, opt);
+  }
+  refine_two_batch_overlap(ctx, space, opt, o.search, serve_kind);
+  if (tty) std::fputc('\n', stderr);
+  for (const auto& name : a.compare) {
+    if (name == a.engine) continue;
+    SearchOptions copt = opt;
+    copt.progress = nullptr;
+    if (tty) {
+      copt.progress = [&](std::int64_t calls, double best, double elapsed) {
+        std::fprintf(stderr, "\r  compare %s: %lld/%lld calls, best %.1f tok/s/GPU, %.1f s   ", name.c_str(), static_cast<long long>(calls),
+                     static_cast<long long>(a.budget), best, elapsed);
+      };
+    }
+    o.compared.push_back(find_engine(name)(ctx, space, copt));
+    if (tty) std::fputc('\n', stderr);
+  }
+  SearchOptions base_opt = opt;
+  base_opt.progress = nullptr;
+  base_opt.time_limit_s = 0;
+  o.baseline = a.engine == "megatron" ? o.search : search_megatron(ctx, space, base_opt);
+  PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides, std::nullopt};
+  file.overrides.batch.reset();  // the plan carries its own batch
+  if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
+  if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
+  if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);
+  if (!o.search.found) {
+    // nothing feasible: the closest plan and the limit it broke (the search's, else the
+    // baseline's: the exact engine keeps no per-plan record)
+    const SearchResult& near = o.search.closest || !o.search.invalid_example.empty() ? o.search : o.baseline;
+    if (near.closest) {
+      o.closest = *near.closest;
+      o.closest_metrics = evaluate(ctx, *near.closest);
+    }
+    o.invalid_example = near.invalid_example;
+  }
+  if (!a.report.empty() && o.search.found) {
+    // the chosen plan at every batch of the ladder: its own throughput-latency curve
+    for (const std::int64_t per_group : space.batch) {
+      Plan p = o.search.best;
+      p.batch = per_group * p.deg.attn_dp;
+      if (auto pt = eval_point(ctx, p, evaluate(ctx, p, nullptr, false))) o.sweep.push_back(*pt);
+    }
+  }
+  if (!a.report.empty()) {  // written even when no plan was found: it says so
+    if (auto e = write_file_whole(a.report, plan_html(ctx, file, o), "--report")) return fail(*e);
+  }
+  if (!a.out.empty()) {
+    if (!o.search.found) {
+      // the result (with the closest plan and why) is printed; then the refusal to write
+      print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
+      return fail(Error{"--out", "", "a feasible plan to write to '" + a.out + "'",
+                        "no feasible plan for these inputs (the closest and the limit it broke are printed above)"});
+    }
+    if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
+  }
+  print(a.json ? plan_json(ctx, file, o) : plan_text(ctx, file, o));
+  return 0;
+}
+
+}  // namespace
+
+Command add_plan(CLI::App& app, const CliOptions& cli) {
+  auto args = std::make_shared<PlanArgs>();
+  PlanArgs& pa = *args;
+  auto* plan = app.add_subcommand("plan", "Search for the best plan (degrees, batch, per-op sharding) and compare it with Megatron's");
+  plan->add_option("--model", pa.model, "A model preset or the path of a config.json")->required();
+  plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
+  plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
+  add_workload_flags(plan, pa.overrides);
+  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard's elite history as a masked local search with polishing, no network: it was measured to add nothing; default), rl-paper (the paper's policy network and PPO, as published), exact (the optimum of "
+                 "degrees and sharding over the batch ladder, each winner at its own largest feasible batch), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
+  plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
+  plan->add_option("--redundant-experts", pa.redundant_experts,
+                   "MoE: redundant expert slots (EPLB) every plan carries; ep ranges over the divisors of experts + N (default 0)");
+  plan->add_option("--time-limit", pa.time_limit,
+                   "Stop each engine's search after this many seconds (default: none). It applies to the chosen engine and to each "
+                   "--compare engine separately, and with --mode serve to the serving simulations after the search; the Megatron "
+                   "baseline (exhaustive over its small space) is not limited");
+  plan->add_option("--seed", pa.seed, "Random seed, 0 to 2^64-1 (default 1); the same seed gives the same plan whatever --threads");
+  plan->add_option("--threads", pa.threads, "Threads for parallel evaluation, 1 to 256 (default: all cores)");
+  plan->add_option("--save-policy", pa.save_policy, "With --search rl-paper: write the trained policy network to this file");
+  plan->add_option("--load-policy", pa.load_policy, "With --search rl-paper: start from a saved policy instead of a random one");
+  plan->add_option("--out", pa.out, "Write the chosen plan as plan.json (docs/plan-format.md)");
+  plan->add_option("--report", pa.report,
+                   "Write a self-contained HTML report (summary, per-op table, time per op, memory, convergence, throughput-latency "
+                   "frontier)");
+  plan->add_option("--compare", pa.compare, "Also run these engines (comma-separated, e.g. rw,sa,rl) with the same budget and seed; "
+                   "listed in the output and the report's convergence chart")
+      ->delimiter(',');
+  add_engine_flags(plan, pa.serve);
+  plan->add_option("--target-rate", pa.target_rate,
+                   "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
+  plan->add_flag("--no-disagg", pa.no_disagg, "Serve: do not size disaggregated prefill/decode deployments beside the aggregated ones");
+  plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 24; 0: all)");
+  plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
+
+  return {plan, [args, cli] { return run_plan(*args, cli); }};
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,245 @@
+// shardwise simulate: one plan's metrics, by the closed form or the serving simulation.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/common.hpp"
+#include "cost/simulator.hpp"
+#include "plan/plan_json.hpp"
+#include "report/serve_report.hpp"
+#include "report/simulate.hpp"
+#include "serve/disagg.hpp"
+#include "serve/serving.hpp"
+
+namespace shardwise::cli {
+namespace {
+
+constexpr std::uint64_t kMaxServeSeed = std::uint64_t{1} << 62;  // as a workload file's and a plan file's seed
+
+struct SimulateArgs {
+  EngineArgs engine;
+  std::string model, cluster, workload, sharding = "megatron", plan_file;
+  WorkloadOverrides overrides;
+  std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches, redundant_experts;
+  // disaggregated: the prefill pool (the degrees above and --replicas are then the decode pool's)
+  std::optional<std::int32_t> prefill_instances, prefill_tp, prefill_pp, prefill_ep, prefill_attn_dp;
+  std::optional<std::string> serve_seed;  // parsed here: CLI11 would clamp or wrap what int64 cannot hold
+  double time_limit = 0;
+  bool two_batch_overlap = false;
+  bool json = false;
+};
+
+// --prefill-* flags and a plan file's disaggregated block: the prefill pool, or none.
+std::optional<Plan> prefill_pool_of(const SimulateArgs& a, const Plan& decode, const std::optional<Plan>& from_file) {
+  if (!a.prefill_instances && !from_file && !a.prefill_tp && !a.prefill_pp && !a.prefill_ep && !a.prefill_attn_dp) return std::nullopt;
+  Plan p = from_file ? *from_file : decode;
+  if (!from_file) {
+    p.deg.replicas = 1;
+    p.two_batch_overlap = false;  // the decode pool's overlap is its own (a plan file's prefill block may set one)
+  }
+  if (a.prefill_instances) p.deg.replicas = *a.prefill_instances;
+  if (a.prefill_tp) p.deg.tp = *a.prefill_tp;
+  if (a.prefill_pp) p.deg.pp = *a.prefill_pp;
+  if (a.prefill_ep) p.deg.ep = *a.prefill_ep;
+  if (a.prefill_attn_dp) p.deg.attn_dp = *a.prefill_attn_dp;
+  p.batch = 0;
+  return p;
+}
+
+int run_simulate(SimulateArgs a) {
+  if (a.serve_seed) {
+    const auto s = parse_seed(*a.serve_seed, kMaxServeSeed);
+    if (!s) return fail(Error{"--seed", "", fmt::format("an integer from 0 to {} (2^62)", kMaxServeSeed), "'" + *a.serve_seed + "'"});
+    a.overrides.seed = static_cast<std::int64_t>(*s);
+  }
+  if (auto e = check_time_limit(a.time_limit)) return fail(*e);
+  for (const auto& e : {check_degree_flag("--tp", a.tp, 1), check_degree_flag("--pp", a.pp, 1), check_degree_flag("--ep", a.ep, 1),
+                        check_degree_flag("--attn-dp", a.attn_dp, 1), check_degree_flag("--replicas", a.replicas, 1),
+                        check_degree_flag("--micro-batches", a.micro_batches, 0),
+                        check_degree_flag("--redundant-experts", a.redundant_experts, 0),
+                        check_degree_flag("--prefill-instances", a.prefill_instances, 1), check_degree_flag("--prefill-tp", a.prefill_tp, 1),
+                        check_degree_flag("--prefill-pp", a.prefill_pp, 1), check_degree_flag("--prefill-ep", a.prefill_ep, 1),
+                        check_degree_flag("--prefill-attn-dp", a.prefill_attn_dp, 1)}) {
+    if (e) return fail(*e);
+  }
+  Plan plan;
+  std::optional<Plan> file_prefill;
+  std::optional<std::int64_t> file_seqs, file_tokens;
+  InputSource src;
+  WorkloadOverrides plan_overrides;
+  if (!a.plan_file.empty()) {
+    auto f = load_plan_file(a.plan_file);
+    if (!f) return fail(f.error());
+    plan = f->plan;
+    file_prefill = f->prefill_pool;
+    file_seqs = f->max_num_seqs;
+    file_tokens = f->max_num_tokens;
+    src.plan_file = a.plan_file;
+    src.model_from_plan = a.model.empty() && !f->model.empty();
+    src.cluster_from_plan = a.cluster.empty() && !f->cluster.empty();
+    src.workload_from_plan = a.workload.empty() && !f->workload.empty();
+    if (a.model.empty()) a.model = f->model;
+    if (a.cluster.empty()) a.cluster = f->cluster;
+    if (a.workload.empty()) a.workload = f->workload;
+    // the plan's own overrides first (errors name the plan file); flags given now win
+    plan_overrides = f->overrides;
+    plan_overrides.batch = plan.batch == 0 ? std::string("max") : std::to_string(plan.batch);
+    src.plan_overrides = &plan_overrides;
+  } else {
+    auto sh = load_sharding(a.sharding);
+    if (!sh) return fail(sh.error());
+    plan.sharding = *sh;
+  }
+  if (a.model.empty()) return fail(Error{"simulate", "", "--model (or a --plan file naming one)", "none"});
+  if (a.cluster.empty()) return fail(Error{"simulate", "", "--cluster (or a --plan file naming one)", "none"});
+  if (a.workload.empty()) a.workload = "decode-16k";
+  auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides, src);
+  if (!in) return fail(in.error());
+  // what set the degrees, for the message of an invalid plan
+  std::string flags;
+  const auto note = [&](const char* flag, const std::optional<std::int32_t>& v) {
+    if (v) flags += fmt::format("{}{} {}", flags.empty() ? "" : " ", flag, *v);
+  };
+  note("--tp", a.tp);
+  note("--pp", a.pp);
+  note("--ep", a.ep);
+  note("--attn-dp", a.attn_dp);
+  note("--replicas", a.replicas);
+  note("--micro-batches", a.micro_batches);
+  note("--redundant-experts", a.redundant_experts);
+  if (a.two_batch_overlap) flags += flags.empty() ? "--two-batch-overlap" : " --two-batch-overlap";
+  if (a.overrides.batch) flags += (flags.empty() ? "--batch " : " --batch ") + *a.overrides.batch;
+  if (a.plan_file.empty() && a.sharding != "megatron") flags += (flags.empty() ? "--sharding " : " --sharding ") + a.sharding;
+  if (a.tp) plan.deg.tp = *a.tp;
+  if (a.pp) plan.deg.pp = *a.pp;
+  if (a.ep) plan.deg.ep = *a.ep;
+  if (a.attn_dp) plan.deg.attn_dp = *a.attn_dp;
+  if (a.replicas) plan.deg.replicas = *a.replicas;
+  if (a.micro_batches) plan.micro_batches = *a.micro_batches;
+  if (a.redundant_experts) plan.redundant_experts = *a.redundant_experts;
+  if (a.two_batch_overlap) plan.two_batch_overlap = true;
+  plan.batch = in->workload.batch.value_or(0);
+  auto engine = engine_of(a.engine);
+  if (!engine) return fail(engine.error());
+  if (a.engine.max_num_seqs && in->workload.mode != Mode::kServe) {  // the closed form's batch is --batch: the cap would be ignored
+    return fail(Error{"--max-num-seqs", "", "--mode serve beside it (outside serve the batch is --batch)",
+                      fmt::format("{} with mode {}", *a.engine.max_num_seqs, to_string(in->workload.mode))});
+  }
+  if (a.time_limit > 0 && in->workload.mode != Mode::kServe) {
+    return fail(Error{"--time-limit", "", "--mode serve beside it (the closed form of other modes takes milliseconds)",
+                      fmt::format("{} with mode {}", a.time_limit, to_string(in->workload.mode))});
+  }
+  // a serve plan's engine settings, unless flags give them
+  if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
+  if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *engine);
+  Breakdown bd;
+  const Metrics m = evaluate(ctx, plan, &bd);
+  // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result
+  if (m.infeasible == Infeasible::kInvalidPlan) {
+    std::string origin = a.plan_file.empty() ? (flags.empty() ? std::string("simulate (default degrees)") : flags)
+                                             : (flags.empty() ? a.plan_file : a.plan_file + " with " + flags);
+    return fail(Error{origin, a.plan_file.empty() || !flags.empty() ? "" : "plan",
+                      fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), m.reason});
+  }
+  if (const auto pre = prefill_pool_of(a, plan, file_prefill)) {
+    // disaggregated prefill and decode pools (docs/serving.md)
+    // the pools' errors name what set them: the flags, or the plan file's disaggregated block
+    const bool pool_flags = a.prefill_instances || a.prefill_tp || a.prefill_pp || a.prefill_ep || a.prefill_attn_dp;
+    const std::string pool_origin = pool_flags || a.plan_file.empty() ? "--prefill-instances" : a.plan_file;
+    const std::string pool_field = pool_flags || a.plan_file.empty() ? "" : "disaggregated";
+    if (ctx.workload.mode != Mode::kServe) {
+      return fail(Error{pool_origin, pool_field, "--mode serve (a disaggregated deployment serves requests over time)",
+                        fmt::format("mode {}", to_string(ctx.workload.mode))});
+    }
+    if (!has_arrivals(ctx.workload)) {
+      return fail(Error{"simulate --mode serve", "", "how requests arrive: --rate R (Poisson; inf: all at once)", "neither"});
+    }
+    Plan probe = *pre;
+    probe.batch = probe.deg.attn_dp;
+    if (auto why = validate_plan(probe, ctx.model, ctx.cluster)) {
+      return fail(Error{a.plan_file.empty() ? "--prefill-*" : a.plan_file, a.plan_file.empty() ? "" : "disaggregated.prefill",
+                        fmt::format("a prefill pool valid on {} and {}", ctx.model.name, ctx.cluster.name), *why});
+    }
+    if (auto e = arrivals_error(ctx.workload, 1, true, a.overrides.concurrency ? "--concurrency" : a.workload,
+                                a.overrides.concurrency ? "" : "arrivals.pattern")) {
+      return fail(*e);
+    }
+    const DisaggPlan d{*pre, plan};
+    if (d.gpus() > ctx.cluster.num_gpus) {
+      return fail(Error{pool_origin, pool_field, fmt::format("pools that fit the cluster's {} GPUs", ctx.cluster.num_gpus),
+                        fmt::format("{} prefill + {} decode = {} GPUs", pre->deg.total_gpus(), plan.deg.total_gpus(), d.gpus())});
+    }
+    Watch watch(stderr_control(a.time_limit));
+    ServeOptions so;
+    so.watch = &watch;
+    const auto t0 = std::chrono::steady_clock::now();
+    const DisaggResult r = simulate_disaggregated(ctx, d, so);
+    if (watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print(a.json ? serve_disagg_json(ctx, d, r, wall) : serve_disagg_text(ctx, d, r, wall));
+    return 0;
+  }
+  if (ctx.workload.mode == Mode::kServe && !has_arrivals(ctx.workload)) {
+    return fail(Error{"simulate --mode serve", "", "how requests arrive: --rate R (Poisson; inf: all at once) or --concurrency N "
+                      "(closed loop), or arrivals: in the workload", "neither"});
+  }
+  if (ctx.workload.mode == Mode::kServe && m.infeasible != Infeasible::kMemory) {
+    // the request-level simulation decides (the closed form above only screens the plan's memory)
+    if (auto e = arrivals_error(ctx.workload, plan.deg.replicas, false, a.overrides.concurrency ? "--concurrency" : a.workload,
+                                a.overrides.concurrency ? "" : "arrivals.concurrency")) {
+      return fail(*e);
+    }
+    Watch watch(stderr_control(a.time_limit));
+    ServeOptions so;
+    so.watch = &watch;
+    const auto t0 = std::chrono::steady_clock::now();
+    const ServeResult r = simulate_serving(ctx, plan, so);
+    if (watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print(a.json ? serve_json(ctx, plan, r, wall) : serve_text(ctx, plan, r, wall));
+    return 0;
+  }
+  print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
+  return 0;
+}
+
+}  // namespace
+
+Command add_simulate(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  SimulateArgs& sa = *args;
+  auto* simulate = app.add_subcommand("simulate",
+                                      "Predict throughput, latency and memory of one plan: degrees, batch and per-op sharding");
+  simulate->add_option("--model", sa.model, "A model preset or the path of a config.json");
+  simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
+  simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
+  add_workload_flags(simulate, sa.overrides);
+  simulate->add_option("--seed", sa.serve_seed, "Serve: the seed of the arrivals and lengths, 0 to 2^62 (default 1)");
+  simulate->add_option("--time-limit", sa.time_limit,
+                       "Serve: stop the simulation after this many seconds and say so (default: none); runs over two seconds print "
+                       "progress on stderr");
+  add_degree_flags(simulate, sa.tp, sa.pp, sa.ep, sa.attn_dp, sa.micro_batches, &sa.redundant_experts);
+  simulate->add_option("--replicas", sa.replicas, "Copies of the model instance (default 1); with --prefill-instances, the decode pool's instances");
+  simulate->add_option("--prefill-instances", sa.prefill_instances,
+                       "Serve disaggregated: this many prefill instances beside the decode pool the other degree flags describe");
+  simulate->add_option("--prefill-tp", sa.prefill_tp, "Disaggregated: the prefill instances' tp (default: the decode pool's)");
+  simulate->add_option("--prefill-pp", sa.prefill_pp, "Disaggregated: the prefill instances' pp");
+  simulate->add_option("--prefill-ep", sa.prefill_ep, "Disaggregated: the prefill instances' ep");
+  simulate->add_option("--prefill-attn-dp", sa.prefill_attn_dp, "Disaggregated: the prefill instances' attention data parallel");
+  simulate->add_flag("--two-batch-overlap", sa.two_batch_overlap,
+                     "MoE with attention DP and EP: run each step as two micro-batches whose all-to-all overlaps the other's compute "
+                     "(vLLM --enable-dbo, SGLang --enable-two-batch-overlap; docs/cost-model.md)");
+  simulate->add_option("--sharding", sa.sharding,
+                       "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
+                       "the dense MLPs data-parallel, as engines run attention DP), or a YAML/JSON file mapping op slots to dimensions");
+  simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
+  add_engine_flags(simulate, sa.engine);
+  simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
+  return {simulate, [args] { return run_simulate(*args); }};
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,147 @@
+// shardwise sweep: the best plan at every point of GPU types x counts, priced (docs/sweep.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/common.hpp"
+#include "cli/dist.hpp"
+#include "core/files.hpp"
+#include "model/loader.hpp"
+#include "report/sweep_report.hpp"
+#include "search/sweep.hpp"
+
+namespace shardwise::cli {
+namespace {
+
+struct SweepArgs {
+  std::string model, workload = "chat-1k-1k", search = "exact", prices, csv, svg;
+  std::vector<std::string> gpus, dtypes, engines;
+  std::vector<std::int64_t> counts;
+  WorkloadOverrides overrides;
+  std::int64_t budget = 4000;
+  std::string seed = "1";
+  int threads = 0;
+  double time_limit = 0;
+  bool json = false;
+};
+
+int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
+  if (a.model.empty()) return fail(Error{"sweep", "", "--model", "none"});
+  if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
+  if (auto e = check_threads(a.threads)) return fail(*e);
+  if (auto e = check_time_limit(a.time_limit)) return fail(*e);
+  // a sweep prices each point's best plan by the closed form (serve: the offline stream at the
+  // workload's mean lengths): arrivals would be ignored, so they are refused
+  for (const auto& [flag, given] : {std::pair{"--rate", a.overrides.rate.has_value()}, {"--concurrency", a.overrides.concurrency.has_value()},
+                                    {"--requests", a.overrides.requests.has_value()}}) {
+    if (given) {
+      return fail(Error{flag, "", "no arrivals for sweep (each point's plan is priced by the closed form at the workload's mean lengths; "
+                        "simulate a point's plan under load with 'simulate --plan')", "a value given"});
+    }
+  }
+  const auto seed = parse_seed(a.seed);
+  if (!seed) return fail(Error{"--seed", "", "an integer from 0 to 18446744073709551615", "'" + a.seed + "'"});
+  if (!cli.allow_writes && (!a.csv.empty() || !a.svg.empty())) return fail(Error{"--csv/--svg", "", "no file written (this caller forbids writes)", "a path"});
+  if (auto e = distinct_outputs({{"--csv", a.csv}, {"--svg", a.svg}, {"--prices", a.prices}})) return fail(*e);
+  if (!a.csv.empty() && !writable_path(a.csv)) return fail(Error{"--csv", "", "a writable file path", "'" + a.csv + "'"});
+  if (!a.svg.empty() && !writable_path(a.svg)) return fail(Error{"--svg", "", "a writable file path", "'" + a.svg + "'"});
+  auto model = load_model(a.model);
+  if (!model) return fail(model.error());
+  auto w = load_workload(a.workload);
+  if (!w) return fail(w.error());
+  auto wo = apply_overrides(*w, a.overrides);
+  if (!wo) return fail(wo.error());
+  if (wo->mode == Mode::kServe && has_arrivals(*wo)) {
+    note(fmt::format("sweep prices each point by the closed form at the mean lengths: the arrivals of workload {} ({}) are not used", a.workload,
+                     to_string(wo->serve.arrivals.kind)));
+  }
+  auto prices = load_prices(a.prices);
+  if (!prices) return fail(prices.error());
+  SweepOptions o;
+  o.gpus = a.gpus;
+  o.counts = a.counts;
+  if (!a.dtypes.empty()) o.dtypes = a.dtypes;
+  for (std::string& d : o.dtypes) d = d == "auto" ? "" : d;
+  if (!a.engines.empty()) o.engines = a.engines;
+  for (std::string& e : o.engines) e = e == "generic" ? "" : e;
+  o.search = a.search;
+  o.search_options.budget = a.budget;
+  o.search_options.seed = *seed;
+  o.search_options.threads = threads_or_cores(a.threads);
+  Watch watch(stderr_control(a.time_limit));
+  o.search_options.watch = &watch;
+  // under mpirun: each process plans its share of the points, rank 0 gathers and prints
+  const ProcessGroup group = join_process_group();
+  struct Leave {
+    const ProcessGroup& g;
+    ~Leave() { leave_process_group(g); }
+  } leave{group};
+  o.rank = group.rank;
+  o.ranks = group.size;
+  if (group.rank != 0) o.search_options.watch = nullptr;  // rank 0 speaks (each rank's time limit is its own)
+  Watch quiet(RunControl{a.time_limit, nullptr, nullptr});
+  if (group.rank != 0) o.search_options.watch = &quiet;
+  auto pts = run_sweep(*model, *wo, o, *prices);
+  if (group.rank == 0 && watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
+  if (!pts) return group.rank == 0 ? fail(pts.error()) : kExitBadInput;
+  if (group.size > 1) {
+    std::vector<std::string> mine;
+    for (std::size_t i = static_cast<std::size_t>(group.rank); i < pts->size(); i += static_cast<std::size_t>(group.size)) {
+      mine.push_back(std::to_string(i) + " " + sweep_point_to_json((*pts)[i]));
+    }
+    const auto all = gather_lines(group, mine);
+    // the other processes exit with rank 0's status: a failed write fails the whole job
+    if (group.rank != 0) return share_status(group, 0);
+    for (const auto& line : all) {
+      const auto sp = line.find(' ');
+      (*pts)[static_cast<std::size_t>(std::stoull(line.substr(0, sp)))] = sweep_point_from_json(line.substr(sp + 1));
+    }
+    mark_fewest(*pts);
+  }
+  const int status = [&] {
+    if (!a.csv.empty()) {
+      if (auto e = write_file_whole(a.csv, sweep_csv(*pts), "--csv")) return fail(*e);
+    }
+    if (!a.svg.empty()) {
+      const std::string svg = sweep_svg(fmt::format("{} at {}: USD per million output tokens", model->name, wo->name), *pts);
+      if (auto e = write_file_whole(a.svg, svg, "--svg")) return fail(*e);
+    }
+    print(a.json ? sweep_json(model->name, wo->name, *pts) : sweep_text(model->name, wo->name, *pts));
+    if (auto e = flush_stdout()) return fail(*e);
+    return 0;
+  }();
+  return share_status(group, status);
+}
+
+}  // namespace
+
+Command add_sweep(CLI::App& app, const CliOptions& cli) {
+  auto args = std::make_shared<SweepArgs>();
+  SweepArgs& swa = *args;
+  auto* sweep = app.add_subcommand("sweep", "Plan every point of GPU types x counts (x formats x engines) and price it (docs/sweep.md)");
+  sweep->add_option("--model", swa.model, "A model preset, config.json or folder")->required();
+  sweep->add_option("--workload", swa.workload, "A workload preset or YAML (default chat-1k-1k)");
+  add_workload_flags(sweep, swa.overrides);
+  sweep->add_option("--gpus", swa.gpus, "GPU types, comma-separated (h100,h200,b200,...)")->delimiter(',')->required();
+  sweep->add_option("--counts", swa.counts, "GPU counts, comma-separated (8,16,32,...)")->delimiter(',')->required();
+  sweep->add_option("--dtypes", swa.dtypes, "Weight formats to compare, comma-separated (auto = the checkpoint's own)")->delimiter(',');
+  sweep->add_option("--engines", swa.engines, "Serving engines to compare (vllm,sglang,trtllm; generic = the free search)")->delimiter(',');
+  sweep->add_option("--search", swa.search, "The search engine at each point (default exact)");
+  sweep->add_option("--budget", swa.budget, "Evaluations per point for the sampling engines (default 4000)");
+  sweep->add_option("--seed", swa.seed, "Random seed (default 1)");
+  sweep->add_option("--threads", swa.threads, "Search threads (default: all cores)");
+  sweep->add_option("--time-limit", swa.time_limit,
+                    "Stop after this many seconds (default: none): the points not planned by then are listed as such, never priced "
+                    "from a partial search; runs over two seconds print progress on stderr");
+  sweep->add_option("--prices", swa.prices, "USD per GPU-hour, a YAML like data/prices/default.yaml (default: the shipped placeholders)");
+  sweep->add_option("--csv", swa.csv, "Also write the points as CSV");
+  sweep->add_option("--svg", swa.svg, "Also write the chart of USD per million output tokens against the GPU count");
+  sweep->add_flag("--json", swa.json, "Print one JSON object (model, workload, points)");
+
+  return {sweep, [args, cli] { return run_sweep_cmd(*args, cli); }};
+}
+
+}  // namespace shardwise::cli

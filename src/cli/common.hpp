@@ -1,0 +1,101 @@
+// What the commands of the command line share (wiring only, ARCHITECTURE.md): the flag
+// groups (workload overrides, engine, degrees), the inputs by name, printing, the checks
+// of numbers typed on the command line, and the watch of a long run (time limit, progress
+// on stderr). One file per command beside it (cmd_*.cpp).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/app.hpp"
+#include "core/control.hpp"
+#include "core/error.hpp"
+#include "cost/engine.hpp"
+#include "hardware/cluster.hpp"
+#include "model/model_spec.hpp"
+#include "workload/workload.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace shardwise::cli {
+
+// Upper bounds of the numeric flags: beyond them a value is a slip, not a request.
+constexpr std::int32_t kMaxDegreeFlag = 1 << 20;  // as in plan.json
+constexpr int kMaxThreads = 256;
+constexpr double kMaxTimeLimit = 7 * 24 * 3600.0;  // a week
+
+// One subcommand: runs it once parsed and gives its exit status.
+struct Command {
+  CLI::App* sub = nullptr;
+  std::function<int()> run;
+};
+
+int fail(const Error& e);                // the message on stderr; kExitBadInput
+void print(const std::string& s);        // on stdout, with a final newline
+void note(const std::string& s);         // "shardwise: note: ..." on stderr
+
+// An error about a name that came from a file (a plan's model, cluster or workload) is
+// that file's, not the flag's the user never passed.
+Error blame(Error e, const char* flag, const std::string& file, const char* field);
+// --tp and its kin: at least `lo`, at most kMaxDegreeFlag.
+std::optional<Error> check_degree_flag(const char* flag, const std::optional<std::int32_t>& v, std::int32_t lo);
+// A seed typed as decimal digits, up to `max`; nullopt for anything else ("-1", "0x10", "1e3").
+std::optional<std::uint64_t> parse_seed(const std::string& s, std::uint64_t max = UINT64_MAX);
+// --threads: 0 is every core.
+std::optional<Error> check_threads(int threads);
+int threads_or_cores(int threads);
+// --time-limit: seconds from 0 (none) to a week.
+std::optional<Error> check_time_limit(double seconds);
+// A path a report or plan can be written to: its folder exists and is writable, and it
+// is not itself a folder.
+bool writable_path(const std::string& path);
+
+using OptDegree = std::optional<std::int32_t>;
+void add_degree_flags(CLI::App* cmd, OptDegree& tp, OptDegree& pp, OptDegree& ep, OptDegree& attn_dp, OptDegree& micro_batches,
+                      OptDegree* redundant = nullptr);
+void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o);
+bool any_override(const WorkloadOverrides& o);
+
+// The engine profile flags of simulate and plan (docs/cost-model.md, "Engine profiles").
+struct EngineArgs {
+  std::optional<std::string> name, version;  // given empty ('') is an error, not "none"
+  std::optional<std::int64_t> max_num_tokens, max_num_seqs;
+};
+void add_engine_flags(CLI::App* cmd, EngineArgs& e);
+// The traits, with a note on stderr when the version is newer than the profile describes.
+Expected<EngineTraits> engine_of(const EngineArgs& a);
+
+// The three inputs of simulate and plan, with the workload overrides applied.
+struct Inputs {
+  ModelSpec model;
+  ClusterSpec cluster;
+  Workload workload;
+};
+// Where the names came from: the flags, or a plan file (whose fields an error then names).
+struct InputSource {
+  std::string plan_file;  // empty: every name and override came from flags
+  bool model_from_plan = false, cluster_from_plan = false, workload_from_plan = false;
+  const WorkloadOverrides* plan_overrides = nullptr;  // the plan file's, applied before the flags'
+};
+Expected<Inputs> load_inputs(const std::string& model, const std::string& cluster, const std::string& workload,
+                             const WorkloadOverrides& overrides, const InputSource& src = {});
+
+// The watch of a command: its time limit, and progress lines on stderr for runs over two
+// seconds (on a terminal every two seconds, one line rewritten; elsewhere one line every
+// ten seconds).
+RunControl stderr_control(double time_limit_s);
+
+// The subcommands (cmd_*.cpp): each adds itself to the app.
+std::vector<Command> add_listings(CLI::App& app);  // models, clusters, workloads
+Command add_describe(CLI::App& app);
+Command add_simulate(CLI::App& app);
+Command add_plan(CLI::App& app, const CliOptions& cli);
+Command add_sweep(CLI::App& app, const CliOptions& cli);
+Command add_launch(CLI::App& app);
+Command add_verify(CLI::App& app, const CliOptions& cli);
+
+}  // namespace shardwise::cli
