@@ -6,13 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload fuzz_plan_json fuzz_sharding fuzz_policy fuzz_cli)
+harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload fuzz_plan_json fuzz_sharding fuzz_policy fuzz_cli fuzz_trace fuzz_prices fuzz_serving fuzz_python)
 
 source scripts/deps.sh
 install_missing clang libclang-rt-14-dev cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDWISE_FUZZ=ON >/dev/null
-cmake --build build-fuzz --target "${harnesses[@]}"
+native=(); for h in "${harnesses[@]}"; do [ "$h" = fuzz_python ] || native+=("$h"); done
+[ ${#native[@]} -eq 0 ] || cmake --build build-fuzz --target "${native[@]}"
 
 seed() {  # harness -> seed files
   case $1 in
@@ -23,6 +24,9 @@ seed() {  # harness -> seed files
     fuzz_sharding) ls fuzz/seeds/sharding-* tests/data/bad/s*.yaml ;;
     fuzz_policy) ls fuzz/seeds/policy-*.txt tests/data/bad/y*.txt ;;
     fuzz_cli) ls fuzz/seeds/cli-*.txt ;;
+    fuzz_trace) ls fuzz/seeds/trace-*.bin ;;
+    fuzz_prices) ls data/prices/*.yaml tests/data/bad/r*.yaml ;;
+    fuzz_serving) ls data/workloads/*.yaml tests/data/good/workload-serve.yaml tests/data/bad/w*.yaml ;;
   esac
 }
 # harness-specific flags: the CLI's own output is closed (-close_fd_mask=3: libFuzzer keeps
@@ -36,6 +40,15 @@ extra() {
 status=0
 summary=""
 for h in "${harnesses[@]}"; do
+  if [ "$h" = fuzz_python ]; then  # the Python module's argument layer, from Python (the regular build's module)
+    echo "== $h for ${secs}s"
+    rc=0
+    PYTHONPATH=build/python python3 fuzz/fuzz_python.py "$secs" >build-fuzz/$h.log 2>&1 || rc=$?
+    line="$(tail -1 build-fuzz/$h.log) (exit ${rc})"
+    echo "$line"; summary+="$line"$'\n'
+    if [ "$rc" != 0 ]; then status=1; tail -40 build-fuzz/$h.log; fi
+    continue
+  fi
   corpus=fuzz/corpus-$h; mkdir -p "$corpus" fuzz/artifacts
   seed "$h" | xargs -I{} cp {} "$corpus/"
   log=build-fuzz/$h.log

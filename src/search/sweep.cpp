@@ -40,6 +40,12 @@ Expected<PriceTable> load_prices(const std::string& path) {
         p->fail(k, "a GPU of the catalog (" + gpu_names() + ")", "'" + k + "'");
         break;
       }
+      // a price of 0 would read as "unpriced" in every table: a GPU without a price is left out of the file
+      const nlohmann::json* price = p->get(k);
+      if (price && price->is_number() && price->get<double>() == 0.0) {
+        p->fail(k, "a price above 0 USD per GPU-hour (leave a GPU out of the table to leave it unpriced)", "0");
+        break;
+      }
       out[k] = p->number(k, 0.0, 1e4);
     }
   }

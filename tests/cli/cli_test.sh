@@ -341,5 +341,37 @@ expect 2 "^shardwise: --report: expected a file other than --out's" -- plan --mo
 expect 0 'plan' -- plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --search rl-paper --budget 5 --load-policy "$tmp/pol.json" --save-policy "$tmp/pol.json"
 mkfifo "$tmp/fifo.yaml" && expect 2 "fifo.yaml: expected a regular file, found a FIFO" -- describe --workload "$tmp/fifo.yaml"
 
+# issue 30: bad input is exit 2 (never an INFEASIBLE result), flags that do not apply are refused
+SV="--model llama-3.1-8b --cluster h100x8 --mode serve --isl 1000 --osl 200"
+expect 2 '^shardwise: --concurrency: expected a rate .* with a disaggregated plan' -- simulate $SV --concurrency 16 --prefill-instances 1
+expect 2 '^shardwise: --concurrency: expected a number of users that splits evenly over the 2 replicas .*, found 3' -- simulate $SV --concurrency 3 --replicas 2
+expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 \(2\^62\), found '18446744073709551615'" -- simulate $SV --rate 5 --seed 18446744073709551615
+expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 \(2\^62\), found '-1'" -- simulate $SV --rate 5 --seed=-1
+expect 0 '"seed": 4611686018427387904' -- simulate $SV --rate 5 --requests 20 --seed 4611686018427387904 --json
+expect 2 '^shardwise: --max-num-seqs: expected --mode serve beside it' -- simulate $M8 --max-num-seqs 4
+expect 2 '^shardwise: --max-num-seqs: expected --mode serve beside it' -- plan $M8 --workload chat-1k-1k --budget 5 --max-num-seqs 4
+expect 2 '^shardwise: --time-limit: expected --mode serve beside it' -- simulate $M8 --time-limit 5
+expect 2 "^shardwise: --engine: expected one of sglang, trtllm, vllm, found '' \(an empty name\)" -- simulate $M8 --engine ''
+expect 2 "^shardwise: --engine-version: expected a version such as .*, found '0.11junk'" -- simulate $M8 --engine vllm --engine-version 0.11junk
+expect 2 "^shardwise: --engine-version: expected a version such as .*, found '1e9'" -- simulate $M8 --engine vllm --engine-version 1e9
+expect 0 '^shardwise: note: vllm 999 is newer than the vllm profile describes \(0.11\)' -- simulate $M8 --engine vllm --engine-version 999
+expect 0 'throughput' -- simulate $M8 --engine vllm --engine-version 0.10.2rc1
+expect 2 "^shardwise: --rate: expected no arrivals for plan --mode serve" -- plan $SV --workload chat-1k-1k --rate 5
+expect 2 "^shardwise: --concurrency: expected no arrivals for plan --mode serve" -- plan $SV --workload chat-1k-1k --concurrency 5
+expect 2 "^shardwise: --compare: expected no --compare with --mode serve" -- plan $SV --workload chat-1k-1k --compare rw
+expect 2 "field 'arrivals.pattern': expected no trace for plan --mode serve" -- plan $M8 --workload "$data/good/workload-trace.yaml"
+expect 2 "^shardwise: --rate: expected no arrivals for sweep" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --mode serve --isl 100 --osl 10 --rate 5
+expect 2 "^shardwise: --rate: expected no --rate with a trace workload" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --rate 3
+expect 2 "^shardwise: --isl: expected no --isl with a trace workload" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --isl 3
+expect 2 "^shardwise: --requests: expected at most the trace's 4 requests" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --requests 5
+expect 0 "verdict" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --requests 3
+# a long run stops at its time limit and says so (no statistics of a partial run)
+expect 0 '^STOPPED +by the time limit \(1 s\) after' -- simulate $SV --rate 50 --requests 3000000 --time-limit 1
+expect 0 '"stopped": true' -- simulate $SV --rate 50 --requests 3000000 --time-limit 1 --json
+expect 0 'not planned: the sweep was stopped by the time limit' -- sweep --model llama-3.1-8b --gpus h100,h200 --counts 8,16 --time-limit 0.001
+expect 2 '^shardwise: --time-limit: expected a number of seconds from 0' -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --time-limit -1
+# verify starts its own mpirun: inside an MPI job it says so
+OMPI_COMM_WORLD_SIZE=1 expect 2 '^shardwise: verify: expected to be run directly' -- verify --model llama-3.1-8b --tp 2
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

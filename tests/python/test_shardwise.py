@@ -110,5 +110,60 @@ class PlanAndLaunch(unittest.TestCase):
         json.dumps(r)  # plain data all the way down
 
 
+class Reliability(unittest.TestCase):
+    """Issue 30: keywords checked as the CLI checks flags; long runs stop on time and on Ctrl-C."""
+
+    def refused(self, f, *args, **kw):
+        with self.assertRaises(sw.Error) as c:
+            f(*args, **kw)
+        return c.exception
+
+    def test_keywords_typed_as_the_cli_types_flags(self):
+        self.assertEqual(self.refused(sw.simulate, "llama-3.1-8b", "h100x8", tp=True).file, "tp")  # not 1
+        self.assertEqual(self.refused(sw.simulate, "llama-3.1-8b", "h100x8", tp=1.5).file, "tp")
+        self.assertEqual(self.refused(sw.plan, "llama-3.1-8b", "h100x8", budget=False).file, "budget")
+        self.assertEqual(self.refused(sw.simulate, "llama-3.1-8b", "h100x8", mode="serve", isl=9, osl=9, rate=True).file, "rate")
+        self.assertEqual(self.refused(sw.simulate, "llama-3.1-8b", "h100x8", engine="").file, "engine")
+        self.assertEqual(self.refused(sw.simulate, "llama-3.1-8b", "h100x8", max_num_seqs=4).file, "max_num_seqs")
+
+    def test_describe_checks_every_keyword_and_wants_something(self):
+        self.assertEqual(self.refused(sw.describe).file, "describe")
+        self.assertEqual(self.refused(sw.describe, model="llama-3.1-8b", bogus=1).file, "bogus")
+
+    def test_bad_serving_input_is_an_error_not_a_result(self):
+        e = self.refused(sw.simulate, "llama-3.1-8b", "h100x8", mode="serve", isl=100, osl=10, concurrency=3, replicas=2)
+        self.assertEqual(e.file, "concurrency")
+        e = self.refused(sw.plan, "llama-3.1-8b", "h100x8", "chat-1k-1k", mode="serve", rate=3)
+        self.assertEqual(e.file, "rate")
+
+    def test_time_limit_stops_a_long_simulation(self):
+        r = sw.simulate("llama-3.1-8b", "h100x8", mode="serve", isl=1000, osl=200, rate=50, requests=3000000, time_limit=1)
+        self.assertTrue(r["stopped"])
+        self.assertFalse(r["feasible"])
+        self.assertIn("time limit", r["reason"])
+
+    def test_ctrl_c_stops_a_plan_within_a_second(self):
+        import signal
+        import subprocess
+        import sys
+        import time
+        code = ("import signal, sys, time, shardwise as sw\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                "print('ready', flush=True)\n"
+                "try:\n"
+                "    sw.plan('llama-3.1-8b', 'h100x8', 'chat-1k-1k', search='rw', budget=10**9)\n"
+                "except KeyboardInterrupt:\n"
+                "    print('interrupted', flush=True)\n")
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+        self.assertEqual(p.stdout.readline().strip(), "ready")
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+        took = time.monotonic() - t0
+        self.assertIn("interrupted", out)
+        self.assertLess(took, 1.0)
+
+
 if __name__ == "__main__":
     unittest.main()
