@@ -145,9 +145,7 @@ shardwise::WorkloadOverrides overrides_of(const py::kwargs& kw) {
 // seconds. After the run, `finish` raises KeyboardInterrupt when it was interrupted.
 shardwise::RunControl python_control(const py::handle& time_limit) {
   const double limit = time_limit.is_none() ? 0.0 : as_num("time_limit", time_limit);
-  if (!(limit >= 0) || !std::isfinite(limit) || limit > 7 * 24 * 3600.0) {
-    raise(Error{"time_limit", "", "a number of seconds from 0 (none) to 604800 (a week)", value_text(time_limit)});
-  }
+  if (auto e = shardwise::check_time_limit(limit)) raise(*e);
   shardwise::RunControl c;
   c.time_limit_s = limit;
   c.cancelled = [] {

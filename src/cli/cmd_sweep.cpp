@@ -81,8 +81,7 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   } leave{group};
   o.rank = group.rank;
   o.ranks = group.size;
-  if (group.rank != 0) o.search_options.watch = nullptr;  // rank 0 speaks (each rank's time limit is its own)
-  Watch quiet(RunControl{a.time_limit, nullptr, nullptr});
+  Watch quiet(RunControl{a.time_limit, nullptr, nullptr});  // the other ranks: the same limit, silent
   if (group.rank != 0) o.search_options.watch = &quiet;
   auto pts = run_sweep(*model, *wo, o, *prices);
   if (group.rank == 0 && watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);

@@ -144,13 +144,6 @@ int threads_or_cores(int threads) {
   return threads > 0 ? threads : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, static_cast<unsigned>(kMaxThreads)));
 }
 
-std::optional<Error> check_time_limit(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0 || seconds > kMaxTimeLimit) {
-    return Error{"--time-limit", "", fmt::format("a number of seconds from 0 (none) to {:.0f} (a week)", kMaxTimeLimit), fmt::format("{}", seconds)};
-  }
-  return std::nullopt;
-}
-
 RunControl stderr_control(double time_limit_s) {
   RunControl c;
   c.time_limit_s = time_limit_s;

@@ -26,7 +26,6 @@ namespace shardwise::cli {
 // Upper bounds of the numeric flags: beyond them a value is a slip, not a request.
 constexpr std::int32_t kMaxDegreeFlag = 1 << 20;  // as in plan.json
 constexpr int kMaxThreads = 256;
-constexpr double kMaxTimeLimit = 7 * 24 * 3600.0;  // a week
 
 // One subcommand: runs it once parsed and gives its exit status.
 struct Command {
@@ -48,8 +47,6 @@ std::optional<std::uint64_t> parse_seed(const std::string& s, std::uint64_t max 
 // --threads: 0 is every core.
 std::optional<Error> check_threads(int threads);
 int threads_or_cores(int threads);
-// --time-limit: seconds from 0 (none) to a week.
-std::optional<Error> check_time_limit(double seconds);
 // A path a report or plan can be written to: its folder exists and is writable, and it
 // is not itself a folder.
 bool writable_path(const std::string& path);

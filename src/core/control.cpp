@@ -1,13 +1,24 @@
 #include "core/control.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
+
+#include <fmt/format.h>
 
 namespace shardwise {
 namespace {
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
+
+std::optional<Error> check_time_limit(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > kMaxTimeLimitSeconds) {
+    return Error{"--time-limit", "", fmt::format("a number of seconds from 0 (none) to {:.0f} (a week)", kMaxTimeLimitSeconds),
+                 fmt::format("{}", seconds)};
+  }
+  return std::nullopt;
+}
 
 Watch::Watch(RunControl c) : c_(std::move(c)), start_(now_s()), owner_(std::this_thread::get_id()) {
   next_progress_ = start_ + c_.first_progress_s;

@@ -8,7 +8,10 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <optional>
 #include <thread>
+
+#include "core/error.hpp"
 
 namespace shardwise {
 
@@ -19,6 +22,10 @@ struct RunControl {
   double first_progress_s = 2.0;                    // runs shorter than this print nothing
   double progress_every_s = 10.0;                   // then at most one line per this many seconds
 };
+
+// --time-limit (time_limit= in Python): seconds from 0 (none) to a week; else the Error.
+constexpr double kMaxTimeLimitSeconds = 7 * 24 * 3600.0;
+std::optional<Error> check_time_limit(double seconds);
 
 enum class StopReason : unsigned char { kNone, kTimeLimit, kCancelled };
 
