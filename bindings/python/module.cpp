@@ -22,6 +22,7 @@
 #include "plan/space.hpp"
 #include "report/describe.hpp"
 #include "report/launch.hpp"
+#include "report/launch_plan.hpp"
 #include "report/plan_report.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
@@ -171,8 +172,16 @@ struct Inputs {
   shardwise::Workload workload;
 };
 
+// load_model, with a UserWarning when a local folder is read instead of the preset of its name
+shardwise::Expected<shardwise::ModelSpec> load_model_warned(const std::string& name_or_path) {
+  if (auto n = shardwise::model_shadow_note(name_or_path)) {
+    if (PyErr_WarnEx(PyExc_UserWarning, n->c_str(), 1) < 0) throw py::error_already_set();  // warnings as errors
+  }
+  return shardwise::load_model(name_or_path);
+}
+
 Inputs inputs(const std::string& model, const std::string& cluster, const std::string& workload, const py::kwargs& kw) {
-  Inputs in{get(shardwise::load_model(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
+  Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
   in.workload = get(shardwise::apply_overrides(in.workload, overrides_of(kw)));
   return in;
 }
@@ -182,7 +191,7 @@ shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& vers
   std::string why;
   auto e = get(shardwise::engine_traits_of(as_opt_str("engine", name), as_opt_str("engine_version", version),
                                            as_opt_int("max_num_tokens", max_num_tokens), as_opt_int("max_num_seqs", max_num_seqs), &why));
-  if (!why.empty()) PyErr_WarnEx(PyExc_UserWarning, why.c_str(), 1);
+  if (!why.empty() && PyErr_WarnEx(PyExc_UserWarning, why.c_str(), 1) < 0) throw py::error_already_set();  // warnings as errors
   return e;
 }
 
@@ -214,7 +223,7 @@ PYBIND11_MODULE(shardwise, m) {
         std::optional<shardwise::ModelSpec> mm;
         std::optional<shardwise::ClusterSpec> cc;
         std::optional<shardwise::Workload> ww;
-        if (mn) mm = get(shardwise::load_model(*mn));
+        if (mn) mm = get(load_model_warned(*mn));
         if (cn) cc = get(shardwise::load_cluster(*cn));
         if (wn) ww = get(shardwise::apply_overrides(get(shardwise::load_workload(*wn)), o));
         return to_py(shardwise::describe_json(mm ? &*mm : nullptr, cc ? &*cc : nullptr, ww ? &*ww : nullptr, shardwise::DescribeOptions{}));
@@ -230,7 +239,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
          const py::object& two_batch_overlap, const py::object& time_limit, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
-        Inputs in{get(shardwise::load_model(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
+        Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
         shardwise::Plan p;
         p.deg = shardwise::Degrees{degree("tp", tp, 1), degree("pp", pp, 1), degree("ep", ep, 1), degree("attn_dp", attn_dp, 1),
@@ -304,7 +313,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
          const py::object& top_k_o, const py::object& time_limit, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
-        Inputs in{get(shardwise::load_model(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
+        Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
         const shardwise::Engine eng = shardwise::find_engine(search);
         if (!eng) raise(Error{"search", "", std::string("one of ") + shardwise::engine_names(), "'" + search + "'"});
@@ -384,37 +393,26 @@ PYBIND11_MODULE(shardwise, m) {
   m.def(
       "launch",
       [](const py::object& plan, const std::string& engine, const std::optional<std::string>& model_path) {
-        // printed into shell commands (quoted there); a control character no command line can carry is refused, as on the CLI
-        if (model_path && std::any_of(model_path->begin(), model_path->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
-          raise(Error{"model_path", "", "a value without control characters (newline, tab, escape)", "'" + *model_path + "'"});
-        }
         const std::string text = py::isinstance<py::str>(plan) ? "" : py::module_::import("json").attr("dumps")(plan).cast<std::string>();
-        shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(plan.cast<std::string>()))
-                                             : get(shardwise::parse_plan_json(text, "plan"));
+        const std::string label = text.empty() ? plan.cast<std::string>() : std::string("plan");
+        shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(label)) : get(shardwise::parse_plan_json(text, label));
         const auto e = shardwise::parse_serve_engine(engine);
         if (!e) raise(Error{"engine", "", "one of vllm, sglang, trtllm", "'" + engine + "'"});
         if (f.model.empty() || f.cluster.empty() || f.workload.empty()) {
-          raise(Error{"plan", "model/cluster/workload", "the names the plan was made for", "none"});
+          raise(Error{label, "model/cluster/workload", "the names the plan was made for", "none"});
         }
-        Inputs in{get(shardwise::load_model(f.model)), get(shardwise::load_cluster(f.cluster)), get(shardwise::load_workload(f.workload))};
-        in.workload = get(shardwise::apply_overrides(in.workload, f.overrides, "plan"));
-        shardwise::EngineTraits settings;
-        if (f.max_num_seqs) settings.max_num_seqs = *f.max_num_seqs;
-        if (f.max_num_tokens) settings.max_num_tokens = *f.max_num_tokens;
-        const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name), settings);
-        shardwise::Plan probe = f.plan;
-        if (probe.batch == 0) probe.batch = probe.deg.attn_dp;
-        if (auto why = shardwise::validate_plan(probe, in.model, in.cluster)) raise(Error{"plan", "plan", "a plan valid on " + in.model.name, *why});
-        const shardwise::SearchSpace space = shardwise::make_space(in.model, in.cluster, in.workload, f.plan.redundant_experts);
+        Inputs in{get(load_model_warned(f.model)), get(shardwise::load_cluster(f.cluster)), get(shardwise::load_workload(f.workload))};
+        in.workload = get(shardwise::apply_overrides(in.workload, f.overrides, label));
         shardwise::LaunchOptions o;
         o.engine = *e;
         o.model_path = model_path.value_or("");
-        const shardwise::EngineFit fit = shardwise::fit_engine(*e, ctx, space, f.plan);
-        if (f.prefill_pool) {
-          const shardwise::SearchSpace ps = shardwise::make_space(in.model, in.cluster, in.workload, f.prefill_pool->redundant_experts);
-          return shardwise::launch_disagg_text(ctx, f, shardwise::fit_engine(*e, ctx, ps, *f.prefill_pool), fit, o);
+        auto out = shardwise::launch_plan(f, label, in.model, in.cluster, in.workload, o);
+        if (!out) {  // the messages name the CLI's flag; here the keyword is model_path
+          Error err = out.error();
+          if (err.file == "--model-path") err.file = "model_path";
+          raise(err);
         }
-        return shardwise::launch_text(ctx, f, fit, o);
+        return *out;
       },
       py::arg("plan"), py::arg("engine"), py::arg("model_path") = py::none(),
       "The launch commands of a plan (a plan.json dict such as plan(...)['plan'], or a path) for vllm, sglang or trtllm.");

@@ -16,6 +16,7 @@
 #include "report/describe.hpp"
 #include "report/format.hpp"
 #include "report/launch.hpp"
+#include "report/launch_plan.hpp"
 #include "report/listing.hpp"
 
 namespace shardwise::cli {
@@ -45,7 +46,7 @@ int run_describe(const DescribeArgs& a) {
   std::optional<ClusterSpec> cluster;
   std::optional<Workload> workload;
   if (!a.model.empty()) {
-    auto m = load_model(a.model);
+    auto m = load_model_noted(a.model);
     if (!m) return fail(m.error());
     model = std::move(m).value();
   }
@@ -99,14 +100,6 @@ struct LaunchArgs {
 int run_launch(const LaunchArgs& a) {
   const auto engine = parse_serve_engine(a.engine);
   if (!engine) return fail(Error{"--engine", "", "one of vllm, sglang, trtllm", "'" + a.engine + "'"});
-  if (a.port < 0 || a.port > 65535) return fail(Error{"--port", "", "a TCP port (1-65535, 0: the engine's default)", std::to_string(a.port)});
-  // printed into shell commands and comments: quoted there (report/launch.cpp), and a control
-  // character, which no command line a user reads can carry, is refused
-  for (const auto& [flag, value] : {std::pair{"--model-path", &a.model_path}, {"--head-address", &a.head_address}}) {
-    if (std::any_of(value->begin(), value->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
-      return fail(Error{flag, "", "a value without control characters (newline, tab, escape)", "'" + *value + "'"});
-    }
-  }
   auto f = load_plan_file(a.plan_file);
   if (!f) return fail(f.error());
   if (f->model.empty() || f->cluster.empty() || f->workload.empty()) {
@@ -118,54 +111,14 @@ int run_launch(const LaunchArgs& a) {
   src.plan_overrides = &f->overrides;
   auto in = load_inputs(f->model, f->cluster, f->workload, WorkloadOverrides{}, src);  // the plan carries its batch
   if (!in) return fail(in.error());
-  Plan probe = f->plan;  // batch "max" (a serve plan): the engine admits what fits
-  if (probe.batch == 0) probe.batch = probe.deg.attn_dp;
-  if (auto why = validate_plan(probe, in->model, in->cluster)) {
-    return fail(Error{a.plan_file, "plan", fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), *why});
-  }
-  // a local checkpoint folder must hold the plan's model (its quantisation may differ)
-  if (std::error_code ec; !a.model_path.empty() && std::filesystem::is_directory(a.model_path, ec)) {
-    auto local = load_model(a.model_path);
-    if (!local) return fail(blame(local.error(), "--model", "--model-path", ""));
-    ModelSpec mine = *local;
-    mine.name = in->model.name;
-    mine.source = in->model.source;
-    mine.quant = in->model.quant;
-    if (!(mine == in->model)) {
-      return fail(Error{"--model-path", "", fmt::format("a checkpoint of the plan's model {} ({})", in->model.name, in->model.architecture),
-                        fmt::format("'{}', a {} of another shape", a.model_path, local->architecture)});
-    }
-  }
-  EngineTraits settings;  // a serve plan's running-sequence cap and token budget
-  if (f->max_num_seqs) settings.max_num_seqs = *f->max_num_seqs;
-  if (f->max_num_tokens) settings.max_num_tokens = *f->max_num_tokens;
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), settings);
-  const SearchSpace space = make_space(in->model, in->cluster, in->workload, f->plan.redundant_experts);
-  const EngineFit fit = fit_engine(*engine, ctx, space, f->plan);
   LaunchOptions o;
   o.engine = *engine;
   o.model_path = a.model_path;
   o.head_address = a.head_address;
   o.port = a.port;
-  if (f->prefill_pool) {  // disaggregated: each pool fitted to the engine, then the router
-    Plan pre = *f->prefill_pool;
-    Plan pre_probe = pre;
-    pre_probe.batch = pre.deg.attn_dp;
-    if (auto why = validate_plan(pre_probe, in->model, in->cluster)) {
-      return fail(Error{a.plan_file, "disaggregated.prefill", fmt::format("a prefill pool valid on {} and {}", in->model.name, in->cluster.name), *why});
-    }
-    // both pools on the cluster's GPUs: no command for a GPU that does not exist
-    const std::int64_t pool_gpus = pre.deg.total_gpus() + f->plan.deg.total_gpus();
-    if (pool_gpus > in->cluster.num_gpus) {
-      return fail(Error{a.plan_file, "disaggregated", fmt::format("pools that fit the cluster's {} GPUs", in->cluster.num_gpus),
-                        fmt::format("{} prefill + {} decode = {} GPUs", pre.deg.total_gpus(), f->plan.deg.total_gpus(), pool_gpus)});
-    }
-    const SearchSpace pspace = make_space(in->model, in->cluster, in->workload, pre.redundant_experts);
-    const EngineFit pfit = fit_engine(*engine, ctx, pspace, pre);
-    print(launch_disagg_text(ctx, *f, pfit, fit, o));
-    return 0;
-  }
-  print(launch_text(ctx, *f, fit, o));
+  auto text = launch_plan(*f, a.plan_file, in->model, in->cluster, in->workload, o);
+  if (!text) return fail(text.error());
+  print(*text);
   return 0;
 }
 
@@ -228,7 +181,7 @@ int run_verify(VerifyArgs a) {
     }
   }
   if (a.model.empty()) return fail(Error{"verify", "", "--model (or a --plan file naming one)", "none"});
-  auto m = load_model(a.model);
+  auto m = load_model_noted(a.model);
   if (!m) return fail(m.error());
   if (a.sharding) {
     auto sh = exec::resolve_sharding(*a.sharding, m.value());

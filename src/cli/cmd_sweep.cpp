@@ -48,7 +48,7 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   if (auto e = distinct_outputs({{"--csv", a.csv}, {"--svg", a.svg}, {"--prices", a.prices}})) return fail(*e);
   if (!a.csv.empty() && !writable_path(a.csv)) return fail(Error{"--csv", "", "a writable file path", "'" + a.csv + "'"});
   if (!a.svg.empty() && !writable_path(a.svg)) return fail(Error{"--svg", "", "a writable file path", "'" + a.svg + "'"});
-  auto model = load_model(a.model);
+  auto model = load_model_noted(a.model);
   if (!model) return fail(model.error());
   auto w = load_workload(a.workload);
   if (!w) return fail(w.error());

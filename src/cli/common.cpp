@@ -106,9 +106,14 @@ bool any_override(const WorkloadOverrides& o) {
          o.spec_tokens || o.spec_acceptance || o.rate || o.concurrency || o.requests || o.seed;
 }
 
+Expected<ModelSpec> load_model_noted(const std::string& name_or_path) {
+  if (auto n = model_shadow_note(name_or_path)) note(*n);
+  return load_model(name_or_path);
+}
+
 Expected<Inputs> load_inputs(const std::string& model, const std::string& cluster, const std::string& workload,
                              const WorkloadOverrides& overrides, const InputSource& src) {
-  auto m = load_model(model);
+  auto m = load_model_noted(model);
   if (!m) return src.model_from_plan ? blame(m.error(), "--model", src.plan_file, "model") : m.error();
   auto c = load_cluster(cluster);
   if (!c) return src.cluster_from_plan ? blame(c.error(), "--cluster", src.plan_file, "cluster") : c.error();

@@ -36,6 +36,8 @@ struct Command {
 int fail(const Error& e);                // the message on stderr; kExitBadInput
 void print(const std::string& s);        // on stdout, with a final newline
 void note(const std::string& s);         // "shardwise: note: ..." on stderr
+// load_model, with a note when a local folder is read instead of the preset of its name
+Expected<ModelSpec> load_model_noted(const std::string& name_or_path);
 
 // An error about a name that came from a file (a plan's model, cluster or workload) is
 // that file's, not the flag's the user never passed.

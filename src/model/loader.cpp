@@ -395,6 +395,25 @@ std::vector<std::string> model_preset_names() {
   return out;
 }
 
+namespace {
+bool is_model_preset(const std::string& name) {
+  for (const auto& e : embedded_models()) {
+    if (name == e.name) return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::optional<std::string> model_shadow_note(const std::string& name_or_path) {
+  std::error_code ec;
+  // an empty folder is load_model's to refuse (its message names the preset)
+  if (!is_model_preset(name_or_path) || !std::filesystem::is_regular_file(std::filesystem::path(name_or_path) / "config.json", ec)) {
+    return std::nullopt;
+  }
+  return fmt::format("--model {0}: the local folder '{0}' is read, not the preset of the same name (run from another folder to use the preset)",
+                     name_or_path);
+}
+
 Expected<ModelSpec> load_model(const std::string& name_or_path_in) {
   // a model folder: its config.json (and an hf_quant_config.json beside it)
   std::string name_or_path = name_or_path_in;
@@ -402,7 +421,10 @@ Expected<ModelSpec> load_model(const std::string& name_or_path_in) {
   if (std::filesystem::is_directory(name_or_path, dir_ec)) {
     const auto cfg = std::filesystem::path(name_or_path) / "config.json";
     if (!std::filesystem::is_regular_file(cfg, dir_ec)) {
-      return Error{name_or_path, "", "a model folder with a config.json (a HuggingFace checkpoint's)", "no config.json in it"};
+      return Error{name_or_path, "", "a model folder with a config.json (a HuggingFace checkpoint's)",
+                   is_model_preset(name_or_path)
+                       ? "no config.json in it (this local folder shadows the preset of the same name: run from another folder to use the preset)"
+                       : "no config.json in it"};
     }
     name_or_path = cfg.string();
   }

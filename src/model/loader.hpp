@@ -1,5 +1,6 @@
 // Loading models: a HuggingFace config.json (text or path) or a built-in preset.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,10 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
 // A preset name (see model_preset_names) or a path to a config.json.
 Expected<ModelSpec> load_model(const std::string& name_or_path);
 std::vector<std::string> model_preset_names();
+// A local folder named like a preset is read instead of the preset: the note that says so
+// (for the caller to print), or nothing when no preset has that name or no such folder with a
+// config.json exists.
+std::optional<std::string> model_shadow_note(const std::string& name_or_path);
 // "LlamaForCausalLM, MistralForCausalLM, ..." for messages and help.
 std::string supported_architectures();
 

@@ -313,6 +313,12 @@ expect 2 "^shardwise: --head-address: expected a value without control character
 expect 2 "models: expected a model folder with a config.json" -- launch --plan "$tmp/ds.json" --engine vllm --model-path "$shared/models"
 mkdir -p "$tmp/qwen8" && cp "$shared/models/qwen3-8b.json" "$tmp/qwen8/config.json" 2>/dev/null &&
   expect 2 "^shardwise: --model-path: expected a checkpoint of the plan's model deepseek-v3" -- launch --plan "$tmp/ds.json" --engine vllm --model-path "$tmp/qwen8"
+# a local folder named like a preset is read in its place, and says so (an empty one is refused with the reason)
+mkdir -p "$tmp/shadow/llama-3.1-8b" && pushd "$tmp/shadow" >/dev/null
+expect 2 "no config.json in it \(this local folder shadows the preset of the same name" -- describe --model llama-3.1-8b
+cp "$shared/models/qwen3-8b.json" llama-3.1-8b/config.json
+expect 0 "^shardwise: note: --model llama-3.1-8b: the local folder 'llama-3.1-8b' is read, not the preset" -- describe --model llama-3.1-8b
+popd >/dev/null
 
 # bounds and flags that would be ignored (issue 30)
 expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 1e-300

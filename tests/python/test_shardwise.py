@@ -1,6 +1,8 @@
 """The Python module (bindings/python, docs/python.md) through unittest; ctest runs it
 with PYTHONPATH=build/python."""
 import json
+import shutil
+import tempfile
 import os
 import unittest
 
@@ -101,6 +103,37 @@ class PlanAndLaunch(unittest.TestCase):
         self.assertTrue(r["feasible"])
         with self.assertRaises(sw.Error):
             sw.launch(p["plan"], "tgi")
+
+    def test_launch_checks_as_the_cli(self):
+        # one code path (report/launch_plan): a disaggregated plan larger than its cluster and a
+        # model folder of another model are refused, as on the CLI
+        with open(os.path.join(DATA, "good", "plan-disagg.json")) as f:
+            plan = json.load(f)
+        self.assertIn("vllm serve", sw.launch(plan, "vllm"))
+        plan["disaggregated"]["prefill"]["degrees"]["replicas"] = 2  # 2 prefill + 3 decode on 4 GPUs
+        with self.assertRaisesRegex(sw.Error, r"pools that fit the cluster's 4 GPUs, found 2 prefill \+ 3 decode = 5 GPUs"):
+            sw.launch(plan, "vllm")
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copy(os.path.join(SHARED, "models", "qwen3-8b.json"), os.path.join(d, "config.json"))
+            p = sw.plan("llama-3.1-8b", "h100x8", "chat-1k-1k", search="exact")
+            with self.assertRaisesRegex(sw.Error, r"^model_path: expected a checkpoint of the plan's model llama-3.1-8b"):
+                sw.launch(p["plan"], "vllm", model_path=d)
+            with self.assertRaisesRegex(sw.Error, r"model_path: expected a value without control characters"):
+                sw.launch(p["plan"], "vllm", model_path="x\nrm -rf ~")
+
+    def test_a_local_folder_named_like_a_preset_says_so(self):
+        with tempfile.TemporaryDirectory() as d:
+            cwd = os.getcwd()
+            try:
+                os.chdir(d)
+                os.mkdir("llama-3.1-8b")
+                with self.assertRaisesRegex(sw.Error, r"shadows the preset of the same name"):
+                    sw.describe(model="llama-3.1-8b")
+                shutil.copy(os.path.join(SHARED, "models", "qwen3-8b.json"), os.path.join("llama-3.1-8b", "config.json"))
+                with self.assertWarnsRegex(UserWarning, r"the local folder 'llama-3.1-8b' is read, not the preset"):
+                    sw.describe(model="llama-3.1-8b")
+            finally:
+                os.chdir(cwd)
 
     def test_serve_plan_with_a_target_rate(self):
         r = sw.plan("llama-3.1-8b", "h100x4", "chat-1k-1k", mode="serve", ttft_ms=3000, tpot_ms=40, requests=300, target_rate=6)

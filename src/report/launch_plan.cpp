@@ -1,0 +1,73 @@
+#include "report/launch_plan.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "model/loader.hpp"
+#include "plan/space.hpp"
+
+namespace shardwise {
+
+Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, const ModelSpec& model, const ClusterSpec& cluster,
+                                  const Workload& workload, const LaunchOptions& o) {
+  if (o.port < 0 || o.port > 65535) return Error{"--port", "", "a TCP port (1-65535, 0: the engine's default)", std::to_string(o.port)};
+  // printed into shell commands and comments: quoted there (report/launch.cpp), and a control
+  // character, which no command line a user reads can carry, is refused
+  for (const auto& [flag, value] : {std::pair{"--model-path", &o.model_path}, {"--head-address", &o.head_address}}) {
+    if (std::any_of(value->begin(), value->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      return Error{flag, "", "a value without control characters (newline, tab, escape)", "'" + *value + "'"};
+    }
+  }
+  Plan probe = f.plan;  // batch "max" (a serve plan): the engine admits what fits
+  if (probe.batch == 0) probe.batch = probe.deg.attn_dp;
+  if (auto why = validate_plan(probe, model, cluster)) {
+    return Error{file, "plan", fmt::format("a plan valid on {} and {}", model.name, cluster.name), *why};
+  }
+  // a local checkpoint folder must hold the plan's model (its quantisation may differ)
+  if (std::error_code ec; !o.model_path.empty() && std::filesystem::is_directory(o.model_path, ec)) {
+    auto local = load_model(o.model_path);
+    if (!local) {
+      Error e = local.error();
+      if (e.file == "--model") {
+        e.file = "--model-path";
+        e.field.clear();
+      }
+      return e;
+    }
+    ModelSpec mine = *local;
+    mine.name = model.name;
+    mine.source = model.source;
+    mine.quant = model.quant;
+    if (!(mine == model)) {
+      return Error{"--model-path", "", fmt::format("a checkpoint of the plan's model {} ({})", model.name, model.architecture),
+                   fmt::format("'{}', a {} of another shape", o.model_path, local->architecture)};
+    }
+  }
+  EngineTraits settings;  // a serve plan's running-sequence cap and token budget
+  if (f.max_num_seqs) settings.max_num_seqs = *f.max_num_seqs;
+  if (f.max_num_tokens) settings.max_num_tokens = *f.max_num_tokens;
+  const SimContext ctx = make_context(model, cluster, workload, cost_params_for(cluster.gpu.name), settings);
+  const SearchSpace space = make_space(model, cluster, workload, f.plan.redundant_experts);
+  const EngineFit fit = fit_engine(o.engine, ctx, space, f.plan);
+  if (!f.prefill_pool) return launch_text(ctx, f, fit, o);
+  // disaggregated: each pool fitted to the engine, then the router
+  const Plan& pre = *f.prefill_pool;
+  Plan pre_probe = pre;
+  pre_probe.batch = pre.deg.attn_dp;
+  if (auto why = validate_plan(pre_probe, model, cluster)) {
+    return Error{file, "disaggregated.prefill", fmt::format("a prefill pool valid on {} and {}", model.name, cluster.name), *why};
+  }
+  // both pools on the cluster's GPUs: no command for a GPU that does not exist
+  const std::int64_t pool_gpus = pre.deg.total_gpus() + f.plan.deg.total_gpus();
+  if (pool_gpus > cluster.num_gpus) {
+    return Error{file, "disaggregated", fmt::format("pools that fit the cluster's {} GPUs", cluster.num_gpus),
+                 fmt::format("{} prefill + {} decode = {} GPUs", pre.deg.total_gpus(), f.plan.deg.total_gpus(), pool_gpus)};
+  }
+  const SearchSpace pspace = make_space(model, cluster, workload, pre.redundant_experts);
+  return launch_disagg_text(ctx, f, fit_engine(o.engine, ctx, pspace, pre), fit, o);
+}
+
+}  // namespace shardwise
