@@ -2,13 +2,17 @@
 // in data/calibration/, then the median and p90 absolute percentage error overall, per
 // family (dense, MoE), per GPU and per scenario. Rows it cannot map are listed with the
 // reason. Targets (issue 13): median <= 10% overall and <= 12% on MoE rows, p90 <= 30%.
-//   usage: validate_public [CSV]
+// --kernel-tables: the dense GEMMs from the measured kernel tables (data/silicon/,
+// docs/silicon.md) instead of the fitted GEMM priors, with the same calibration otherwise.
+//   usage: validate_public [--kernel-tables] [CSV]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "cost/silicon.hpp"
 #include "public_rows.hpp"
 
 namespace {
@@ -22,7 +26,26 @@ void summary(const std::string& name, const std::vector<double>& e) {
 int main(int argc, char** argv) {
   using namespace shardwise;
   using namespace shardwise::bench;
-  const std::string path = argc > 1 ? argv[1] : default_csv_path();
+  bool tables = false;
+  std::string path = default_csv_path();
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--kernel-tables") {
+      tables = true;
+    } else {
+      path = argv[i];
+    }
+  }
+  if (tables) {
+    const GemmProfile g = gemm_profile_for("h100");
+    fmt::print("dense GEMMs from the kernel tables (data/silicon/): floor {:.2f} us; share of the roofline by rows:\n", g.floor_s * 1e6);
+    for (const auto* f : {&g.bf16, &g.fp8}) {
+      fmt::print("  {}\n   ", f->source);
+      for (int i = 0; i < f->curve.n; ++i) {
+        fmt::print(" {:.0f}:{:.2f}", std::exp(f->curve.log_m[static_cast<std::size_t>(i)]), f->curve.share[static_cast<std::size_t>(i)]);
+      }
+      fmt::print("\n");
+    }
+  }
   std::vector<std::string> skipped;
   auto rows = load_public_rows(path, &skipped);
   if (!rows) {
@@ -33,7 +56,8 @@ int main(int argc, char** argv) {
   std::vector<double> all;
   std::map<std::string, std::vector<double>> by_family, by_gpu, by_scenario, by_engine, by_serve_metric;
   for (const auto& r : *rows) {
-    const CostParams p = cost_params_for(r.gpu);
+    CostParams p = cost_params_for(r.gpu);
+    p.kernel_tables = tables;
     const double pred = predict(r, p);
     const double e = abs_pct_error(pred, r.measured);
     if (r.scenario == "serve") {

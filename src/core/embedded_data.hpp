@@ -16,6 +16,7 @@ std::span<const EmbeddedFile> embedded_workloads();
 std::span<const EmbeddedFile> embedded_calibration();  // one file per GPU silicon
 std::span<const EmbeddedFile> embedded_engines();      // one profile per serving engine
 std::span<const EmbeddedFile> embedded_prices();       // USD per GPU-hour (sweep)
+std::span<const EmbeddedFile> embedded_silicon();      // kernel tables (data/silicon/*.csv)
 
 // "a, b, c": the preset names, for messages and listings.
 std::string preset_names(std::span<const EmbeddedFile> presets);

@@ -7,18 +7,35 @@ namespace shardwise::detail {
 // --- compute ---------------------------------------------------------------
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x rows / (rows + gemm_half_rows).
+// With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
+// scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; grouped
+// expert GEMMs (mem_eff given) keep their weight-read efficiency on the memory side.
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff) {
   e.op_flops = flops;
   e.op_bytes = bytes;
+  e.op_rows = rows;
+  if (const GemmProfile& g = e.p->gemm; g.present) {
+    const GpuSpec& gpu = e.ctx->cluster.gpu;
+    const GemmFormatProfile& f = (peak == gpu.fp4.value() && peak > 0)                          ? g.fp4
+                                 : (peak == gpu.fp8.value() && peak != gpu.bf16.value()) ? g.fp8
+                                                                                          : g.bf16;
+    const double share = f.curve.share_at(rows);
+    const double tc = flops / (peak * share * f.ratio);
+    const double tm = mem_eff > 0 ? bytes / (e.hbm * mem_eff) : bytes / (e.hbm * share);
+    e.op_table = &f;
+    e.op_bound = std::max(tc, tm) < g.floor_s ? "latency" : tc >= tm ? "compute" : "memory";
+    return g.floor_s + std::max(tc, tm);
+  }
   const double eff = e.p->gemm_efficiency * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * (mem_eff > 0 ? mem_eff : e.p->mem_efficiency));
-  return std::max(tc, tm) + e.p->kernel_overhead_us * 1e-6;
+  return std::max(tc, tm) + kernel_floor(e);
 }
 double stream_time(Env& e, double bytes) {
   e.op_flops = 0;
   e.op_bytes = bytes;
-  return bytes / (e.hbm * e.p->mem_efficiency) + e.p->kernel_overhead_us * 1e-6;
+  e.op_bound = "memory";
+  return bytes / (e.hbm * e.p->mem_efficiency) + kernel_floor(e);
 }
 
 void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s) {
@@ -36,11 +53,18 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   c.layers = e.cls_layers;
   c.flops = compute_s > 0 ? e.op_flops : 0.0;
   c.hbm_bytes = compute_s > 0 ? e.op_bytes : 0.0;
+  if (compute_s > 0 && e.op_table) {
+    c.basis = e.op_table->curve.in_range(e.op_rows) || e.op_table->basis == Basis::kExtrapolated ? e.op_table->basis : Basis::kExtrapolated;
+    c.table = e.op_table->source;
+  }
+  c.bound = compute_s > 0 ? e.op_bound : "";
   e.bd->ops.push_back(std::move(c));
   e.pend_kind = CollKind::kNone;
   e.pend_s = e.pend_bytes = 0;
   e.pend_group = "";
   e.op_flops = e.op_bytes = 0;
+  e.op_table = nullptr;
+  e.op_bound = "";
 }
 
 GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {

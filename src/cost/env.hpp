@@ -47,6 +47,9 @@ struct Env {
   int cls = -1;
   std::int64_t cls_layers = 0;
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
+  const GemmFormatProfile* op_table = nullptr;  // the kernel table behind it (nullptr: the model)
+  const char* op_bound = "";
+  double op_rows = 0;
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group
   bool tbo_on = false;                // two-batch overlap: layers costed per micro-batch, combined by tbo_layer_time
@@ -76,6 +79,9 @@ double to_mlp(Env& e, Lay from, Lay need, double full);
 double to_attn(Env& e, Lay from, Lay need, double full);
 
 // --- compute (compute.cpp) -------------------------------------------------------
+// The fixed cost of one kernel: the kernel tables' measured small-kernel floor, else the
+// fitted kernel_overhead_us.
+inline double kernel_floor(const Env& e) { return e.p->gemm.present ? e.p->gemm.floor_s : e.p->kernel_overhead_us * 1e-6; }
 // mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff = 0);
 double stream_time(Env& e, double bytes);

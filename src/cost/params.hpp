@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "cost/silicon.hpp"
 
 namespace shardwise {
 
@@ -21,6 +22,14 @@ struct CostParams {
   double expert_skew = 0.3;      // coefficient of variation of the experts' shares of the routed tokens
   double expert_mem_efficiency = 0.8;  // achieved / peak HBM bandwidth of the grouped expert GEMMs' weight reads
   bool calibrated = false;       // false: defaults or another GPU's fit
+  // Dense GEMMs from the kernel tables (data/silicon/): when present, they replace
+  // gemm_efficiency, gemm_half_rows and kernel_overhead_us for every GEMM (docs/silicon.md)
+  // (make_context fills it from the cluster's GPU when kernel_tables is true). Off by
+  // default: on the public rows the tables alone do not yet beat the fitted priors (the
+  // end-to-end gap they leave is absorbed by an unphysical step overhead when refitted;
+  // docs/silicon.md, "Status"), so they are opt-in until the rest of the step is measured.
+  GemmProfile gemm;
+  bool kernel_tables = false;
   friend bool operator==(const CostParams&, const CostParams&) = default;
 };
 

@@ -193,6 +193,12 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
   SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value()};
+  // the measured kernels (docs/silicon.md); a profile given is kept, none without kernel_tables
+  if (!p.kernel_tables) {
+    ctx.params.gemm = GemmProfile{};
+  } else if (!p.gemm.present) {
+    ctx.params.gemm = gemm_profile_for(c.gpu.name);
+  }
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);
     ctx.moe_z_experts = extreme_z(e);

@@ -72,6 +72,9 @@ struct OpCost {
   std::int64_t layers = 0;                // layers of this class on the slowest stage
   double flops = 0;                       // per GPU, this op once
   double hbm_bytes = 0;                   // per GPU: weights + activations (+ KV read) this op once
+  Basis basis = Basis::kModel;            // where its compute time comes from (cost/silicon.hpp)
+  const char* bound = "";                 // what bounds its compute: "compute", "memory", "latency" ("" none)
+  std::string table;                      // the kernel table behind it ("" none)
 };
 struct Breakdown {
   Phase phase = Phase::kDecode;

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Curates the kernel tables the cost model reads (data/silicon/) from the published
+measurements in ../shared/silicon/ (see its README for every source and column). Rows are
+copied, never edited: each keeps its source locator. Re-run after the shared files change:
+    python3 scripts/curate_silicon.py [SHARED_SILICON_DIR]
+Writes data/silicon/gemm.csv and data/silicon/gemm_ceiling.csv (docs/silicon.md)."""
+import csv
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "shared", "silicon")
+out = os.path.join(here, "..", "data", "silicon")
+
+# the catalog's GPU names for the sources' labels (an H800 is an H100 die at the same
+# clocks and HBM, with export-reduced NVLink: its GEMMs carry over, its NVLink does not)
+GPU = {"H100": "h100", "H800 SXM5": "h800", "NVIDIA H100 SXM": "h100", "NVIDIA H200 SXM": "h200", "NVIDIA GH200 SXM": "gh200",
+       "NVIDIA B200 SXM": "b200", "NVIDIA B300 SXM": "b300", "NVIDIA GB200 SXM": "gb200", "NVIDIA A100 SXM": "a100",
+       "AMD MI300X": "mi300x", "AMD MI325X": "mi325x", "AMD MI355X": "mi355x"}
+GEMM_OPS = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj"}
+DEEPGEMM_V3 = "deepseek-ai/DeepGEMM@a9967bc2"  # the last README table (2025-04-09)
+
+
+def write(name, header, rows):
+    tmp = os.path.join(out, name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    os.replace(tmp, os.path.join(out, name))
+    print(f"{name}: {len(rows)} rows")
+
+
+gemm = []
+# vidur's H100 per-operator profiles: the four GEMMs of six models at TP 1-8, 1-4096 tokens,
+# fp16 (the kernel's min over its profiling steps: the least-disturbed launch)
+with open(os.path.join(src, "op_profiles.csv")) as f:
+    for r in csv.DictReader(f):
+        if r["op"] in GEMM_OPS:
+            gemm.append(["h100", "bf16", "cuBLAS (vidur " + r["op"] + ")", r["M"], r["N"], r["K"], r["min_ms"], "ms", r["source_locator"]])
+# DeepGEMM's fp8 block-scaled dense GEMMs on H800 (README v3 table): throughput at an exact shape
+with open(os.path.join(src, "gemm.csv")) as f:
+    rows = list(csv.DictReader(f))
+for r in rows:
+    if r["source_locator"].startswith(DEEPGEMM_V3) and r["metric"] == "throughput":
+        gemm.append(["h800", "fp8", "DeepGEMM fp8 block-scaled", r["M"], r["N"], r["K"], r["value"], "TFLOPS", r["source_locator"]])
+write("gemm.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], gemm)
+
+ceiling = []
+for r in rows:
+    if r["metric"] == "efficiency_vs_spec" and r["gpu"] in GPU:
+        dtype = "bf16" if r["dtype"] == "BF16" else "fp8" if r["dtype"].startswith("FP8 e4m3") else None
+        if dtype:
+            ceiling.append([GPU[r["gpu"]], dtype, r["value"], r["M"], r["N"], r["K"], r["source_locator"]])
+write("gemm_ceiling.csv", ["gpu", "dtype", "percent_of_spec", "M", "N", "K", "source_locator"], ceiling)

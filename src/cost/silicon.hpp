@@ -1,0 +1,83 @@
+// Kernel tables: what published measurements say a GPU's kernels reach (data/silicon/,
+// curated from ../shared/silicon by scripts/curate_silicon.py; docs/silicon.md). A dense
+// GEMM's time is the roofline over the share of it the measured kernels reach at that many
+// rows, plus the measured small-kernel floor; a GPU without its own rows borrows a sibling's
+// curve scaled by the two GPUs' measured best-shape ceilings, and says so (Basis).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "hardware/gpu.hpp"
+#include "model/dtype.hpp"
+
+namespace shardwise {
+
+// Where an op's time comes from: the GPU's own measured rows, another chip's rows carried
+// over by a documented rule, rows extended beyond their measured range, or the analytic
+// model alone (no table covers the op).
+enum class Basis : std::uint8_t { kModel, kMeasured, kTransferred, kExtrapolated };
+const char* basis_name(Basis b);
+
+// The share of the roofline max(FLOPs / peak, bytes / HBM) a GEMM reaches, as a function of
+// its rows M (tokens per rank), interpolated in log M between measured rows; outside the
+// measured range the nearest measured share (the roofline at the nearest measured efficiency).
+struct GemmCurve {
+  static constexpr int kMaxPoints = 32;
+  std::array<double, kMaxPoints> log_m{};
+  std::array<double, kMaxPoints> share{};
+  int n = 0;
+  double m_lo = 0, m_hi = 0;  // the measured range of rows
+  int rows = 0;               // table rows behind the curve
+  double share_at(double m) const;
+  bool in_range(double m) const { return m >= m_lo * 0.999 && m <= m_hi * 1.001; }
+  friend bool operator==(const GemmCurve&, const GemmCurve&) = default;
+};
+
+// One GPU's dense-GEMM profile for one tensor-core format.
+struct GemmFormatProfile {
+  GemmCurve curve;     // on the source silicon
+  double ratio = 1.0;  // the target's measured best-shape ceiling over the source's (compute-bound GEMMs)
+  Basis basis = Basis::kModel;
+  std::string source;  // "vidur h100 fp16 (1,680 rows)" etc., for --explain
+  friend bool operator==(const GemmFormatProfile&, const GemmFormatProfile&) = default;
+};
+
+struct GemmProfile {
+  bool present = false;
+  double floor_s = 0;       // the measured small-kernel floor (gemm_floor over the bf16 table)
+  GemmFormatProfile bf16;   // bf16/fp16 GEMMs (and weight-only int4, which run in bf16)
+  GemmFormatProfile fp8;    // fp8 (and int8) GEMMs
+  GemmFormatProfile fp4;    // fp4 GEMMs: fp8's curve at fp4's peak (no fp4 table: extrapolated)
+  friend bool operator==(const GemmProfile&, const GemmProfile&) = default;
+  const GemmFormatProfile& of(DType d) const;
+};
+
+// The profile of `gpu` (a catalog name) from the tables compiled into the binary.
+GemmProfile gemm_profile_for(const std::string& gpu);
+
+// The tables themselves, parsed (the rows behind a profile, for tests and --explain).
+struct GemmRow {
+  std::string silicon, dtype, kernel;
+  double m = 0, n = 0, k = 0;
+  double seconds = 0;  // measured kernel time
+  std::string locator;
+};
+Expected<std::vector<GemmRow>> parse_gemm_table(const std::string& text, const std::string& file);
+struct CeilingRow {
+  std::string gpu, dtype;
+  double share = 0;  // best-shape achieved TFLOP/s over the spec
+  std::string locator;
+};
+Expected<std::vector<CeilingRow>> parse_ceiling_table(const std::string& text, const std::string& file);
+
+// Builds a curve from rows on a GPU with the given peak FLOP/s and HBM bytes/s and a floor:
+// at each measured M the median over shapes of roofline / (time - floor).
+GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
+// The small-kernel floor the rows measure: the least time any of them takes beyond its
+// roofline (a GEMM of a few KFLOP still takes a launch and a tail), never below 0.
+double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight);
+
+}  // namespace shardwise
