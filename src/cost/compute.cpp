@@ -6,7 +6,8 @@ namespace shardwise::detail {
 
 // --- compute ---------------------------------------------------------------
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
-// eff(rows) = gemm_efficiency x rows / (rows + gemm_half_rows).
+// eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows), ceiling the GPU's measured
+// best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8).
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
 // scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; grouped
 // expert GEMMs (mem_eff given) keep their weight-read efficiency on the memory side.
@@ -26,7 +27,9 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, d
     e.op_bound = std::max(tc, tm) < g.floor_s ? "latency" : tc >= tm ? "compute" : "memory";
     return g.floor_s + std::max(tc, tm);
   }
-  const double eff = e.p->gemm_efficiency * rows / (rows + e.p->gemm_half_rows);
+  const GpuSpec& gpu = e.ctx->cluster.gpu;
+  const double ceiling = (peak == gpu.bf16.value() || peak <= 0) ? e.ctx->ceiling_bf16 : e.ctx->ceiling_fp8;
+  const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * (mem_eff > 0 ? mem_eff : e.p->mem_efficiency));
   return std::max(tc, tm) + kernel_floor(e);

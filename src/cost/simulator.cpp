@@ -193,6 +193,17 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
   SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value()};
+  // the fitted GEMM efficiency carried by the measured ceilings to this GPU (the fit's own
+  // silicon and its die siblings: their own measured ratio, e.g. 1 for h100 on the h100 fit)
+  if (p.gemm.present || p.kernel_tables) {
+    ctx.ceiling_bf16 = ctx.ceiling_fp8 = 1.0;  // the tables carry their own ratio
+  } else {
+    const GemmProfile mine = gemm_profile_for(c.gpu.name), fit = gemm_profile_for(p.gpu);
+    if (mine.present && fit.present) {
+      ctx.ceiling_bf16 = mine.bf16.ratio / fit.bf16.ratio;
+      ctx.ceiling_fp8 = mine.fp8.ratio / fit.fp8.ratio;
+    }
+  }
   // the measured kernels (docs/silicon.md); a profile given is kept, none without kernel_tables
   if (!p.kernel_tables) {
     ctx.params.gemm = GemmProfile{};

@@ -126,6 +126,10 @@ struct SimContext {
   // model-only terms of the expert load (docs/cost-model.md, "Expert load"), computed once:
   // sqrt(2 ln E) and ln(1 - k / E) for E routed experts and top-k
   double moe_z_experts = 0, moe_log_untouched = 0;
+  // The GPU's measured best-shape GEMM ceiling over that of the silicon its parameters were
+  // fitted on (data/silicon/gemm_ceiling.csv; 1 where either is unmeasured): the fitted GEMM
+  // efficiency carried to a GPU whose kernels reach another share of its spec (docs/silicon.md)
+  double ceiling_bf16 = 1.0, ceiling_fp8 = 1.0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});

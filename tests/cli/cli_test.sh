@@ -281,7 +281,7 @@ expect 0 'note +h100 has no fp4 tensor cores' -- simulate --model llama-3.1-8b -
 
 # sweep (issue 15): a table with prices and the fewest GPUs, CSV and SVG files
 expect 0 'h100 +4 auto +generic .* \*$' -- sweep --model llama-3.1-70b --gpus h100,a100 --counts 4,8,16
-expect 0 'a100 +4 auto +generic +no plan' -- sweep --model llama-3.1-70b --gpus h100,a100 --counts 4,8,16
+expect 0 'a100 +2 auto +generic +no plan' -- sweep --model llama-3.1-70b --gpus h100,a100 --counts 2,4
 "$bin" sweep --model llama-3.1-8b --gpus h100,b200 --counts 1,2 --csv "$tmp/sweep.csv" --svg "$tmp/sweep.svg" >/dev/null 2>&1
 if [ "$(wc -l <"$tmp/sweep.csv")" = 5 ] && grep -q '<svg' "$tmp/sweep.svg"; then ok; else bad "sweep --csv/--svg: $(head -c 200 "$tmp/sweep.csv")"; fi
 expect 0 '"usd_per_mtok":' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --json

@@ -156,5 +156,42 @@ TEST(Silicon, GemmOpsCarryTheirBasisAndMoreBandwidthIsNeverSlower) {
   }
 }
 
+TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
+  using namespace test_support;
+  auto m = load_model("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  const auto ctx_on = [&](const std::string& cluster) {
+    auto c = cluster_from_preset(cluster);
+    EXPECT_TRUE(c.ok());
+    return make_context(*m, *c, decode(1000), cost_params_for(c->gpu.name));
+  };
+  // H100 on the H100 fit: itself
+  EXPECT_DOUBLE_EQ(ctx_on("h100x8").ceiling_bf16, 1.0);
+  EXPECT_DOUBLE_EQ(ctx_on("h100x8").ceiling_fp8, 1.0);
+  // MI300X borrows the Hopper fit: its GEMMs reach 51.4% of spec, H100's 80.3% -> 0.6401
+  const SimContext mi = ctx_on("mi300xx8");
+  EXPECT_NEAR(mi.ceiling_bf16, 51.4 / 80.3, 1e-9);
+  // GB200 on the B200 fit: 72.9% / 77.6% = 0.9394 (bf16), 72.3% / 76.3% = 0.9476 (fp8)
+  EXPECT_NEAR(ctx_on("gb200x72").ceiling_bf16, 72.9 / 77.6, 1e-9);
+  EXPECT_NEAR(ctx_on("gb200x72").ceiling_fp8, 72.3 / 76.3, 1e-9);
+  // H200 on the H100 fit: fp8 73.4% / 70.9% (no bf16 row for H200: the die's, 1)
+  EXPECT_NEAR(ctx_on("h200x8").ceiling_fp8, 73.4 / 70.9, 1e-9);
+  EXPECT_DOUBLE_EQ(ctx_on("h200x8").ceiling_bf16, 1.0);
+  // a compute-bound GEMM (a 4,096-token prefill, bf16) takes 1 / 0.6401 the time beyond its
+  // fixed overhead: 2 x 4096 x params / (peak x 0.7 x c x 4096 / (4096 + 256))
+  SimContext same = mi;
+  same.ceiling_bf16 = 1.0;
+  const Breakdown slow = breakdown_step(mi, plan(1, 1), Phase::kPrefill, 1, 4096);
+  const Breakdown fast = breakdown_step(same, plan(1, 1), Phase::kPrefill, 1, 4096);
+  const double oh = mi.params.kernel_overhead_us * 1e-6;
+  bool saw = false;
+  for (std::size_t i = 0; i < slow.ops.size(); ++i) {
+    if (slow.ops[i].op != "ffn1") continue;
+    saw = true;
+    EXPECT_NEAR((slow.ops[i].compute_s - oh) / (fast.ops[i].compute_s - oh), 80.3 / 51.4, 1e-9);
+  }
+  EXPECT_TRUE(saw);
+}
+
 }  // namespace
 }  // namespace shardwise

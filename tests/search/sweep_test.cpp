@@ -23,25 +23,25 @@ TEST(Sweep, PricesAndTheFewestGpus) {
   ASSERT_TRUE(m.ok());
   SweepOptions o;
   o.gpus = {"a100", "h100"};
-  o.counts = {4, 8};
+  o.counts = {2, 4};
   const PriceTable prices{{"a100", 1.8}, {"h100", 3.0}};
   auto pts = run_sweep(*m, chat(), o, prices);
   ASSERT_TRUE(pts.ok()) << pts.error().message();
   ASSERT_EQ(pts->size(), 4u);
-  // bf16 70B on 4 A100 (80 GB) leaves no room under the TPOT SLO; 8 do
-  const SweepPoint& a4 = (*pts)[0];
-  const SweepPoint& a8 = (*pts)[1];
-  EXPECT_FALSE(a4.found);
-  EXPECT_FALSE(a4.reason.empty());
-  ASSERT_TRUE(a8.found);
-  EXPECT_TRUE(a8.fewest);
+  // bf16 70B (141 GB of weights) does not fit 2 A100 (80 GB); 4 do
+  const SweepPoint& a2 = (*pts)[0];
+  const SweepPoint& a4 = (*pts)[1];
+  EXPECT_FALSE(a2.found);
+  EXPECT_FALSE(a2.reason.empty());
+  ASSERT_TRUE(a4.found);
+  EXPECT_TRUE(a4.fewest);
   // $/M tokens = $/GPU-hour / (tokens/s per GPU x 3600 s) x 1e6
-  EXPECT_DOUBLE_EQ(a8.usd_per_mtok, 1.8 / (a8.metrics.output_tok_s_per_gpu * 3600.0) * 1e6);
-  const SweepPoint& h4 = (*pts)[2];
-  const SweepPoint& h8 = (*pts)[3];
-  ASSERT_TRUE(h4.found && h8.found);
-  EXPECT_TRUE(h4.fewest);
-  EXPECT_FALSE(h8.fewest);
+  EXPECT_DOUBLE_EQ(a4.usd_per_mtok, 1.8 / (a4.metrics.output_tok_s_per_gpu * 3600.0) * 1e6);
+  const SweepPoint& h2 = (*pts)[2];
+  const SweepPoint& h4 = (*pts)[3];
+  ASSERT_TRUE(h2.found && h4.found);
+  EXPECT_TRUE(h2.fewest);
+  EXPECT_FALSE(h4.fewest);
   // the CSV: a header and one line per point
   const std::string csv = sweep_csv(*pts);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
