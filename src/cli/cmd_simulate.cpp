@@ -30,6 +30,8 @@ struct SimulateArgs {
   double time_limit = 0;
   bool two_batch_overlap = false;
   bool json = false;
+  bool explain = false;        // per op: bound, basis and table (docs/silicon.md)
+  bool kernel_tables = false;  // dense GEMMs from the measured kernel tables
 };
 
 // --prefill-* flags and a plan file's disaggregated block: the prefill pool, or none.
@@ -132,10 +134,15 @@ int run_simulate(SimulateArgs a) {
     return fail(Error{"--time-limit", "", "--mode serve beside it (the closed form of other modes takes milliseconds)",
                       fmt::format("{} with mode {}", a.time_limit, to_string(in->workload.mode))});
   }
+  if (a.explain && in->workload.mode == Mode::kServe) {  // the request-level report has no per-op breakdown to explain
+    return fail(Error{"--explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not --mode serve", "--mode serve"});
+  }
   // a serve plan's engine settings, unless flags give them
   if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
   if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *engine);
+  CostParams params = cost_params_for(in->cluster.gpu.name);
+  params.kernel_tables = a.kernel_tables;
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, params, *engine);
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result
@@ -203,7 +210,7 @@ int run_simulate(SimulateArgs a) {
     print(a.json ? serve_json(ctx, plan, r, wall) : serve_text(ctx, plan, r, wall));
     return 0;
   }
-  print(a.json ? simulate_json(ctx, plan, m, bd) : simulate_text(ctx, plan, m, bd));
+  print(a.json ? simulate_json(ctx, plan, m, bd, a.explain) : simulate_text(ctx, plan, m, bd) + (a.explain ? explain_text(ctx, bd) : ""));
   return 0;
 }
 
@@ -239,6 +246,12 @@ Command add_simulate(CLI::App& app) {
   simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
   add_engine_flags(simulate, sa.engine);
   simulate->add_flag("--json", sa.json, "Print one JSON object (feasible, reason, throughput_tok_s_per_gpu, tpot_ms, ...)");
+  simulate->add_flag("--explain", sa.explain,
+                     "Per op: what bounds it and where its time comes from (measured, transferred or extrapolated kernel rows, or "
+                     "the model), and the share of the step resting on measurement (docs/silicon.md)");
+  simulate->add_flag("--kernel-tables", sa.kernel_tables,
+                     "Cost dense GEMMs from the measured kernel tables (data/silicon/) instead of the fitted efficiency (opt-in: "
+                     "docs/silicon.md, \"Status\")");
   return {simulate, [args] { return run_simulate(*args); }};
 }
 

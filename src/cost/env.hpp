@@ -82,6 +82,10 @@ double to_attn(Env& e, Lay from, Lay need, double full);
 // The fixed cost of one kernel: the kernel tables' measured small-kernel floor, else the
 // fitted kernel_overhead_us.
 inline double kernel_floor(const Env& e) { return e.p->gemm.present ? e.p->gemm.floor_s : e.p->kernel_overhead_us * 1e-6; }
+// What bounds an op of compute time tc, memory time tm and a fixed floor (for --explain).
+inline const char* bound_of(double tc, double tm, double floor_s) {
+  return std::max(tc, tm) < floor_s ? "latency" : tc >= tm ? "compute" : "memory";
+}
 // mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff = 0);
 double stream_time(Env& e, double bytes);

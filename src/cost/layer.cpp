@@ -68,6 +68,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       e.op_bytes = kv;
       const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
       const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
+      e.op_bound = bound_of(tc, tm, kernel_floor(e));
       comp = std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e);
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;
@@ -77,7 +78,9 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
                            tg * layer_kv_bytes_per_seq(e, s, seq) / std::max(1.0, static_cast<double>(seq));
       e.op_flops = flops;
       e.op_bytes = bytes;
-      comp = std::max(flops / (e.attn_peak * e.p->attn_efficiency), bytes / (e.hbm * e.p->mem_efficiency)) + kernel_floor(e);
+      const double tc = flops / (e.attn_peak * e.p->attn_efficiency), tm = bytes / (e.hbm * e.p->mem_efficiency);
+      e.op_bound = bound_of(tc, tm, kernel_floor(e));
+      comp = std::max(tc, tm) + kernel_floor(e);
       if (attn == 1) comm += coll(e, CollKind::kAllGather, e.g_tp, tg * static_cast<double>(s.kv_elems_per_token) * e.kvb, "tp");
     }
     flush("attention", static_cast<int>(Slot::kAttention), kGroupAttention);

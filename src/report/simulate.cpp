@@ -1,5 +1,7 @@
 #include "report/simulate.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -40,7 +42,7 @@ std::string op_label(const SimContext& ctx, const OpCost& o) {
   return fmt::format("{}:{}", cls, o.op);
 }
 
-std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
+std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd, bool explain) {
   json j = metrics_json(m);
   const Degrees& d = plan.deg;
   j["plan"] = {{"tp", d.tp}, {"pp", d.pp}, {"ep", d.ep}, {"attn_dp", d.attn_dp}, {"replicas", d.replicas},
@@ -74,8 +76,25 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
                    {"comm_bytes_per_gpu", o.comm_bytes},
                    {"flops_per_gpu", o.flops},
                    {"hbm_bytes_per_gpu", o.hbm_bytes}});
+    if (explain) {
+      ops.back()["bound"] = o.compute_s >= o.comm_s ? json(o.bound) : json("network");
+      ops.back()["basis"] = basis_name(o.basis);
+      ops.back()["table"] = o.table.empty() ? json(nullptr) : json(o.table);
+    }
   }
   j["breakdown"] = {{"phase", to_string(bd.phase)}, {"stage_ms", bd.stage_s * 1e3}, {"ops", ops}};
+  if (explain) {
+    const ExplainShares e = explain_shares(bd);
+    j["explain"] = {{"kernel_tables", ctx.params.gemm.present},
+                    {"ops_ms", e.total_s * 1e3},
+                    {"measured_ms", e.measured_s * 1e3},
+                    {"transferred_ms", e.transferred_s * 1e3},
+                    {"extrapolated_ms", e.extrapolated_s * 1e3},
+                    {"model_ms", e.model_s * 1e3},
+                    {"measured_share", e.backed()},
+                    {"gemm_ceiling_bf16", ctx.ceiling_bf16},
+                    {"gemm_ceiling_fp8", ctx.ceiling_fp8}};
+  }
   return j.dump(2);
 }
 
@@ -154,6 +173,46 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
   for (const auto& o : bd.ops) {
     s += fmt::format("{:<22} {:<8} {:>6} {:>11.4f} {:>10.4f}  {:<15} {:<8} {:>12}\n", op_label(ctx, o), o.choice, o.layers, o.compute_s * 1e3,
                      o.comm_s * 1e3, to_string(o.collective), o.comm_group, o.comm_bytes > 0 ? si_bytes(Bytes(o.comm_bytes)) : "-");
+  }
+  return s;
+}
+
+ExplainShares explain_shares(const Breakdown& bd) {
+  ExplainShares e;
+  for (const auto& o : bd.ops) {
+    const double n = static_cast<double>(std::max<std::int64_t>(o.layers, 1));
+    const double comp = o.compute_s * n, comm = o.comm_s * n;
+    e.total_s += comp + comm;
+    e.model_s += comm;  // collectives: the alpha-beta model (no table yet)
+    switch (o.basis) {
+      case Basis::kMeasured: e.measured_s += comp; break;
+      case Basis::kTransferred: e.transferred_s += comp; break;
+      case Basis::kExtrapolated: e.extrapolated_s += comp; break;
+      case Basis::kModel: e.model_s += comp; break;
+    }
+  }
+  return e;
+}
+
+std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
+  std::string s = fmt::format("\nexplain: where each op's time comes from ({})\n",
+                              ctx.params.gemm.present ? "dense GEMMs from the kernel tables, --kernel-tables"
+                                                      : "the fitted model; GEMMs carried by the measured ceilings");
+  s += fmt::format("{:<22} {:>6} {:>11} {:>10}  {:<8} {:<12} {}\n", "op (per layer)", "layers", "compute ms", "comm ms", "bound", "basis",
+                   "table");
+  for (const auto& o : bd.ops) {
+    const char* bound = o.compute_s >= o.comm_s ? (o.bound[0] ? o.bound : "-") : "network";
+    s += fmt::format("{:<22} {:>6} {:>11.4f} {:>10.4f}  {:<8} {:<12} {}\n", op_label(ctx, o), o.layers, o.compute_s * 1e3, o.comm_s * 1e3, bound,
+                     basis_name(o.basis), o.table.empty() ? "-" : o.table);
+  }
+  const ExplainShares e = explain_shares(bd);
+  const auto pct = [&](double x) { return e.total_s > 0 ? 100.0 * x / e.total_s : 0.0; };
+  s += fmt::format("of the step's {:.3f} ms of ops: measured {:.1f}%, transferred {:.1f}%, extrapolated {:.1f}%, model {:.1f}%"
+                   " -> {:.1f}% rests on measured or transferred rows\n",
+                   e.total_s * 1e3, pct(e.measured_s), pct(e.transferred_s), pct(e.extrapolated_s), pct(e.model_s), 100.0 * e.backed());
+  if (!ctx.params.gemm.present && (ctx.ceiling_bf16 != 1.0 || ctx.ceiling_fp8 != 1.0)) {
+    s += fmt::format("GEMM efficiency carried to {} by its measured best-shape ceiling over the {} fit's: x{:.3f} (bf16), x{:.3f} (fp8)\n",
+                     ctx.cluster.gpu.name, ctx.params.gpu, ctx.ceiling_bf16, ctx.ceiling_fp8);
   }
   return s;
 }

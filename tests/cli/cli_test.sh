@@ -320,6 +320,13 @@ cp "$shared/models/qwen3-8b.json" llama-3.1-8b/config.json
 expect 0 "^shardwise: note: --model llama-3.1-8b: the local folder 'llama-3.1-8b' is read, not the preset" -- describe --model llama-3.1-8b
 popd >/dev/null
 
+# simulate --explain (issue 26): per op its bound and basis, the share resting on measured rows
+expect 0 'rests on measured or transferred rows' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain
+expect 0 'memory +measured +data/silicon/gemm.csv: h100 cuBLAS' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
+expect 0 '"measured_share": 0\.[1-9]' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables --json
+expect 0 'x0.640 \(bf16\)' -- simulate --model llama-3.1-8b --cluster mi300xx8 --workload chat-1k-1k --tp 1 --batch 8 --explain
+expect 2 '^shardwise: --explain: expected a closed-form mode' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 2 --explain
+
 # bounds and flags that would be ignored (issue 30)
 expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 1e-300
 expect 2 "^shardwise: --spec-acceptance: expected --spec-tokens" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --spec-acceptance 0.8

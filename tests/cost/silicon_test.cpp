@@ -9,6 +9,7 @@
 #include "core/embedded_data.hpp"
 #include "cost/silicon.hpp"
 #include "cost/simulator.hpp"
+#include "report/simulate.hpp"
 #include "support/sim_context.hpp"
 
 namespace shardwise {
@@ -191,6 +192,27 @@ TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
     EXPECT_NEAR((slow.ops[i].compute_s - oh) / (fast.ops[i].compute_s - oh), 80.3 / 51.4, 1e-9);
   }
   EXPECT_TRUE(saw);
+}
+
+TEST(Silicon, ExplainSharesAddUpOverTheLayers) {
+  // two ops: a measured GEMM of 1 ms x 10 layers with 0.5 ms of communication per layer, and a
+  // model-costed norm of 0.2 ms x 10 -> total 10 + 5 + 2 = 17 ms; measured 10 / 17 = 58.8%
+  Breakdown bd;
+  OpCost gemm;
+  gemm.compute_s = 1e-3;
+  gemm.comm_s = 0.5e-3;
+  gemm.layers = 10;
+  gemm.basis = Basis::kMeasured;
+  OpCost norm;
+  norm.compute_s = 0.2e-3;
+  norm.layers = 10;
+  bd.ops = {gemm, norm};
+  const ExplainShares e = explain_shares(bd);
+  EXPECT_NEAR(e.total_s, 17e-3, 1e-15);
+  EXPECT_NEAR(e.measured_s, 10e-3, 1e-15);
+  EXPECT_NEAR(e.model_s, 7e-3, 1e-15);
+  EXPECT_NEAR(e.backed(), 10.0 / 17.0, 1e-12);
+  EXPECT_NEAR(e.measured_s + e.transferred_s + e.extrapolated_s + e.model_s, e.total_s, 1e-15);
 }
 
 }  // namespace
