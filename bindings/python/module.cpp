@@ -237,8 +237,10 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& ep, const py::object& attn_dp, const py::object& replicas, const py::object& micro_batches,
          const py::object& redundant_experts, const py::object& sharding, const py::object& engine, const py::object& engine_version,
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
-         const py::object& two_batch_overlap, const py::object& time_limit, const py::kwargs& kw) {
+         const py::object& two_batch_overlap, const py::object& time_limit, const py::object& explain, const py::object& kernel_tables,
+         const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
+        const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
         shardwise::Plan p;
@@ -252,8 +254,11 @@ PYBIND11_MODULE(shardwise, m) {
         const bool serve = in.workload.mode == shardwise::Mode::kServe;
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is batch=)", value_text(max_num_seqs)});
         if (!time_limit.is_none() && !serve) raise(Error{"time_limit", "", "mode='serve' beside it", value_text(time_limit)});
-        const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name),
-                                                                  engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
+        if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
+        shardwise::CostParams params = shardwise::cost_params_for(in.cluster.gpu.name);
+        params.kernel_tables = as_bool("kernel_tables", kernel_tables);
+        const shardwise::SimContext ctx =
+            shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         shardwise::Breakdown bd;
         const shardwise::Metrics mt = shardwise::evaluate(ctx, p, &bd);
         if (mt.infeasible == shardwise::Infeasible::kInvalidPlan) {
@@ -261,7 +266,7 @@ PYBIND11_MODULE(shardwise, m) {
         }
         if (!serve) {
           if (!prefill_instances.is_none() || !prefill_tp.is_none()) raise(Error{"prefill_instances", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
-          return to_py(shardwise::simulate_json(ctx, p, mt, bd));
+          return to_py(shardwise::simulate_json(ctx, p, mt, bd, want_explain));
         }
         if (!shardwise::has_arrivals(in.workload)) {
           raise(Error{"simulate", "", "how requests arrive for mode serve: rate= (Poisson; 'inf': all at once) or concurrency=", "neither"});
@@ -302,8 +307,10 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("sharding") = "megatron", py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
       py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
+      py::arg("explain") = false, py::arg("kernel_tables") = false,
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
-      "and kin; time_limit= seconds stops it, Ctrl-C interrupts it). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
+      "and kin; time_limit= seconds stops it, Ctrl-C interrupts it; explain=True adds each op's bound and basis and the "
+      "'explain' shares, kernel_tables=True costs dense GEMMs from the measured tables: docs/silicon.md). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
       "concurrency=, requests=, seed=, ttft_ms=, ...");
 
   m.def(

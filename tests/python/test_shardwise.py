@@ -89,6 +89,19 @@ class Simulate(unittest.TestCase):
         self.assertIn("prefill", r["plan"]["disaggregated"])
 
 
+class Explain(unittest.TestCase):
+    def test_explain_and_kernel_tables_as_on_the_cli(self):
+        r = sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", batch=8, explain=True, kernel_tables=True)
+        self.assertGreater(r["explain"]["measured_share"], 0.1)
+        self.assertIn(r["breakdown"]["ops"][0]["basis"], ("model", "measured", "transferred", "extrapolated"))
+        plain = sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", batch=8)
+        self.assertNotIn("explain", plain)
+        with self.assertRaisesRegex(sw.Error, r"explain: expected a closed-form mode"):
+            sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", mode="serve", rate=2, explain=True)
+        with self.assertRaises(sw.Error):
+            sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", batch=8, explain=1)  # a bool, not a number
+
+
 class PlanAndLaunch(unittest.TestCase):
     def test_plan_then_launch(self):
         p = sw.plan("llama-3.1-70b", "h100x8", "chat-1k-1k", search="exact")
