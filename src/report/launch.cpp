@@ -83,10 +83,16 @@ std::string command(const std::vector<std::string>& parts) {
   return s + "\n";
 }
 
-// The command's words after its environment assignment, when there is one ("VAR=value").
-std::vector<std::string> with_env(const std::string& env, std::initializer_list<std::string> words) {
+// Disaggregated deployments' side ports: vLLM's NIXL side channel and SGLang's bootstrap
+// server, their engines' defaults, offset per instance.
+constexpr std::int64_t kNixlSidePort = 5600;
+constexpr std::int64_t kBootstrapPort = 8998;
+
+// The command's words after its environment assignments, when there are any ("VAR=value").
+std::vector<std::string> with_env(const std::string& env, std::initializer_list<std::string> words, const std::string& env2 = "") {
   std::vector<std::string> c;
   if (!env.empty()) c.push_back(env);
+  if (!env2.empty()) c.push_back(env2);
   c.insert(c.end(), words.begin(), words.end());
   return c;
 }
@@ -338,7 +344,14 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
     model = published;
   }
   // on-the-fly fp8 only where the checkpoint is not already quantised
-  const bool fp8_w = weights_dtype == DType::kFp8 && !native && published.empty();
+  // (a checkpoint whose config carries its quantisation, the plan's or the --model-path
+  // folder's, is read as it is: vLLM refuses --quantization fp8 beside a ModelOpt checkpoint)
+  const bool prequantised = !ctx.model.quant.method.empty() || !o.checkpoint_quant.empty();
+  const bool fp8_w = weights_dtype == DType::kFp8 && !native && published.empty() && !prequantised;
+  if (weights_dtype == DType::kFp8 && prequantised && !native && published.empty()) {
+    notes.push_back(fmt::format("the checkpoint is already quantised ({}): no --quantization flag, the engine reads it from the checkpoint",
+                                o.checkpoint_quant.empty() ? ctx.model.quant.method : o.checkpoint_quant));
+  }
   const DType shipped = native.value_or(weights_dtype);
   if (shipped != weights_dtype && published.empty()) {
     notes.push_back(fmt::format("{} ships in {} but the plan assumes {} weights: use a {} checkpoint (--model-path) or plan with "
@@ -441,7 +454,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
-        std::vector<std::string> c = with_env(env, {"vllm", "serve", model});
+        // disaggregated: each instance its own NIXL side channel (default 5600; vLLM adds the DP
+        // rank), numbered by the instance's first GPU so that pools sharing a node never collide
+        std::string nixl;
+        if (!o.role.empty()) nixl = fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={}", kNixlSidePort + o.first_gpu + inst * l.instance_gpus);
+        std::vector<std::string> c = with_env(env, {"vllm", "serve", model}, nixl);
         c.insert(c.end(), common.begin(), common.end());
         c.insert(c.end(), {"--port", std::to_string(port + inst)});
         // one vllm serve per node when whole DP ranks fill whole nodes; else one Ray cluster
@@ -479,9 +496,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       }
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep-size", std::to_string(d.ep)});
       if (d.pp > 1) common.insert(common.end(), {"--pp-size", std::to_string(d.pp)});
+      // SGLang divides --chunked-prefill-size by the DP size under DP attention (server_args.py,
+      // _handle_data_parallelism): the simulated budget per attention group times the groups
+      const std::int64_t chunk = ctx.engine.max_num_tokens * (attention_dp(d) ? std::int64_t{d.attn_dp} : 1);
       common.insert(common.end(), {"--max-running-requests", std::to_string(batch), "--context-length", std::to_string(len),
-                                   "--chunked-prefill-size", std::to_string(ctx.engine.max_num_tokens), "--mem-fraction-static",
-                                   static_memory_fraction(m)});
+                                   "--chunked-prefill-size", std::to_string(chunk), "--mem-fraction-static", static_memory_fraction(m)});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8_e4m3"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
       // two-batch overlap runs over the DeepEP all-to-all
@@ -494,6 +513,10 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
         if (l.nodes > 1) {
           c.insert(c.end(), {"--nnodes", std::to_string(l.nodes), "--node-rank", std::to_string(k), "--dist-init-addr", head + ":50000"});
         }
+        // each prefill server its own bootstrap port (default 8998), numbered by its first GPU
+        if (o.role == "prefill") {
+          c.insert(c.end(), {"--disaggregation-bootstrap-port", std::to_string(kBootstrapPort + o.first_gpu + inst * l.instance_gpus)});
+        }
         c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(port + inst)});
         s += command(c) + "\n";
       });
@@ -503,7 +526,9 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       const int port = o.port > 0 ? o.port : 8000;
       const bool dp = attention_dp(d);
       s += "## config.yml (beside the command, on every node)\n";
-      s += fmt::format("enable_attention_dp: {}\nkv_cache_config:\n  dtype: {}\n", dp ? "true" : "false", fp8_kv ? "fp8" : "auto");
+      // chunked prefill on, as simulated (llmapi/llm_args.py: enable_chunked_prefill, default False)
+      s += fmt::format("enable_attention_dp: {}\nenable_chunked_prefill: true\nkv_cache_config:\n  dtype: {}\n", dp ? "true" : "false",
+                       fp8_kv ? "fp8" : "auto");
       if (!o.role.empty()) {  // the KV cache leaves the context servers through the cache transceiver
         s += "cache_transceiver_config:\n  backend: UCX\n";
         if (o.role == "prefill") s += "disable_overlap_scheduler: true\n";
@@ -586,7 +611,15 @@ std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, cons
   switch (e) {
     case ServeEngine::kSglang: {
       std::vector<std::string> c{"python3", "-m", "sglang_router.launch_router", "--pd-disaggregation"};
-      for (std::int32_t i = 0; i < x; ++i) c.insert(c.end(), {"--prefill", fmt::format("http://<PREFILL_{}_HOST>:{}", i, port_of(pp, po.port, i))});
+      // each prefill URL with its server's bootstrap port (launch_text numbers them by first GPU)
+      const auto bootstrap_of = [&](std::int32_t i) {
+        const std::int64_t g = pp.deg.instance_gpus(), gpn = ctx.cluster.gpus_per_node;
+        const std::int64_t per_node = g <= gpn ? std::max<std::int64_t>(1, gpn / g) : 1;
+        return kBootstrapPort + po.first_gpu + (i % per_node) * g;
+      };
+      for (std::int32_t i = 0; i < x; ++i) {
+        c.insert(c.end(), {"--prefill", fmt::format("http://<PREFILL_{}_HOST>:{}", i, port_of(pp, po.port, i)), std::to_string(bootstrap_of(i))});
+      }
       for (std::int32_t i = 0; i < y; ++i) c.insert(c.end(), {"--decode", fmt::format("http://<DECODE_{}_HOST>:{}", i, port_of(dp, dopt.port, i))});
       c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(base)});
       s += command(c);

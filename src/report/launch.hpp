@@ -39,6 +39,7 @@ struct LaunchOptions {
   int port = 0;                              // 0: the engine's default
   std::string role;                          // "prefill" or "decode" in a disaggregated deployment; "" aggregated
   std::int64_t first_gpu = 0;                // the first GPU of the deployment (a decode pool after the prefill pool's)
+  std::string checkpoint_quant;              // a --model-path folder's own quantisation method ("" none or not a folder)
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);

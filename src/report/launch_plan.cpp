@@ -26,6 +26,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   if (auto why = validate_plan(probe, model, cluster)) {
     return Error{file, "plan", fmt::format("a plan valid on {} and {}", model.name, cluster.name), *why};
   }
+  LaunchOptions opts = o;
   // a local checkpoint folder must hold the plan's model (its quantisation may differ)
   if (std::error_code ec; !o.model_path.empty() && std::filesystem::is_directory(o.model_path, ec)) {
     auto local = load_model(o.model_path);
@@ -45,6 +46,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
       return Error{"--model-path", "", fmt::format("a checkpoint of the plan's model {} ({})", model.name, model.architecture),
                    fmt::format("'{}', a {} of another shape", o.model_path, local->architecture)};
     }
+    opts.checkpoint_quant = local->quant.method;
   }
   EngineTraits settings;  // a serve plan's running-sequence cap and token budget
   if (f.max_num_seqs) settings.max_num_seqs = *f.max_num_seqs;
@@ -52,7 +54,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   const SimContext ctx = make_context(model, cluster, workload, cost_params_for(cluster.gpu.name), settings);
   const SearchSpace space = make_space(model, cluster, workload, f.plan.redundant_experts);
   const EngineFit fit = fit_engine(o.engine, ctx, space, f.plan);
-  if (!f.prefill_pool) return launch_text(ctx, f, fit, o);
+  if (!f.prefill_pool) return launch_text(ctx, f, fit, opts);
   // disaggregated: each pool fitted to the engine, then the router
   const Plan& pre = *f.prefill_pool;
   Plan pre_probe = pre;
@@ -67,7 +69,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
                  fmt::format("{} prefill + {} decode = {} GPUs", pre.deg.total_gpus(), f.plan.deg.total_gpus(), pool_gpus)};
   }
   const SearchSpace pspace = make_space(model, cluster, workload, pre.redundant_experts);
-  return launch_disagg_text(ctx, f, fit_engine(o.engine, ctx, pspace, pre), fit, o);
+  return launch_disagg_text(ctx, f, fit_engine(o.engine, ctx, pspace, pre), fit, opts);
 }
 
 }  // namespace shardwise

@@ -320,6 +320,22 @@ cp "$shared/models/qwen3-8b.json" llama-3.1-8b/config.json
 expect 0 "^shardwise: note: --model llama-3.1-8b: the local folder 'llama-3.1-8b' is read, not the preset" -- describe --model llama-3.1-8b
 popd >/dev/null
 
+# launch starts what was simulated (issue 27): a pre-quantised checkpoint gets no --quantization,
+# SGLang's chunked prefill is per DP rank times the DP size, TensorRT-LLM chunks its prefills,
+# co-located disaggregated instances get their own side ports
+mkdir -p "$tmp/l8fp8" && cp "$shared/models/llama-3.1-8b.json" "$tmp/l8fp8/config.json" &&
+  printf '{"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": null}}\n' >"$tmp/l8fp8/hf_quant_config.json"
+"$bin" plan --model "$tmp/l8fp8" --cluster h100x8 --workload chat-1k-1k --budget 20 --out "$tmp/q8.json" >/dev/null 2>&1
+expect 0 'note: the checkpoint is already quantised \(modelopt:FP8\)' -- launch --plan "$tmp/q8.json" --engine vllm
+if "$bin" launch --plan "$tmp/q8.json" --engine sglang | grep -qE -- '^ +--quantization'; then bad "launch quantised a ModelOpt FP8 checkpoint again"; else ok; fi
+"$bin" plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --weights-dtype fp8 --budget 20 --out "$tmp/b8.json" >/dev/null 2>&1
+mkdir -p "$tmp/l8" && cp "$shared/models/llama-3.1-8b.json" "$tmp/l8/config.json"
+expect 0 '^ +--quantization fp8' -- launch --plan "$tmp/b8.json" --engine vllm --model-path "$tmp/l8"
+if "$bin" launch --plan "$tmp/b8.json" --engine vllm --model-path "$tmp/l8fp8" | grep -qE -- '^ +--quantization'; then bad "launch quantised a --model-path FP8 checkpoint again"; else ok; fi
+expect 0 '^enable_chunked_prefill: true' -- launch --plan "$data/good/plan-disagg.json" --engine trtllm
+expect 0 "--prefill 'http://<PREFILL_0_HOST>:30001' 8998" -- launch --plan "$data/good/plan-disagg.json" --engine sglang
+expect 0 'CUDA_VISIBLE_DEVICES=2 VLLM_NIXL_SIDE_CHANNEL_PORT=5602 vllm serve' -- launch --plan "$data/good/plan-disagg.json" --engine vllm
+
 # simulate --explain (issue 26): per op its bound and basis, the share resting on measured rows
 expect 0 'rests on measured or transferred rows' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain
 expect 0 'memory +measured +data/silicon/gemm.csv: h100 cuBLAS' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables

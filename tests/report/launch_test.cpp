@@ -182,12 +182,15 @@ TEST(Launch, MultiNodeDeepSeekCommands) {
                            "--enable-dp-lm-head", "sglang runs this plan as it is"}) {
     EXPECT_NE(s.find(want), std::string::npos) << want;
   }
+  // SGLang divides --chunked-prefill-size by the DP size under DP attention: the simulated
+  // budget per attention group (8,192) times the 64 groups = 524,288
+  EXPECT_NE(s.find("--chunked-prefill-size " + std::to_string(ds.ctx.engine.max_num_tokens * 64) + " "), std::string::npos);
   EXPECT_GE(flags(s).size(), 14u);
   for (const auto& f : flags(s)) EXPECT_TRUE(sglang_ok.count(f)) << "sglang: " << f;
 
   o.engine = ServeEngine::kTrtllm;
   const std::string t = launch_text(ds.ctx, file, fit_engine(o.engine, ds.ctx, ds.space, p), o);
-  for (const char* want : {"enable_attention_dp: true", "dtype: fp8", "--tp_size 64", "--ep_size 64",
+  for (const char* want : {"enable_attention_dp: true", "enable_chunked_prefill: true", "dtype: fp8", "--tp_size 64", "--ep_size 64",
                            "trtllm-llmapi-launch trtllm-serve", "-np 64"}) {
     EXPECT_NE(t.find(want), std::string::npos) << want;
   }
