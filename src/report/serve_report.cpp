@@ -52,6 +52,8 @@ std::string arrivals_label(const Workload& w) {
 }
 
 std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s);
+// The steady-state window and whether its halves agree (docs/serving.md, "Steady state").
+std::string steady_line(const SimContext& ctx, const ServeResult& r);
 
 std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s) {
   const Workload& w = ctx.workload;
@@ -99,6 +101,33 @@ std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_
   s += fmt::format("simulated    {} requests per instance, {} iterations, {} step evaluations in {:.1f} ms ({:.2f}M events/s)\n",
                    grouped(r.requests), grouped(r.iterations), grouped(r.step_evaluations), wall_s * 1e3,
                    wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
+  s += steady_line(ctx, r);
+  return s;
+}
+
+std::string steady_line(const SimContext& ctx, const ServeResult& r) {
+  const bool auto_length = ctx.workload.serve.requests == 0;
+  if (r.window_s <= 0) {
+    return fmt::format("steady state the whole run measured ({})\n", r.requests < kMinWindowed
+                                                                        ? fmt::format("under {} requests: no window", kMinWindowed)
+                                                                        : std::string("all at once: a capacity measurement"));
+  }
+  std::string s = fmt::format("steady state {} requests measured, arriving over {:.1f} s between the 10th and 90th percentile arrivals; "
+                              "its halves differ by {:.1f}%{}\n",
+                              grouped(r.measured_requests), r.window_s, 100.0 * r.halves_diff,
+                              r.stable ? "" : fmt::format(" (over {:.0f}% throughput or {:.0f}% latency)", 100.0 * kSteadyThroughputTol,
+                                                          100.0 * kSteadyLatencyTol));
+  if (auto_length && r.length_runs > 1) {
+    s += fmt::format("             (the automatic length: {} runs, doubling from {} requests)\n", r.length_runs, grouped(kDefaultRequests));
+  }
+  if (!r.stable && r.capacity_requests_per_s > 0 && r.offered_requests_per_s > r.capacity_requests_per_s) {
+    s += "note         no steady state exists above the capacity: the queue grows however long the run\n";
+  } else if (!r.stable) {
+    s += auto_length ? fmt::format("note         not steady at {} requests per instance (the automatic length's limit, or the time "
+                                   "limit): the figures are a transient's\n", grouped(r.requests))
+                     : fmt::format("note         --requests {} is too short for a steady state here: the figures are a transient's "
+                                   "(leave --requests out to let the length grow until it is steady)\n", grouped(ctx.workload.serve.requests));
+  }
   return s;
 }
 
@@ -114,6 +143,8 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   if (w.serve.arrivals.kind == Arrivals::Kind::kClosed) j["concurrency"] = w.serve.arrivals.concurrency;
   j["seed"] = w.serve.seed;
   j["requests"] = r.requests;
+  j["steady_state"] = {{"measured_requests", r.measured_requests}, {"window_s", r.window_s}, {"halves_diff", r.halves_diff},
+                       {"stable", r.stable}, {"length_runs", r.length_runs}, {"automatic_length", w.serve.requests == 0}};
   j["gpus"] = plan.deg.total_gpus();
   j["plan"] = json::parse(plan_to_json(PlanFile{plan, ctx.model.name, ctx.cluster.name, w.name, {}, std::nullopt}));
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -101,7 +102,47 @@ double saturated_requests_per_s(const SimContext& ctx, const Plan& plan, Watch* 
 
 namespace serve_detail {
 
-void summarize(const Workload& w, const std::vector<RequestRecord>& recs, double gpus, double replicas, ServeResult& res) {
+namespace {
+double rel_diff(double a, double b, double abs_floor) {
+  const double d = std::abs(a - b);
+  if (d <= abs_floor) return 0.0;
+  return d / std::max({std::abs(a), std::abs(b), 1e-12});
+}
+// Completions (requests, output tokens) inside [t0, t1] over its span.
+std::pair<double, double> completion_rate(const std::vector<RequestRecord>& recs, double t0, double t1) {
+  double n = 0, tok = 0;
+  for (const RequestRecord& r : recs) {
+    if (r.finish_s >= t0 && r.finish_s <= t1) {
+      n += 1;
+      tok += static_cast<double>(r.output);
+    }
+  }
+  const double span = std::max(t1 - t0, 1e-12);
+  return {n / span, tok / span};
+}
+}  // namespace
+
+void summarize(const Workload& w, const std::vector<RequestRecord>& all, double gpus, double replicas, ServeResult& res) {
+  // the steady-state window: the requests arriving between the 10th and the 90th percentile arrival
+  std::vector<const RequestRecord*> order;
+  order.reserve(all.size());
+  for (const RequestRecord& r : all) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](const RequestRecord* x, const RequestRecord* y) { return x->arrival_s < y->arrival_s; });
+  const std::size_t n_all = order.size();
+  std::size_t lo = 0, hi = n_all;
+  if (n_all >= static_cast<std::size_t>(kMinWindowed)) {
+    lo = n_all / 10;
+    hi = n_all - n_all / 10;
+  }
+  const double t0 = n_all ? order[lo]->arrival_s : 0.0, t1 = n_all ? order[hi - 1]->arrival_s : 0.0;
+  const bool windowed = n_all >= static_cast<std::size_t>(kMinWindowed) && t1 - t0 > 0.25 * std::max(res.makespan_s, 1e-12);
+  if (!windowed) {  // all at once (or a short run): the whole run
+    lo = 0;
+    hi = n_all;
+  }
+  std::vector<RequestRecord> recs;
+  recs.reserve(hi - lo);
+  for (std::size_t i = lo; i < hi; ++i) recs.push_back(*order[i]);
   std::vector<double> ttft, tpot, e2e;
   double out_tok = 0, in_tok = 0, q = 0, p = 0, d = 0;
   for (const RequestRecord& r : recs) {
@@ -115,17 +156,46 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& recs, double
     d += r.finish_s - r.first_token_s;
   }
   const double nreq = static_cast<double>(std::max<std::size_t>(1, recs.size()));
+  res.measured_requests = static_cast<std::int64_t>(recs.size());
   res.queue_ms = q / nreq * 1e3;
   res.prefill_ms = p / nreq * 1e3;
   res.decode_ms = d / nreq * 1e3;
   res.ttft_ms = latency_stats(ttft);
   res.tpot_ms = latency_stats(tpot);
   res.e2e_ms = latency_stats(e2e);
-  const double span = std::max(res.makespan_s, 1e-12);
-  res.output_tok_s_per_gpu = out_tok / span / gpus;
-  res.total_tok_s_per_gpu = (out_tok + in_tok) / span / gpus;
-  res.requests_per_s = static_cast<double>(recs.size()) / span * replicas;
-  // goodput: requests within the tightest bound on each latency (DistServe's definition)
+  // throughput: the completions inside the window (in steady state, the arrival rate or the
+  // capacity), else over the whole run
+  double req_rate = 0, tok_rate = 0, in_rate = 0;
+  if (windowed) {
+    res.window_s = t1 - t0;
+    std::tie(req_rate, tok_rate) = completion_rate(all, t0, t1);
+    in_rate = req_rate * in_tok / nreq;  // the measured requests' mean prompt per completion
+    // occupancy over the window too (Little's law holds inside it): the time each request
+    // spends in the system, and running, within [t0, t1]
+    double in_sys = 0, running = 0;
+    for (const RequestRecord& r : all) {
+      in_sys += std::max(0.0, std::min(r.finish_s, t1) - std::max(r.arrival_s, t0));
+      running += std::max(0.0, std::min(r.finish_s, t1) - std::max(r.admitted_s, t0));
+    }
+    res.mean_in_system = in_sys / res.window_s;
+    res.mean_running = running / res.window_s;
+  } else {
+    res.window_s = 0;
+    const double span = std::max(res.makespan_s, 1e-12);
+    req_rate = static_cast<double>(all.size()) / span;
+    double ot = 0, it = 0;
+    for (const RequestRecord& r : all) {
+      ot += static_cast<double>(r.output);
+      it += static_cast<double>(r.input);
+    }
+    tok_rate = ot / span;
+    in_rate = it / span;
+  }
+  res.output_tok_s_per_gpu = tok_rate / gpus;
+  res.total_tok_s_per_gpu = (tok_rate + in_rate) / gpus;
+  res.requests_per_s = req_rate * replicas;
+  // goodput: the share of measured requests within the tightest bound on each latency
+  // (DistServe's definition), at the completion rate
   const auto ttft_b = tightest_slo(w.ttft_ms, w.ttft_pct), tpot_b = tightest_slo(w.tpot_ms, w.tpot_pct);
   std::int64_t good = 0;
   for (const RequestRecord& r : recs) {
@@ -133,7 +203,32 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& recs, double
     const double tp = r.output > 1 ? (r.finish_s - r.first_token_s) * 1e3 / static_cast<double>(r.output - 1) : 0.0;
     good += (!ttft_b || tt <= ttft_b->ms) && (!tpot_b || tp <= tpot_b->ms);
   }
-  res.goodput_requests_per_s = static_cast<double>(good) / span * replicas;
+  res.goodput_requests_per_s = res.requests_per_s * static_cast<double>(good) / nreq;
+  // the halves of the window: do they agree?
+  res.halves_diff = 0;
+  res.stable = true;
+  if (windowed && recs.size() >= 2) {
+    const std::size_t mid = recs.size() / 2;
+    const double tm = recs[mid].arrival_s;
+    const auto half = [&](std::size_t from, std::size_t to) {
+      std::vector<double> a, b;
+      for (std::size_t i = from; i < to; ++i) {
+        a.push_back((recs[i].first_token_s - recs[i].arrival_s) * 1e3);
+        if (recs[i].output > 1) b.push_back((recs[i].finish_s - recs[i].first_token_s) * 1e3 / static_cast<double>(recs[i].output - 1));
+      }
+      return std::pair{latency_stats(a), latency_stats(b)};
+    };
+    const auto [tt1, tp1] = half(0, mid);
+    const auto [tt2, tp2] = half(mid, recs.size());
+    const double r1 = completion_rate(all, t0, tm).first, r2 = completion_rate(all, tm, t1).first;
+    double lat = 0;
+    for (const auto& [x, y] : {std::pair{tt1, tt2}, {tp1, tp2}}) {
+      lat = std::max({lat, rel_diff(x.mean, y.mean, 1.0), rel_diff(x.p50, y.p50, 1.0), rel_diff(x.p90, y.p90, 1.0)});
+    }
+    const double thr = rel_diff(r1, r2, 0.0);
+    res.halves_diff = std::max(thr, lat);
+    res.stable = thr <= kSteadyThroughputTol && lat <= kSteadyLatencyTol;
+  }
 }
 
 bool queue_grew(const std::vector<RequestRecord>& recs, double& growth_ms) {
@@ -230,20 +325,38 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
     return res;
   }
   const std::int64_t users = arr.kind == Arrivals::Kind::kClosed ? std::max<std::int64_t>(1, arr.concurrency / replicas) : 0;
-  const double run_started = opt.watch ? opt.watch->elapsed_s() : 0.0;
-  Core core = run(ctx, plan, steps, reqs, arr.kind, users, opt.watch);
-  if (!core.res.feasible) return core.res;
-  const double run_took = opt.watch ? opt.watch->elapsed_s() - run_started : 0.0;
-  res = core.res;
-  res.kv_tokens = steps.kv_tokens();
-  summarize(w, core.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), res);
+  // without a request count, the length doubles until the window's halves agree (the same
+  // seed: each run extends the last one's requests)
+  const bool auto_length = w.serve.requests == 0 && (arr.kind == Arrivals::Kind::kPoisson || arr.kind == Arrivals::Kind::kClosed);
+  std::vector<Req> cur = reqs;
+  Workload grown = w;
+  double run_took = 0;
+  Core core;
+  for (int runs = 1;; ++runs) {
+    const double run_started = opt.watch ? opt.watch->elapsed_s() : 0.0;
+    core = run(ctx, plan, steps, cur, arr.kind, users, opt.watch);
+    if (!core.res.feasible) return core.res;
+    run_took = opt.watch ? opt.watch->elapsed_s() - run_started : 0.0;
+    res = core.res;
+    res.kv_tokens = steps.kv_tokens();
+    summarize(w, core.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), res);
+    res.length_runs = runs;
+    const std::int64_t per_instance = static_cast<std::int64_t>(cur.size());
+    if (!auto_length || res.stable || 2 * per_instance > kMaxAutoRequests) break;
+    // a queue that grows over the run is an overload, not a transient: no length makes it steady
+    if (double growth = 0; queue_grew(core.rec, growth)) break;
+    // the next run takes about twice as long: not begun when it cannot end in time
+    if (opt.watch && opt.watch->remaining_s() < 2.5 * run_took) break;
+    grown.serve.requests = 2 * per_instance * replicas;
+    cur = make_requests(grown, replicas);
+  }
   res.step_evaluations = steps.evaluations();
   // offered load and capacity (the same requests, all queued at once)
   bool overloaded = false;
   if (arr.kind == Arrivals::Kind::kPoisson || arr.kind == Arrivals::Kind::kTrace) {
     if (arr.kind == Arrivals::Kind::kPoisson) {
       res.offered_requests_per_s = arr.rate;
-    } else if (reqs.size() > 1 && reqs.back().arrival > reqs.front().arrival) {
+    } else if (reqs.size() > 1 && reqs.back().arrival > reqs.front().arrival) {  // (a trace: never grown)
       // the trace's rate over its own span (a trace need not start at 0)
       res.offered_requests_per_s =
           static_cast<double>(reqs.size() - 1) / (reqs.back().arrival - reqs.front().arrival) * static_cast<double>(replicas);
@@ -251,7 +364,7 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
     if (opt.measure_capacity) {
       // the capacity run takes about as long as the run just done: not begun when it cannot end in time
       const bool no_time = opt.watch && opt.watch->remaining_s() < 1.2 * run_took;
-      const double rate = no_time ? 0.0 : saturated_rate(ctx, plan, steps, reqs, opt.watch);
+      const double rate = no_time ? 0.0 : saturated_rate(ctx, plan, steps, cur, opt.watch);
       if (no_time || should_stop(opt.watch)) {
         ServeResult stop;
         stop.feasible = false;
@@ -264,9 +377,12 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       }
       if (rate > 0) {
         res.capacity_requests_per_s = rate * static_cast<double>(replicas);
-        // overloaded: offered above the capacity, and the queue grew over the run (a short
-        // run's capacity is a lower bound, so both must hold)
-        overloaded = res.offered_requests_per_s > res.capacity_requests_per_s && queue_grew(core.rec, res.queue_growth_ms);
+        // overloaded whenever the offered rate exceeds the capacity: no queue stays bounded
+        // there, however long the run. A run under kMinWindowed requests measures only a lower
+        // bound of the capacity (they never fill the batch): there the queue must also have grown
+        const bool grew = queue_grew(core.rec, res.queue_growth_ms);
+        overloaded = res.offered_requests_per_s > res.capacity_requests_per_s &&
+                     (static_cast<std::int64_t>(cur.size()) >= kMinWindowed || grew);
       }
       res.step_evaluations = steps.evaluations();
     }

@@ -57,8 +57,26 @@ struct ServeResult {
   std::string bottleneck_note;
   // each stage of the mean request, ms: waiting for admission, admission to first token, decode
   double queue_ms = 0, prefill_ms = 0, decode_ms = 0;
+  // The steady-state window (docs/serving.md, "Steady state"): the statistics are those of
+  // the requests arriving between the 10th and the 90th percentile arrival (warm-up and drain
+  // left out), throughput the completions inside that span; its two halves are compared.
+  std::int64_t measured_requests = 0;  // in the window (one instance; every request when under kMinWindowed)
+  double window_s = 0;                 // its span (0: measured over the whole run, as all-at-once arrivals are)
+  double halves_diff = 0;              // the largest relative difference between the halves (throughput; TTFT and TPOT mean, p50, p90)
+  bool stable = true;                  // the halves agree (kSteadyThroughputTol, kSteadyLatencyTol)
+  std::int64_t length_runs = 1;        // simulations of growing length the automatic request count took
   std::vector<RequestRecord> records;  // when asked for
 };
+
+// Steady state: runs of at least kMinWindowed requests are measured inside the window; the
+// halves agree when throughput differs by at most kSteadyThroughputTol and each latency
+// statistic by at most kSteadyLatencyTol (or 1 ms). Without a request count the length
+// doubles from kDefaultRequests (over the replicas) until they agree, up to kMaxAutoRequests
+// per instance.
+constexpr std::int64_t kMinWindowed = 50;
+constexpr double kSteadyThroughputTol = 0.05;
+constexpr double kSteadyLatencyTol = 0.10;
+constexpr std::int64_t kMaxAutoRequests = 64'000;
 
 struct ServeOptions {
   bool keep_records = false;

@@ -67,7 +67,7 @@ std::string slo_stat_name(double pct);
 // The serving fields of a workload.
 struct ServeSpec {
   Arrivals arrivals;
-  std::int64_t requests = 0;  // requests simulated; 0: the default (kDefaultRequests, or the trace's)
+  std::int64_t requests = 0;  // requests simulated; 0: automatic (from kDefaultRequests per instance, doubling until steady: docs/serving.md), a trace all of its own
   std::uint64_t seed = 1;
   std::optional<LengthDist> input, output;  // nullopt: fixed at isl / osl
   std::vector<TraceRequest> trace;          // arrivals kTrace

@@ -108,14 +108,66 @@ ServeResult poisson(double rate, std::int64_t requests, std::uint64_t seed = 1, 
 }
 
 TEST(Serving, LittlesLawHolds) {
+  // in steady state, inside the measured window: mean requests in the system (time average
+  // over the window) = throughput x mean time in the system; above the capacity there is no
+  // steady state, and the plan is refused
+  int checked = 0;
   for (double rate : {2.0, 10.0, 25.0}) {
-    const ServeResult r = poisson(rate, 1500);
+    const ServeResult r = poisson(rate, 4000);
     ASSERT_GT(r.requests_per_s, 0);
-    // mean requests in the system (time average of the queue and running counts the
-    // scheduler keeps) = throughput x mean time in the system
+    if (r.offered_requests_per_s > r.capacity_requests_per_s) {
+      EXPECT_FALSE(r.feasible) << "rate " << rate;
+      continue;
+    }
+    ++checked;
+    EXPECT_TRUE(r.stable) << "rate " << rate << ": halves differ by " << r.halves_diff;
     const double little = r.requests_per_s * r.e2e_ms.mean / 1e3;
     EXPECT_NEAR(r.mean_in_system / little, 1.0, 0.02) << "rate " << rate;
   }
+  EXPECT_GE(checked, 2);  // 2 and 10 requests/s are below this instance's capacity
+}
+
+TEST(Serving, TheAutomaticLengthIsSteadyAndALongerRunAgrees) {
+  // no request count: the length doubles until the window's halves agree; ten times longer
+  // then moves throughput by under 5% and the p90 latencies by under 10%
+  const ServeResult a = poisson(8.0, 0);
+  ASSERT_TRUE(a.feasible) << a.reason;
+  EXPECT_TRUE(a.stable) << a.halves_diff;
+  EXPECT_GE(a.requests, kDefaultRequests);
+  EXPECT_GT(a.window_s, 0);
+  EXPECT_NEAR(static_cast<double>(a.measured_requests), 0.8 * static_cast<double>(a.requests), 2.0);  // 10th to 90th percentile arrivals
+  const ServeResult b = poisson(8.0, 10 * a.requests);
+  EXPECT_NEAR(a.output_tok_s_per_gpu / b.output_tok_s_per_gpu, 1.0, 0.05);
+  EXPECT_NEAR(a.ttft_ms.p90 / b.ttft_ms.p90, 1.0, 0.10);
+  EXPECT_NEAR(a.tpot_ms.p90 / b.tpot_ms.p90, 1.0, 0.10);
+  // in steady state the completions keep pace with the arrivals: 8 requests/s
+  EXPECT_NEAR(b.requests_per_s / 8.0, 1.0, 0.03);
+}
+
+TEST(Serving, AShortRunSaysItIsNotSteady) {
+  // 100 requests near the capacity: the queue is still filling inside the window
+  const ServeResult r = poisson(25.0, 100);
+  EXPECT_FALSE(r.stable);
+  EXPECT_GT(r.halves_diff, kSteadyLatencyTol);
+}
+
+TEST(Serving, AnOfferedRateAboveTheCapacityIsNeverFeasible) {
+  // a property over seeds and rates around the capacity: above it, never feasible
+  int above = 0, below = 0;
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    for (double rate : {6.0, 12.0, 18.0, 24.0, 40.0}) {
+      const ServeResult r = poisson(rate, 1000, seed);
+      ASSERT_GT(r.capacity_requests_per_s, 0);
+      if (r.offered_requests_per_s > r.capacity_requests_per_s) {
+        EXPECT_FALSE(r.feasible) << "rate " << rate << " seed " << seed;
+        ++above;
+      } else {
+        ++below;
+      }
+    }
+  }
+  EXPECT_GT(above, 0);  // both sides of the capacity were tried
+  EXPECT_GT(below, 0);
 }
 
 TEST(Serving, PercentilesAreOrdered) {
