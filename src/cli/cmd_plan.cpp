@@ -68,6 +68,7 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   if (a.serve.name) so.engine = parse_serve_engine(*a.serve.name);
   so.target_rate = a.target_rate;
   so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
+  so.steady_checks = ctx.workload.serve.requests == 0;  // no --requests: the target rate checked at steady state
   if (tty) {
     so.progress = [](int done, int of) { std::fprintf(stderr, "\r  simulating candidates: %d/%d   ", done, of); };
   }
@@ -77,7 +78,7 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
   if (tty || watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
   const bool found = r.best >= 0 && r.deployment_rate > 0;
-  file = serve_plan_file(file, r, so.requests);
+  file = serve_plan_file(file, r, so.steady_checks && a.target_rate > 0 ? 0 : so.requests);
   if (!a.report.empty()) {  // written even when nothing was found: it says so
     if (auto e = write_file_whole(a.report, serve_plan_html(ctx, file, r, a.target_rate), "--report")) return fail(*e);
   }

@@ -358,7 +358,11 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
       for (std::int64_t r = o.replicas; r * c.plan.deg.instance_gpus() <= cluster; ++r) {
         Plan d = c.plan;
         d.deg.replicas = static_cast<std::int32_t>(r);
-        ServeResult res = simulate_serving(at_rate(with_settings(ctx, c), opt.target_rate, opt.requests * r), d);
+        // a steady check (the automatic length) unless the length is fixed: a short run's
+        // transient understates the queues and the batch a long run settles into
+        ServeOptions check;
+        check.watch = opt.watch;
+        ServeResult res = simulate_serving(at_rate(with_settings(ctx, c), opt.target_rate, opt.steady_checks ? 0 : opt.requests * r), d, check);
         ++out.simulations;
         if (res.feasible) {
           if (out.deployment_rate == 0 || d.deg.total_gpus() < out.deployment.deg.total_gpus()) {
@@ -369,6 +373,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
           }
           break;
         }
+        if (res.stopped) break;
         if (r > o.replicas + 2) break;  // far from the estimate: leave this shape
       }
       if (out.deployment_rate > 0 && o.gpus >= out.deployment.deg.total_gpus()) break;
@@ -424,7 +429,12 @@ PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t r
   file.overrides.mode = "serve";
   file.overrides.rate = fmt::format("{:.6g}", r.deployment_rate);
   file.overrides.concurrency.reset();
-  file.overrides.requests = requests * file.plan.deg.replicas;  // each replica its share, as planned
+  // each replica its share, as planned; none with steady checks (the automatic length)
+  if (requests > 0) {
+    file.overrides.requests = requests * file.plan.deg.replicas;
+  } else {
+    file.overrides.requests.reset();
+  }
   const ServeCandidate& best = r.candidates[static_cast<std::size_t>(r.best)];
   file.max_num_seqs = best.max_num_seqs;
   file.max_num_tokens = best.max_num_tokens;
@@ -434,7 +444,7 @@ PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t r
     file.plan.batch = 0;
     file.prefill_pool = c.plan.prefill;
     file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
-    file.overrides.requests = 2 * requests;
+    if (requests > 0) file.overrides.requests = 2 * requests;
     file.max_num_seqs.reset();
     file.max_num_tokens.reset();
   }

@@ -52,7 +52,10 @@ struct FrontierPoint {
 
 struct ServePlanOptions {
   int top_k = 24;                // candidates simulated after the screen (0: every screened one; bench/serve_plan)
-  std::int64_t requests = 1000;  // per simulation
+  std::int64_t requests = 1000;  // per simulation of the search (the bisections, the screen of settings)
+  // the checks of the chosen deployment at the target rate with the automatic length, until
+  // its statistics are steady (docs/serving.md, "Steady state"); false: at `requests` too
+  bool steady_checks = false;
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
   bool disaggregated = true;     // also size disaggregated deployments on the cluster (not with a target rate)

@@ -206,6 +206,7 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
     // only a lower bound: the queue must also have grown)
     overloaded = res.offered_requests_per_s > res.capacity_requests_per_s &&
                  (static_cast<std::int64_t>(reqs.size()) >= kMinWindowed || grew);
+    if (overloaded && res.window_s > 0) cap_at_capacity(res);
   }
   judge(w, overloaded, res);
   if (!overloaded) {  // the pools' own shares of the mean request

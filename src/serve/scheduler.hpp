@@ -44,6 +44,8 @@ double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps,
 // The statistics of finished requests (latencies, throughput over res.makespan_s per GPU,
 // requests/s and goodput for `replicas` such instances).
 void summarize(const Workload& w, const std::vector<RequestRecord>& recs, double gpus, double replicas, ServeResult& res);
+// Above the capacity: the served rates of a windowed run (its arrivals') capped at the capacity.
+void cap_at_capacity(ServeResult& res);
 // Whether the queue grew over the run (docs/serving.md, "Capacity and overload").
 bool queue_grew(const std::vector<RequestRecord>& recs, double& growth_ms);
 // The bottleneck and the verdict on overload and the SLOs.

@@ -166,10 +166,21 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
   // throughput: the completions inside the window (in steady state, the arrival rate or the
   // capacity), else over the whole run
   double req_rate = 0, tok_rate = 0, in_rate = 0;
+  // the completions of the halves are compared over the window shifted by the measured
+  // requests' mean time in the system (the requests arriving in it complete about that much
+  // later), cut at the last completion
+  double last_finish = 0;
+  for (const RequestRecord& r : all) last_finish = std::max(last_finish, r.finish_s);
+  const double lag = res.e2e_ms.mean / 1e3;
+  const double c0 = t0 + lag, c1 = std::min(t1 + lag, last_finish);
   if (windowed) {
     res.window_s = t1 - t0;
-    std::tie(req_rate, tok_rate) = completion_rate(all, t0, t1);
-    in_rate = req_rate * in_tok / nreq;  // the measured requests' mean prompt per completion
+    // throughput: the measured requests over the span they arrived in (every one of them is
+    // served: the run drains); in steady state what completes, with the least noise. Above the
+    // capacity simulate_serving caps it at the capacity
+    req_rate = nreq / res.window_s;
+    tok_rate = out_tok / res.window_s;
+    in_rate = in_tok / res.window_s;
     // occupancy over the window too (Little's law holds inside it): the time each request
     // spends in the system, and running, within [t0, t1]
     double in_sys = 0, running = 0;
@@ -220,7 +231,9 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
     };
     const auto [tt1, tp1] = half(0, mid);
     const auto [tt2, tp2] = half(mid, recs.size());
-    const double r1 = completion_rate(all, t0, tm).first, r2 = completion_rate(all, tm, t1).first;
+    const bool shifted = c1 - c0 > 0.25 * (t1 - t0);
+    const double r1 = shifted ? completion_rate(all, c0, std::min(tm + lag, c1)).first : completion_rate(all, t0, tm).first;
+    const double r2 = shifted ? completion_rate(all, std::min(tm + lag, c1), c1).first : completion_rate(all, tm, t1).first;
     double lat = 0;
     for (const auto& [x, y] : {std::pair{tt1, tt2}, {tp1, tp2}}) {
       lat = std::max({lat, rel_diff(x.mean, y.mean, 1.0), rel_diff(x.p50, y.p50, 1.0), rel_diff(x.p90, y.p90, 1.0)});
@@ -229,6 +242,16 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
     res.halves_diff = std::max(thr, lat);
     res.stable = thr <= kSteadyThroughputTol && lat <= kSteadyLatencyTol;
   }
+}
+
+void cap_at_capacity(ServeResult& res) {
+  // above the capacity the arrivals outrun the completions: what is served is the capacity
+  if (res.requests_per_s <= res.capacity_requests_per_s || res.requests_per_s <= 0) return;
+  const double f = res.capacity_requests_per_s / res.requests_per_s;
+  res.requests_per_s *= f;
+  res.goodput_requests_per_s *= f;
+  res.output_tok_s_per_gpu *= f;
+  res.total_tok_s_per_gpu *= f;
 }
 
 bool queue_grew(const std::vector<RequestRecord>& recs, double& growth_ms) {
@@ -383,6 +406,7 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
         const bool grew = queue_grew(core.rec, res.queue_growth_ms);
         overloaded = res.offered_requests_per_s > res.capacity_requests_per_s &&
                      (static_cast<std::int64_t>(cur.size()) >= kMinWindowed || grew);
+        if (overloaded && res.window_s > 0) cap_at_capacity(res);
       }
       res.step_evaluations = steps.evaluations();
     }
