@@ -127,6 +127,22 @@ TEST(Serving, LittlesLawHolds) {
   EXPECT_GE(checked, 2);  // 2 and 10 requests/s are below this instance's capacity
 }
 
+TEST(Serving, LittlesLawHoldsInAClosedLoop) {
+  // N users with no think time: N requests always in the system, so inside the steady window
+  // the time-averaged occupancy is N and throughput x mean time in the system is N (2%)
+  for (std::int64_t users : {8, 32, 128}) {
+    Workload w = serve_workload(1024, 256);
+    w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, users};
+    w.serve.input = LengthDist{LengthDist::Kind::kLognormal, 1024, 0.8, 16, 8192, {}};
+    w.serve.output = LengthDist{LengthDist::Kind::kUniform, 0, 0, 16, 496, {}};
+    const ServeResult r = simulate_serving(llama8b(w), test_support::plan(1, 0));
+    ASSERT_TRUE(r.requests > 0) << r.reason;
+    EXPECT_GT(r.window_s, 0) << users;
+    EXPECT_NEAR(r.mean_in_system / static_cast<double>(users), 1.0, 0.02) << users;
+    EXPECT_NEAR(r.requests_per_s * r.e2e_ms.mean / 1e3 / static_cast<double>(users), 1.0, 0.02) << users;
+  }
+}
+
 TEST(Serving, TheAutomaticLengthIsSteadyAndALongerRunAgrees) {
   // no request count: the length doubles until the window's halves agree; ten times longer
   // then moves throughput by under 5% and the p90 latencies by under 10%
