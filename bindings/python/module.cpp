@@ -358,11 +358,16 @@ PYBIND11_MODULE(shardwise, m) {
         finish(watch);
         shardwise::PlanFile file{o.search.best, model, cluster, workload, ov, std::nullopt};
         file.overrides.batch.reset();
+        if (kind) {  // the engine it was made for, at the profile's version (as plan --engine)
+          file.engine = ctx.engine.name;
+          file.engine_version = ctx.engine.version;
+        }
         if (serve) {
           shardwise::ServePlanOptions so;
           so.top_k = static_cast<int>(top_k);
           so.target_rate = target_rate;
           so.requests = in.workload.serve.requests > 0 ? in.workload.serve.requests : 1000;
+          so.steady_checks = in.workload.serve.requests == 0;  // as plan --mode serve without --requests
           so.engine = kind;
           so.watch = &watch;
           shardwise::ServePlanResult r;
@@ -371,7 +376,8 @@ PYBIND11_MODULE(shardwise, m) {
             r = shardwise::plan_serving(ctx, space, o.search.found ? std::optional<shardwise::Plan>(o.search.best) : std::nullopt, so);
           }
           finish(watch);
-          return to_py(shardwise::serve_plan_json(ctx, shardwise::serve_plan_file(file, r, so.requests), r, target_rate, so.requests));
+          const std::int64_t recorded = so.steady_checks && target_rate > 0 ? 0 : so.requests;
+          return to_py(shardwise::serve_plan_json(ctx, shardwise::serve_plan_file(file, r, recorded), r, target_rate, so.requests));
         }
         // the Megatron baseline is not held to the time limit (as on the command line); Ctrl-C stops it
         shardwise::Watch interrupt_only(python_control(py::none()));
@@ -399,12 +405,16 @@ PYBIND11_MODULE(shardwise, m) {
 
   m.def(
       "launch",
-      [](const py::object& plan, const std::string& engine, const std::optional<std::string>& model_path) {
+      [](const py::object& plan, const std::optional<std::string>& engine_arg, const std::optional<std::string>& model_path) {
         const std::string text = py::isinstance<py::str>(plan) ? "" : py::module_::import("json").attr("dumps")(plan).cast<std::string>();
         const std::string label = text.empty() ? plan.cast<std::string>() : std::string("plan");
         shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(label)) : get(shardwise::parse_plan_json(text, label));
+        // engine=, else the engine the plan was made for (plan(..., engine=...) records it)
+        if (!engine_arg && !f.engine) raise(Error{"engine", "", "vllm, sglang or trtllm (the plan records no engine)", "none"});
+        const std::string engine = engine_arg ? *engine_arg : *f.engine;
         const auto e = shardwise::parse_serve_engine(engine);
-        if (!e) raise(Error{"engine", "", "one of vllm, sglang, trtllm", "'" + engine + "'"});
+        if (!e) raise(engine_arg ? Error{"engine", "", "one of vllm, sglang, trtllm", "'" + engine + "'"}
+                                 : Error{label, "engine.name", "one of vllm, sglang, trtllm", "'" + engine + "'"});
         if (f.model.empty() || f.cluster.empty() || f.workload.empty()) {
           raise(Error{label, "model/cluster/workload", "the names the plan was made for", "none"});
         }
@@ -421,6 +431,7 @@ PYBIND11_MODULE(shardwise, m) {
         }
         return *out;
       },
-      py::arg("plan"), py::arg("engine"), py::arg("model_path") = py::none(),
-      "The launch commands of a plan (a plan.json dict such as plan(...)['plan'], or a path) for vllm, sglang or trtllm.");
+      py::arg("plan"), py::arg("engine") = py::none(), py::arg("model_path") = py::none(),
+      "The launch commands of a plan (a plan.json dict such as plan(...)['plan'], or a path) for vllm, sglang or trtllm "
+      "(default: the engine the plan was made for).");
 }

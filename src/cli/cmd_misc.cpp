@@ -93,15 +93,27 @@ int run_describe(const DescribeArgs& a) {
 }
 
 struct LaunchArgs {
-  std::string plan_file, engine, model_path, head_address = "<HEAD_NODE_IP>";
+  std::string plan_file, model_path, head_address = "<HEAD_NODE_IP>";
+  std::optional<std::string> engine;  // none: the plan's own; given empty ('') is an error
   int port = 0;
 };
 
 int run_launch(const LaunchArgs& a) {
-  const auto engine = parse_serve_engine(a.engine);
-  if (!engine) return fail(Error{"--engine", "", "one of vllm, sglang, trtllm", "'" + a.engine + "'"});
   auto f = load_plan_file(a.plan_file);
   if (!f) return fail(f.error());
+  // --engine, else the engine the plan was made for (plan --engine records it)
+  if (!a.engine && !f->engine) {
+    return fail(Error{"--engine", "", "vllm, sglang or trtllm (the plan records no engine: it was made without --engine)", "none"});
+  }
+  const std::string engine_name = a.engine ? *a.engine : *f->engine;
+  const auto engine = parse_serve_engine(engine_name);
+  if (!engine) {
+    return fail(!a.engine ? Error{a.plan_file, "engine.name", "one of vllm, sglang, trtllm", "'" + engine_name + "'"}
+                          : Error{"--engine", "", "one of vllm, sglang, trtllm", "'" + engine_name + "'"});
+  }
+  if (a.engine && f->engine && *f->engine != *a.engine) {
+    note(fmt::format("{} was made for {}; launching it on {} (its fit to {} is printed)", a.plan_file, *f->engine, *a.engine, *a.engine));
+  }
   if (f->model.empty() || f->cluster.empty() || f->workload.empty()) {
     return fail(Error{a.plan_file, "model/cluster/workload", "the names the plan was made for (written by 'shardwise plan --out')", "none"});
   }
@@ -280,7 +292,7 @@ Command add_launch(CLI::App& app) {
   LaunchArgs& la = *args;
   auto* launch = app.add_subcommand("launch", "Print the commands that start a plan on vLLM, SGLang or TensorRT-LLM (docs/launch.md)");
   launch->add_option("--plan", la.plan_file, "A plan.json written by 'shardwise plan --out'")->required();
-  launch->add_option("--engine", la.engine, "vllm, sglang or trtllm")->required();
+  launch->add_option("--engine", la.engine, "vllm, sglang or trtllm (default: the engine the plan was made for, plan --engine)");
   launch->add_option("--model-path", la.model_path, "The checkpoint (HF repo id or folder); default: the preset's HF repository");
   launch->add_option("--head-address", la.head_address, "The head node's address for multi-node plans (default: a placeholder)");
   launch->add_option("--port", la.port, "The HTTP port of the first instance (default: the engine's)");

@@ -217,6 +217,10 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   o.baseline = a.engine == "megatron" ? o.search : search_megatron(ctx, space, base_opt);
   PlanFile file{o.search.best, a.model, a.cluster, a.workload, a.overrides, std::nullopt};
   file.overrides.batch.reset();  // the plan carries its own batch
+  if (a.serve.name) {  // the engine it was made for, at the profile's version: simulate --plan and launch replay it
+    file.engine = serve_engine->name;
+    file.engine_version = serve_engine->version;
+  }
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
   if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
   if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);

@@ -70,6 +70,7 @@ int run_simulate(SimulateArgs a) {
   Plan plan;
   std::optional<Plan> file_prefill;
   std::optional<std::int64_t> file_seqs, file_tokens;
+  bool engine_from_plan = false;
   InputSource src;
   WorkloadOverrides plan_overrides;
   if (!a.plan_file.empty()) {
@@ -79,6 +80,12 @@ int run_simulate(SimulateArgs a) {
     file_prefill = f->prefill_pool;
     file_seqs = f->max_num_seqs;
     file_tokens = f->max_num_tokens;
+    // the engine the plan was made for, unless --engine names one
+    if (!a.engine.name && f->engine) {
+      a.engine.name = f->engine;
+      if (!a.engine.version) a.engine.version = f->engine_version;
+      engine_from_plan = true;
+    }
     src.plan_file = a.plan_file;
     src.model_from_plan = a.model.empty() && !f->model.empty();
     src.cluster_from_plan = a.cluster.empty() && !f->cluster.empty();
@@ -125,7 +132,11 @@ int run_simulate(SimulateArgs a) {
   if (a.two_batch_overlap) plan.two_batch_overlap = true;
   plan.batch = in->workload.batch.value_or(0);
   auto engine = engine_of(a.engine);
-  if (!engine) return fail(engine.error());
+  if (!engine) {
+    return fail(engine_from_plan ? blame(blame(engine.error(), "--engine", a.plan_file, "engine.name"), "--engine-version", a.plan_file,
+                                         "engine.version")
+                                 : engine.error());
+  }
   if (a.engine.max_num_seqs && in->workload.mode != Mode::kServe) {  // the closed form's batch is --batch: the cap would be ignored
     return fail(Error{"--max-num-seqs", "", "--mode serve beside it (outside serve the batch is --batch)",
                       fmt::format("{} with mode {}", *a.engine.max_num_seqs, to_string(in->workload.mode))});

@@ -79,6 +79,10 @@ std::string plan_to_json(const PlanFile& f) {
     if (f.max_num_tokens) es["max_num_tokens"] = *f.max_num_tokens;
     j["engine_settings"] = es;
   }
+  if (f.engine) {
+    j["engine"] = {{"name", *f.engine}};
+    if (f.engine_version) j["engine"]["version"] = *f.engine_version;
+  }
   if (f.prefill_pool) {
     const Plan& p = *f.prefill_pool;
     j["disaggregated"] = {{"prefill",
@@ -97,7 +101,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "two_batch_overlap",
-                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings"});
+                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings", "engine"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -109,6 +113,11 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     es->reject_unknown({"max_num_seqs", "max_num_tokens"});
     if (es->has("max_num_seqs")) f.max_num_seqs = es->integer("max_num_seqs", 1, kMaxBatch);
     if (es->has("max_num_tokens")) f.max_num_tokens = es->integer("max_num_tokens", 1, kMaxTokens);
+  }
+  if (auto en = r.object("engine", false)) {
+    en->reject_unknown({"name", "version"});
+    f.engine = en->string("name");
+    if (en->has("version")) f.engine_version = en->string("version");
   }
   std::optional<FieldReader> pre;
   if (auto dis = r.object("disaggregated", false)) {

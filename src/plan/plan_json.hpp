@@ -24,6 +24,10 @@ struct PlanFile {
   // the tokens per iteration, per attention-DP rank. JSON "engine_settings": {"max_num_seqs",
   // "max_num_tokens"}; simulate and launch apply them unless flags say otherwise.
   std::optional<std::int64_t> max_num_seqs = std::nullopt, max_num_tokens = std::nullopt;
+  // The serving engine the plan was made for (plan --engine): JSON "engine": {"name",
+  // "version"}; simulate --plan and launch use it unless --engine says otherwise. The name
+  // and version are checked where they are used (the engine profiles live above plan/).
+  std::optional<std::string> engine = std::nullopt, engine_version = std::nullopt;
 };
 
 constexpr const char* kPlanSchema = "shardwise-plan/1";

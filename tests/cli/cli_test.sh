@@ -336,6 +336,17 @@ expect 0 '^enable_chunked_prefill: true' -- launch --plan "$data/good/plan-disag
 expect 0 "--prefill 'http://<PREFILL_0_HOST>:30001' 8998" -- launch --plan "$data/good/plan-disagg.json" --engine sglang
 expect 0 'CUDA_VISIBLE_DEVICES=2 VLLM_NIXL_SIDE_CHANNEL_PORT=5602 vllm serve' -- launch --plan "$data/good/plan-disagg.json" --engine vllm
 
+# plan.json records the engine it was made for; simulate --plan and launch replay it (issue 27)
+"$bin" plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --engine sglang --budget 20 --out "$tmp/eng.json" >/dev/null 2>&1
+if python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['engine']; sys.exit(0 if e=={'name':'sglang','version':'0.5'} else 1)" "$tmp/eng.json"; then ok; else bad "plan --engine sglang did not record the engine: $(head -c 300 "$tmp/eng.json")"; fi
+expect 0 '^engine +sglang 0.5' -- simulate --plan "$tmp/eng.json"
+expect 0 'python3 -m sglang.launch_server' -- launch --plan "$tmp/eng.json"
+expect 0 "note: .*eng.json was made for sglang; launching it on vllm" -- launch --plan "$tmp/eng.json" --engine vllm
+expect 2 "^shardwise: --engine: expected vllm, sglang or trtllm \(the plan records no engine" -- launch --plan "$tmp/b8.json"
+sed 's/"name": "sglang"/"name": "tgi"/' "$tmp/eng.json" >"$tmp/eng-bad.json"
+expect 2 "eng-bad.json: field 'engine.name': expected one of sglang, trtllm, vllm, found 'tgi'" -- simulate --plan "$tmp/eng-bad.json"
+expect 2 "eng-bad.json: field 'engine.name': expected one of vllm, sglang, trtllm, found 'tgi'" -- launch --plan "$tmp/eng-bad.json"
+
 # simulate --explain (issue 26): per op its bound and basis, the share resting on measured rows
 expect 0 'rests on measured or transferred rows' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain
 expect 0 'memory +measured +data/silicon/gemm.csv: h100 cuBLAS' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables

@@ -134,5 +134,28 @@ TEST(PlanJson, APlanWithoutNamesRoundTrips) {
   EXPECT_TRUE(back->model.empty());
 }
 
+TEST(PlanJson, TheEngineItWasMadeForRoundTrips) {
+  PlanFile f;
+  f.plan.batch = 8;
+  f.engine = "sglang";
+  f.engine_version = "0.5";
+  const std::string text = plan_to_json(f);
+  auto back = parse_plan_json(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->engine, std::optional<std::string>("sglang"));
+  EXPECT_EQ(back->engine_version, std::optional<std::string>("0.5"));
+  // none recorded: none read back, and no "engine" key written
+  PlanFile g;
+  g.plan.batch = 8;
+  EXPECT_EQ(plan_to_json(g).find("\"engine\""), std::string::npos);
+  // an unknown key inside, or an empty name, names the field
+  auto bad = parse_plan_json(R"({"schema": "shardwise-plan/1", "degrees": {"tp": 1}, "batch": 1, "engine": {"name": "vllm", "flavour": 1}})", "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("engine.flavour"), std::string::npos) << bad.error().message();
+  auto empty = parse_plan_json(R"({"schema": "shardwise-plan/1", "degrees": {"tp": 1}, "batch": 1, "engine": {"name": ""}})", "p.json");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message().find("engine.name"), std::string::npos) << empty.error().message();
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -117,6 +117,16 @@ class PlanAndLaunch(unittest.TestCase):
         with self.assertRaises(sw.Error):
             sw.launch(p["plan"], "tgi")
 
+    def test_the_plan_records_its_engine_and_launch_replays_it(self):
+        p = sw.plan("llama-3.1-8b", "h100x8", "chat-1k-1k", search="exact", engine="sglang")
+        self.assertEqual(p["plan"]["engine"], {"name": "sglang", "version": "0.5"})
+        self.assertIn("sglang.launch_server", sw.launch(p["plan"]))
+        self.assertIn("vllm serve", sw.launch(p["plan"], "vllm"))
+        q = sw.plan("llama-3.1-8b", "h100x8", "chat-1k-1k", search="exact")
+        self.assertNotIn("engine", q["plan"])
+        with self.assertRaisesRegex(sw.Error, r"engine: expected vllm, sglang or trtllm \(the plan records no engine\)"):
+            sw.launch(q["plan"])
+
     def test_launch_checks_as_the_cli(self):
         # one code path (report/launch_plan): a disaggregated plan larger than its cluster and a
         # model folder of another model are refused, as on the CLI
