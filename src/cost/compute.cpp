@@ -14,7 +14,7 @@ namespace shardwise::detail {
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff) {
   e.op_flops = flops;
   e.op_bytes = bytes;
-  e.op_rows = rows;
+  if (e.bd) e.op_rows = rows;
   if (const GemmProfile& g = e.p->gemm; g.present) {
     const GpuSpec& gpu = e.ctx->cluster.gpu;
     const GemmFormatProfile& f = (peak == gpu.fp4.value() && peak > 0)                          ? g.fp4
@@ -23,8 +23,10 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, d
     const double share = f.curve.share_at(rows);
     const double tc = flops / (peak * share * f.ratio);
     const double tm = mem_eff > 0 ? bytes / (e.hbm * mem_eff) : bytes / (e.hbm * share);
-    e.op_table = &f;
-    e.op_bound = bound_of(tc, tm, g.floor_s);
+    if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
+      e.op_table = &f;
+      e.op_bound = bound_of(tc, tm, g.floor_s);
+    }
     return g.floor_s + std::max(tc, tm);
   }
   const GpuSpec& gpu = e.ctx->cluster.gpu;
@@ -32,13 +34,13 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, d
   const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * (mem_eff > 0 ? mem_eff : e.p->mem_efficiency));
-  e.op_bound = bound_of(tc, tm, kernel_floor(e));
+  if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
   return std::max(tc, tm) + kernel_floor(e);
 }
 double stream_time(Env& e, double bytes) {
   e.op_flops = 0;
   e.op_bytes = bytes;
-  e.op_bound = bound_of(0.0, bytes / (e.hbm * e.p->mem_efficiency), kernel_floor(e));
+  if (e.bd) e.op_bound = bound_of(0.0, bytes / (e.hbm * e.p->mem_efficiency), kernel_floor(e));
   return bytes / (e.hbm * e.p->mem_efficiency) + kernel_floor(e);
 }
 

@@ -68,7 +68,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       e.op_bytes = kv;
       const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
       const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
-      e.op_bound = bound_of(tc, tm, kernel_floor(e));
+      if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
       comp = std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e);
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;
@@ -79,7 +79,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       e.op_flops = flops;
       e.op_bytes = bytes;
       const double tc = flops / (e.attn_peak * e.p->attn_efficiency), tm = bytes / (e.hbm * e.p->mem_efficiency);
-      e.op_bound = bound_of(tc, tm, kernel_floor(e));
+      if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
       comp = std::max(tc, tm) + kernel_floor(e);
       if (attn == 1) comm += coll(e, CollKind::kAllGather, e.g_tp, tg * static_cast<double>(s.kv_elems_per_token) * e.kvb, "tp");
     }
