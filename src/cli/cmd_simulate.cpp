@@ -51,6 +51,20 @@ std::optional<Plan> prefill_pool_of(const SimulateArgs& a, const Plan& decode, c
   return p;
 }
 
+// A serving simulation under the command's watch (its time limit, progress on stderr),
+// with its wall time.
+template <class Run>
+auto watched(double time_limit, double& wall_s, Run run) {
+  Watch watch(stderr_control(time_limit));
+  ServeOptions so;
+  so.watch = &watch;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run(so);
+  if (watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
+  wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 int run_simulate(SimulateArgs a) {
   if (a.serve_seed) {
     const auto s = parse_seed(*a.serve_seed, kMaxServeSeed);
@@ -191,13 +205,8 @@ int run_simulate(SimulateArgs a) {
       return fail(Error{pool_origin, pool_field, fmt::format("pools that fit the cluster's {} GPUs", ctx.cluster.num_gpus),
                         fmt::format("{} prefill + {} decode = {} GPUs", pre->deg.total_gpus(), plan.deg.total_gpus(), d.gpus())});
     }
-    Watch watch(stderr_control(a.time_limit));
-    ServeOptions so;
-    so.watch = &watch;
-    const auto t0 = std::chrono::steady_clock::now();
-    const DisaggResult r = simulate_disaggregated(ctx, d, so);
-    if (watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double wall = 0;
+    const DisaggResult r = watched(a.time_limit, wall, [&](const ServeOptions& so) { return simulate_disaggregated(ctx, d, so); });
     print(a.json ? serve_disagg_json(ctx, d, r, wall) : serve_disagg_text(ctx, d, r, wall));
     return 0;
   }
@@ -211,13 +220,8 @@ int run_simulate(SimulateArgs a) {
                                 a.overrides.concurrency ? "" : "arrivals.concurrency")) {
       return fail(*e);
     }
-    Watch watch(stderr_control(a.time_limit));
-    ServeOptions so;
-    so.watch = &watch;
-    const auto t0 = std::chrono::steady_clock::now();
-    const ServeResult r = simulate_serving(ctx, plan, so);
-    if (watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double wall = 0;
+    const ServeResult r = watched(a.time_limit, wall, [&](const ServeOptions& so) { return simulate_serving(ctx, plan, so); });
     print(a.json ? serve_json(ctx, plan, r, wall) : serve_text(ctx, plan, r, wall));
     return 0;
   }

@@ -5,6 +5,7 @@
 namespace shardwise::detail {
 
 // --- compute ---------------------------------------------------------------
+
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows), ceiling the GPU's measured
 // best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8).
@@ -16,10 +17,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, d
   e.op_bytes = bytes;
   if (e.bd) e.op_rows = rows;
   if (const GemmProfile& g = e.p->gemm; g.present) {
-    const GpuSpec& gpu = e.ctx->cluster.gpu;
-    const GemmFormatProfile& f = (peak == gpu.fp4.value() && peak > 0)                          ? g.fp4
-                                 : (peak == gpu.fp8.value() && peak != gpu.bf16.value()) ? g.fp8
-                                                                                          : g.bf16;
+    const GemmFormatProfile& f = g.of(tensor_format(e.ctx->cluster.gpu, peak));
     const double share = f.curve.share_at(rows);
     const double tc = flops / (peak * share * f.ratio);
     const double tm = mem_eff > 0 ? bytes / (e.hbm * mem_eff) : bytes / (e.hbm * share);
@@ -29,8 +27,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, d
     }
     return g.floor_s + std::max(tc, tm);
   }
-  const GpuSpec& gpu = e.ctx->cluster.gpu;
-  const double ceiling = (peak == gpu.bf16.value() || peak <= 0) ? e.ctx->ceiling_bf16 : e.ctx->ceiling_fp8;
+  const double ceiling = tensor_format(e.ctx->cluster.gpu, peak) == DType::kBf16 ? e.ctx->ceiling_bf16 : e.ctx->ceiling_fp8;
   const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * (mem_eff > 0 ? mem_eff : e.p->mem_efficiency));

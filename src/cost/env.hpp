@@ -63,6 +63,12 @@ struct Env {
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd);
 // The tensor-core peak of a GEMM on weights of format d (compute.cpp has the rule).
 double gemm_peak_for(const GpuSpec& gpu, DType d);
+// The tensor-core format a GEMM runs in, from the peak gemm_peak_for gave it.
+inline DType tensor_format(const GpuSpec& gpu, double peak) {
+  if (peak > 0 && peak == gpu.fp4.value()) return DType::kFp4;
+  if (peak > 0 && peak == gpu.fp8.value() && peak != gpu.bf16.value()) return DType::kFp8;
+  return DType::kBf16;
+}
 // Bytes per element of the tokens sent to experts of format `experts`.
 double dispatch_bytes(const GpuSpec& gpu, DType experts);
 // Tokens per sequence in a decode step: the new one plus the speculative drafts verified.

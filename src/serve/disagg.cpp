@@ -163,14 +163,7 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
   // occupancy over the deployment: in the system (Little's law over the records), and decoding
   // (inside the steady-state window when summarize measured one: Little's law holds there)
   double in_sys = 0, decoding = 0;
-  double w0 = first, w1 = last;
-  if (res.window_s > 0) {
-    std::vector<double> arrivals;
-    for (const RequestRecord& r : rec) arrivals.push_back(r.arrival_s);
-    std::sort(arrivals.begin(), arrivals.end());
-    w0 = arrivals[arrivals.size() / 10];
-    w1 = arrivals[arrivals.size() - 1 - arrivals.size() / 10];
-  }
+  const double w0 = res.window_s > 0 ? res.window_start_s : first, w1 = res.window_s > 0 ? res.window_start_s + res.window_s : last;
   for (const RequestRecord& r : rec) {
     in_sys += std::max(0.0, std::min(r.finish_s, w1) - std::max(r.arrival_s, w0));
     decoding += std::max(0.0, std::min(r.finish_s, w1) - std::max(r.first_token_s, w0));

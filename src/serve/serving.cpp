@@ -174,6 +174,7 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
   const double lag = res.e2e_ms.mean / 1e3;
   const double c0 = t0 + lag, c1 = std::min(t1 + lag, last_finish);
   if (windowed) {
+    res.window_start_s = t0;
     res.window_s = t1 - t0;
     // throughput: the measured requests over the span they arrived in (every one of them is
     // served: the run drains); in steady state what completes, with the least noise. Above the
@@ -191,7 +192,7 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
     res.mean_in_system = in_sys / res.window_s;
     res.mean_running = running / res.window_s;
   } else {
-    res.window_s = 0;
+    res.window_start_s = res.window_s = 0;
     const double span = std::max(res.makespan_s, 1e-12);
     req_rate = static_cast<double>(all.size()) / span;
     double ot = 0, it = 0;

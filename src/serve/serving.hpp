@@ -61,6 +61,7 @@ struct ServeResult {
   // the requests arriving between the 10th and the 90th percentile arrival (warm-up and drain
   // left out), throughput the completions inside that span; its two halves are compared.
   std::int64_t measured_requests = 0;  // in the window (one instance; every request when under kMinWindowed)
+  double window_start_s = 0;           // the first measured arrival
   double window_s = 0;                 // its span (0: measured over the whole run, as all-at-once arrivals are)
   double halves_diff = 0;              // the largest relative difference between the halves (throughput; TTFT and TPOT mean, p50, p90)
   bool stable = true;                  // the halves agree (kSteadyThroughputTol, kSteadyLatencyTol)
