@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Measures the kernels shardwise's cost model reads on the GPU this runs on, and writes rows
+in the formats of data/silicon/ (docs/silicon.md), each with its provenance:
+
+    python3 bench/silicon/measure.py --out DIR [--only gemm,grouped,attention,overheads]
+                                     [--silicon NAME] [--rev GIT_REV] [--quick]
+
+DIR then holds gemm.csv, grouped_gemm.csv, attention.csv, overheads.csv and meta.json; pass
+it to any command with `--silicon DIR` (the rows of DIR are read beside the built-in ones and
+win where both measure the same GPU), or curate it into data/silicon/ with
+scripts/curate_silicon.py --measured DIR.
+
+Needs PyTorch with CUDA (or ROCm). Nothing else in shardwise depends on a GPU.
+
+Method (each row): random data, never zeros; the kernel captured N times in a CUDA graph and
+the graph replayed 7 times, the row the median of the replays divided by N (what an engine
+running CUDA graphs sees: kernel time plus the graph's launch gap); weights rotated among
+enough copies that together they exceed three times the L2 cache, so a decode GEMM reads its
+weights from HBM as it does inside a model; the first call of each kernel is a warm-up.
+"""
+import argparse
+import csv
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the script's only requirement
+    sys.exit("bench/silicon/measure.py: needs PyTorch with a GPU (pip install torch)")
+
+# the catalog's names for what torch.cuda.get_device_name() says (src/hardware/gpu.cpp)
+NAMES = [("GB300", "gb300"), ("GB200", "gb200"), ("B300", "b300"), ("B200", "b200"), ("H200", "h200"), ("H100", "h100"),
+         ("H800", "h800"), ("H20", "h20"), ("GH200", "gh200"), ("A100", "a100"), ("L40S", "l40s"),
+         ("MI355X", "mi355x"), ("MI325X", "mi325x"), ("MI300X", "mi300x")]
+
+# (N, K) of the projections a model runs per rank: Llama-3.1-8B TP1, Llama-3.1-70B TP8 and
+# TP4, Llama-3.1-405B TP8, Qwen3-32B TP2, and DeepSeek-V3's dense and attention GEMMs
+GEMM_SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336),
+               (1280, 8192), (8192, 1024), (7168, 8192), (8192, 3584),
+               (2560, 8192), (8192, 2048), (14336, 8192), (8192, 7168),
+               (2304, 16384), (16384, 2048), (13312, 16384), (16384, 6656),
+               (10240, 5120), (5120, 12800),
+               (2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+GEMM_M = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+
+# (groups = experts per rank, N, K) of MoE expert GEMMs per rank: DeepSeek-V3 at EP8 and
+# EP32 (gate+up N=4096, down K=2048), Qwen3-235B at EP8, GPT-OSS-120B at EP4, Qwen3-30B EP1
+GROUPED_SHAPES = [(32, 4096, 7168), (32, 7168, 2048), (8, 4096, 7168), (8, 7168, 2048),
+                  (16, 3072, 4096), (16, 4096, 1536), (32, 5760, 2880), (32, 2880, 2880),
+                  (128, 1536, 2048), (128, 2048, 768)]
+GROUPED_M = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
+
+# attention: (q_heads, kv_heads, head_dim) of Llama-3.1-8B, -70B at TP8, and a TP1 70B
+ATTN_HEADS = [(32, 8, 128), (8, 1, 128), (64, 8, 128)]
+DECODE_BATCH = [1, 8, 32, 128, 256]
+DECODE_KV = [512, 2048, 8192, 32768]
+PREFILL_LEN = [512, 1024, 2048, 4096, 8192, 16384]
+
+REPLAYS = 7
+
+
+def device_facts():
+    props = torch.cuda.get_device_properties(0)
+    facts = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
+             "hip": getattr(torch.version, "hip", None), "sms": props.multi_processor_count,
+             "l2_bytes": getattr(props, "L2_cache_size", 50 << 20), "memory_bytes": props.total_memory,
+             "host": platform.node(), "date": datetime.date.today().isoformat()}
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm,clocks.max.mem,power.limit",
+                            "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+        facts["nvidia_smi"] = q.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        facts["nvidia_smi"] = None
+    return facts
+
+
+def silicon_name(device, override):
+    if override:
+        return override
+    for key, name in NAMES:
+        if key in device.upper():
+            return name
+    return device.lower().replace(" ", "-")
+
+
+def time_graph(fn, copies, target_ms=2.0):
+    """Median per-call time in microseconds of fn(i) captured back to back in a CUDA graph."""
+    for i in range(2):
+        fn(i)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for i in range(3):
+        fn(i)
+    end.record()
+    torch.cuda.synchronize()
+    est_ms = max(start.elapsed_time(end) / 3, 1e-3)
+    reps = int(min(max(target_ms / est_ms, 4), 1000))
+    reps = max(copies, reps - reps % copies) if reps >= copies else reps
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for i in range(3):
+            fn(i)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(reps):
+            fn(i)
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(REPLAYS):
+        start.record()
+        graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / reps)
+    del graph
+    times.sort()
+    return times[len(times) // 2], reps
+
+
+def rotation(bytes_each, l2):
+    return int(min(64, max(1, math.ceil(3 * l2 / max(bytes_each, 1)))))
+
+
+def fp8_dtype():
+    return getattr(torch, "float8_e4m3fnuz" if torch.version.hip else "float8_e4m3fn")
+
+
+def measure_gemm(facts, name, locator, quick, log):
+    rows = []
+    l2 = facts["l2_bytes"]
+    shapes = GEMM_SHAPES[:4] if quick else GEMM_SHAPES
+    ms = [1, 16, 256, 4096] if quick else GEMM_M
+    for n, k in shapes:
+        for dtype in ("bf16", "fp8"):
+            wbytes = n * k * (2 if dtype == "bf16" else 1)
+            copies = rotation(wbytes, l2)
+            try:
+                w = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.05 for _ in range(copies)]
+                if dtype == "fp8":
+                    w = [x.to(fp8_dtype()) for x in w]
+            except torch.OutOfMemoryError:
+                log(f"gemm {n}x{k} {dtype}: out of memory for {copies} weight copies, skipped")
+                continue
+            for m in ms:
+                try:
+                    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * 0.05
+                    if dtype == "bf16":
+                        fn = lambda i, a=a: torch.nn.functional.linear(a, w[i % copies])
+                        kernel = "torch linear (cuBLAS)"
+                    else:
+                        a8 = a.to(fp8_dtype())
+                        sa = torch.rand(m, 1, device="cuda", dtype=torch.float32) + 0.5
+                        sb = torch.rand(1, n, device="cuda", dtype=torch.float32) + 0.5
+                        fn = lambda i, a8=a8, sa=sa, sb=sb: torch._scaled_mm(a8, w[i % copies].t(), scale_a=sa, scale_b=sb,
+                                                                             out_dtype=torch.bfloat16)
+                        kernel = "torch._scaled_mm fp8 rowwise scales (cuBLASLt)"
+                    us, reps = time_graph(fn, copies)
+                except (RuntimeError, torch.OutOfMemoryError) as err:
+                    log(f"gemm M={m} N={n} K={k} {dtype}: {str(err).splitlines()[0][:160]}")
+                    continue
+                tflops = 2.0 * m * n * k / (us * 1e-6) / 1e12
+                rows.append([name, dtype, kernel, m, n, k, f"{us:.3f}", "us", locator])
+                log(f"gemm {dtype} M={m:6d} N={n:6d} K={k:6d}: {us:9.2f} us {tflops:7.1f} TFLOP/s ({reps} per graph, {copies} weight copies)")
+            del w
+            torch.cuda.empty_cache()
+    return rows
+
+
+def measure_grouped(facts, name, locator, quick, log):
+    rows = []
+    if not hasattr(torch, "_grouped_mm"):
+        log("grouped: this PyTorch has no torch._grouped_mm; skipped")
+        return rows
+    l2 = facts["l2_bytes"]
+    shapes = GROUPED_SHAPES[:2] if quick else GROUPED_SHAPES
+    ms = [1, 16, 256] if quick else GROUPED_M
+    for g, n, k in shapes:
+        for dtype in ("bf16", "fp8"):
+            align = 8 if dtype == "bf16" else 16
+            copies = rotation(g * n * k * (2 if dtype == "bf16" else 1), l2)
+            try:
+                w = [torch.randn(g, n, k, device="cuda", dtype=torch.bfloat16) * 0.05 for _ in range(copies)]
+                if dtype == "fp8":
+                    w = [x.to(fp8_dtype()) for x in w]
+            except torch.OutOfMemoryError:
+                log(f"grouped {g}x{n}x{k} {dtype}: out of memory, skipped")
+                continue
+            for m in ms:
+                padded = (m + align - 1) // align * align
+                try:
+                    a = torch.randn(g * padded, k, device="cuda", dtype=torch.bfloat16) * 0.05
+                    offs = torch.arange(1, g + 1, device="cuda", dtype=torch.int32) * padded
+                    if dtype == "bf16":
+                        fn = lambda i, a=a, offs=offs: torch._grouped_mm(a, w[i % copies].transpose(-2, -1), offs=offs,
+                                                                         out_dtype=torch.bfloat16)
+                        kernel = "torch._grouped_mm bf16 (CUTLASS)"
+                    else:
+                        if not hasattr(torch, "_scaled_grouped_mm"):
+                            break
+                        a8 = a.to(fp8_dtype())
+                        sa = torch.rand(g * padded, device="cuda", dtype=torch.float32) + 0.5
+                        sb = torch.rand(g, n, device="cuda", dtype=torch.float32) + 0.5
+                        fn = lambda i, a8=a8, sa=sa, sb=sb, offs=offs: torch._scaled_grouped_mm(
+                            a8, w[i % copies].transpose(-2, -1), sa, sb, offs=offs, out_dtype=torch.bfloat16)
+                        kernel = "torch._scaled_grouped_mm fp8 rowwise (CUTLASS)"
+                    us, reps = time_graph(fn, copies)
+                except (RuntimeError, torch.OutOfMemoryError, TypeError) as err:
+                    log(f"grouped G={g} m={m} N={n} K={k} {dtype}: {str(err).splitlines()[0][:160]}")
+                    continue
+                rows.append([name, dtype, kernel, "contiguous", g, m, padded, n, k, f"{us:.3f}", "us", locator])
+                tflops = 2.0 * g * padded * n * k / (us * 1e-6) / 1e12
+                gbs = g * n * k * (2 if dtype == "bf16" else 1) / (us * 1e-6) / 1e9
+                log(f"grouped {dtype} G={g:3d} m={m:5d} ({padded:5d}) N={n:5d} K={k:5d}: {us:9.2f} us "
+                    f"{tflops:7.1f} TFLOP/s weights {gbs:7.0f} GB/s")
+            del w
+            torch.cuda.empty_cache()
+    return rows
+
+
+def sdpa_backends():
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return []
+    return [(b, sdpa_kernel) for b in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION)]
+
+
+def run_sdpa(q, k, v, causal):
+    """The first SDPA backend that runs this shape, as (name, callable)."""
+    for backend, ctx in sdpa_backends():
+        def fn(i, backend=backend, ctx=ctx):
+            with ctx([backend]):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                        enable_gqa=q.shape[1] != k.shape[1])
+        try:
+            fn(0)
+            torch.cuda.synchronize()
+            return backend.name.lower(), fn
+        except RuntimeError:
+            continue
+    return None, None
+
+
+def measure_attention(facts, name, locator, quick, log):
+    rows = []
+    heads = ATTN_HEADS[:1] if quick else ATTN_HEADS
+    for hq, hkv, d in heads:
+        for b in ([1, 32] if quick else DECODE_BATCH):
+            for kv in ([2048] if quick else DECODE_KV):
+                if b * kv > (1 << 21):
+                    continue
+                try:
+                    q = torch.randn(b, hq, 1, d, device="cuda", dtype=torch.bfloat16)
+                    kk = torch.randn(b, hkv, kv, d, device="cuda", dtype=torch.bfloat16)
+                    vv = torch.randn(b, hkv, kv, d, device="cuda", dtype=torch.bfloat16)
+                    backend, fn = run_sdpa(q, kk, vv, False)
+                    if fn is None:
+                        log(f"attention decode b={b} kv={kv}: no SDPA backend runs it")
+                        continue
+                    us, _ = time_graph(fn, 1)
+                except (RuntimeError, torch.OutOfMemoryError) as err:
+                    log(f"attention decode b={b} kv={kv}: {str(err).splitlines()[0][:160]}")
+                    continue
+                gbs = 2 * b * hkv * kv * d * 2 / (us * 1e-6) / 1e9
+                rows.append([name, "bf16", f"torch SDPA ({backend})", "decode", b, hq, hkv, d, 1, kv, 0, f"{us:.3f}", "us", locator])
+                log(f"attention decode H={hq}/{hkv}x{d} b={b:4d} kv={kv:6d}: {us:9.2f} us, KV {gbs:6.0f} GB/s ({backend})")
+                del q, kk, vv
+        for n in ([2048] if quick else PREFILL_LEN):
+            try:
+                q = torch.randn(1, hq, n, d, device="cuda", dtype=torch.bfloat16)
+                kk = torch.randn(1, hkv, n, d, device="cuda", dtype=torch.bfloat16)
+                vv = torch.randn(1, hkv, n, d, device="cuda", dtype=torch.bfloat16)
+                backend, fn = run_sdpa(q, kk, vv, True)
+                if fn is None:
+                    log(f"attention prefill n={n}: no SDPA backend runs it")
+                    continue
+                us, _ = time_graph(fn, 1)
+            except (RuntimeError, torch.OutOfMemoryError) as err:
+                log(f"attention prefill n={n}: {str(err).splitlines()[0][:160]}")
+                continue
+            tflops = 4.0 * hq * d * n * n / 2 / (us * 1e-6) / 1e12  # causal: half of QK^T and PV
+            rows.append([name, "bf16", f"torch SDPA ({backend})", "prefill", 1, hq, hkv, d, n, n, 1, f"{us:.3f}", "us", locator])
+            log(f"attention prefill H={hq}/{hkv}x{d} n={n:6d}: {us:9.2f} us, {tflops:6.1f} TFLOP/s causal ({backend})")
+            del q, kk, vv
+        torch.cuda.empty_cache()
+    return rows
+
+
+def measure_overheads(facts, name, locator, quick, log):
+    rows = []
+    x = torch.zeros(1, device="cuda")
+    us, reps = time_graph(lambda i: x.add_(1.0), 1, target_ms=1.0)
+    rows.append([name, "graph_kernel", 4, f"{us:.3f}", "us", locator])
+    log(f"overheads: a one-element kernel in a CUDA graph {us:.2f} us ({reps} per graph)")
+    for _ in range(20):
+        x.add_(1.0)
+    torch.cuda.synchronize()
+    n, t0 = 2000, time.perf_counter()
+    for _ in range(n):
+        x.add_(1.0)
+    torch.cuda.synchronize()
+    eager = (time.perf_counter() - t0) / n * 1e6
+    rows.append([name, "eager_launch", 4, f"{eager:.3f}", "us", locator])
+    log(f"overheads: a one-element kernel launched eagerly {eager:.2f} us")
+    for exp in ([20, 26, 30] if quick else range(16, 33, 2)):
+        size = 1 << exp
+        try:
+            src = torch.randint(0, 255, (size,), device="cuda", dtype=torch.uint8)
+            dst = torch.empty_like(src)
+            us, _ = time_graph(lambda i: dst.copy_(src), 1)
+        except (RuntimeError, torch.OutOfMemoryError) as err:
+            log(f"copy {size} B: {str(err).splitlines()[0][:160]}")
+            continue
+        rows.append([name, "copy", size, f"{us:.3f}", "us", locator])
+        log(f"overheads: copy {size:>11d} B {us:10.2f} us, {2 * size / (us * 1e-6) / 1e9:7.0f} GB/s read+written")
+        del src, dst
+    torch.cuda.empty_cache()
+    return rows
+
+
+HEADERS = {
+    "gemm": ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"],
+    "grouped": ["silicon", "dtype", "kernel", "layout", "groups", "m_per_group", "m_padded", "N", "K", "value", "unit", "source_locator"],
+    "attention": ["silicon", "dtype", "kernel", "phase", "batch", "q_heads", "kv_heads", "head_dim", "q_len", "kv_len", "causal",
+                  "value", "unit", "source_locator"],
+    "overheads": ["silicon", "metric", "bytes", "value", "unit", "source_locator"],
+}
+FILES = {"gemm": "gemm.csv", "grouped": "grouped_gemm.csv", "attention": "attention.csv", "overheads": "overheads.csv"}
+MEASURE = {"gemm": measure_gemm, "grouped": measure_grouped, "attention": measure_attention, "overheads": measure_overheads}
+
+
+def write_csv(path, header, rows):
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    os.replace(tmp, path)  # whole or not at all
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="folder for the tables (created)")
+    ap.add_argument("--only", default="gemm,grouped,attention,overheads", help="comma-separated: gemm, grouped, attention, overheads")
+    ap.add_argument("--silicon", default="", help="the catalog name of this GPU (default: from the device name)")
+    ap.add_argument("--rev", default="", help="the shardwise git revision of this script, for the rows' provenance")
+    ap.add_argument("--quick", action="store_true", help="a few shapes of each kind (a smoke test)")
+    args = ap.parse_args()
+    kinds = [k.strip() for k in args.only.split(",") if k.strip()]
+    for k in kinds:
+        if k not in MEASURE:
+            sys.exit(f"bench/silicon/measure.py: --only: '{k}' is not one of {', '.join(MEASURE)}")
+    if not torch.cuda.is_available():
+        sys.exit("bench/silicon/measure.py: PyTorch sees no GPU")
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(0)
+    facts = device_facts()
+    name = silicon_name(facts["device"], args.silicon)
+    smi = (facts["nvidia_smi"] or "").replace(",", ";")
+    rev = args.rev or "unknown-rev"
+    locator = (f"shardwise bench/silicon/measure.py@{rev}: {facts['device']}; nvidia-smi {smi}; torch {facts['torch']}"
+               f" CUDA {facts['cuda']}; CUDA-graph median of {REPLAYS} replays; {facts['date']}")
+    facts.update({"silicon": name, "rev": rev, "locator": locator})
+    log_file = open(os.path.join(args.out, "measure.log"), "w")
+
+    def log(msg):
+        print(msg, flush=True)
+        log_file.write(msg + "\n")
+
+    log(json.dumps(facts))
+    for k in kinds:
+        t0 = time.time()
+        rows = MEASURE[k](facts, name, locator, args.quick, log)
+        write_csv(os.path.join(args.out, FILES[k]), HEADERS[k], rows)
+        log(f"== {FILES[k]}: {len(rows)} rows in {time.time() - t0:.0f} s")
+    with open(os.path.join(args.out, "meta.json"), "w") as f:
+        json.dump(facts, f, indent=1)
+    log_file.close()
+
+
+if __name__ == "__main__":
+    main()
