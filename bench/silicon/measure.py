@@ -312,6 +312,25 @@ def measure_overheads(facts, name, locator, quick, log):
     eager = (time.perf_counter() - t0) / n * 1e6
     rows.append([name, "eager_launch", 4, f"{eager:.3f}", "us", locator])
     log(f"overheads: a one-element kernel launched eagerly {eager:.2f} us")
+    # the small per-layer kernels around the GEMMs, at DeepSeek-V3's hidden size: an RMSNorm,
+    # SiLU-and-multiply over the expert width, a residual add and the router's top-8 of 256
+    for m in ([1, 64] if quick else [1, 8, 64, 512, 4096]):
+        h = torch.randn(m, 7168, device="cuda", dtype=torch.bfloat16)
+        g = torch.randn(7168, device="cuda", dtype=torch.bfloat16)
+        up = torch.randn(m, 2 * 2048, device="cuda", dtype=torch.bfloat16)
+        logits = torch.randn(m, 256, device="cuda", dtype=torch.float32)
+        small = [("rmsnorm_7168", lambda i: torch.nn.functional.rms_norm(h, (7168,), g, 1e-6), 2 * m * 7168 * 2),
+                 ("silu_mul_2048", lambda i: torch.nn.functional.silu(up[:, :2048]) * up[:, 2048:], m * 2048 * 2 * 3),
+                 ("residual_add_7168", lambda i: h.add_(h), 3 * m * 7168 * 2),
+                 ("router_top8_of_256", lambda i: torch.topk(torch.softmax(logits, -1), 8, dim=-1), m * 256 * 4 * 2)]
+        for metric, fn, nbytes in small:
+            try:
+                us, _ = time_graph(fn, 1, target_ms=1.0)
+            except RuntimeError as err:
+                log(f"{metric} m={m}: {str(err).splitlines()[0][:160]}")
+                continue
+            rows.append([name, f"{metric}@m={m}", nbytes, f"{us:.3f}", "us", locator])
+            log(f"overheads: {metric} m={m:5d} {us:8.2f} us (torch eager kernels in a graph)")
     for exp in ([20, 26, 30] if quick else range(16, 33, 2)):
         size = 1 << exp
         try:
