@@ -3,8 +3,11 @@
 measurements in ../shared/silicon/ (see its README for every source and column). Rows are
 copied, never edited: each keeps its source locator. Re-run after the shared files change:
     python3 scripts/curate_silicon.py [SHARED_SILICON_DIR]
-Writes data/silicon/gemm.csv and data/silicon/gemm_ceiling.csv (docs/silicon.md)."""
+Also reads the project's own measurements, bench/silicon/results/*/ (written by
+bench/silicon/measure.py on a lent GPU, each folder with its meta.json and log).
+Writes data/silicon/gemm.csv, gemm_ceiling.csv and grouped_gemm.csv (docs/silicon.md)."""
 import csv
+import glob
 import os
 import sys
 
@@ -44,6 +47,24 @@ with open(os.path.join(src, "gemm.csv")) as f:
 for r in rows:
     if r["source_locator"].startswith(DEEPGEMM_V3) and r["metric"] == "throughput":
         gemm.append(["h800", "fp8", "DeepGEMM fp8 block-scaled", r["M"], r["N"], r["K"], r["value"], "TFLOPS", r["source_locator"]])
+# the project's own measurements (bench/silicon/measure.py): every row, pointing at the raw
+# file that holds the device, driver, clocks and library versions
+measured = sorted(glob.glob(os.path.join(here, "..", "bench", "silicon", "results", "*", "")))
+
+
+def own_rows(name):
+    for d in measured:
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            continue
+        rel = os.path.relpath(path, os.path.join(here, ".."))
+        with open(path) as f:
+            for i, r in enumerate(csv.DictReader(f), start=1):
+                yield r, f"shardwise {rel} (CSV data row {i})"
+
+
+for r, loc in own_rows("gemm.csv"):
+    gemm.append([r["silicon"], r["dtype"], r["kernel"], r["M"], r["N"], r["K"], r["value"], r["unit"], loc])
 write("gemm.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], gemm)
 
 ceiling = []
@@ -53,3 +74,16 @@ for r in rows:
         if dtype:
             ceiling.append([GPU[r["gpu"]], dtype, r["value"], r["M"], r["N"], r["K"], r["source_locator"]])
 write("gemm_ceiling.csv", ["gpu", "dtype", "percent_of_spec", "M", "N", "K", "source_locator"], ceiling)
+
+# grouped expert GEMMs: the project's own (bf16 and fp8, contiguous layout, 1-2,048 rows per
+# group) and DeepGEMM's fp8 masked (decode) and contiguous (prefill) tables on H800 (README v3)
+grouped = []
+for r, loc in own_rows("grouped_gemm.csv"):
+    grouped.append([r["silicon"], r["dtype"], r["kernel"], r["layout"], r["groups"], r["m_per_group"], r["m_padded"], r["N"], r["K"], r["value"], r["unit"], loc])
+with open(os.path.join(src, "grouped_gemm.csv")) as f:
+    for r in csv.DictReader(f):
+        if r["source_locator"].startswith(DEEPGEMM_V3) and r["metric"] == "throughput":
+            layout = "masked" if "masked" in r["op"] else "contiguous"
+            grouped.append(["h800", "fp8", "DeepGEMM fp8 block-scaled m-grouped", layout, r["num_groups"], r["m_per_group"], r["m_per_group"], r["N"], r["K"],
+                            r["value"], "TFLOPS", r["source_locator"]])
+write("grouped_gemm.csv", ["silicon", "dtype", "kernel", "layout", "groups", "m_per_group", "m_padded", "N", "K", "value", "unit", "source_locator"], grouped)

@@ -111,6 +111,20 @@ bool as_bool(const std::string& name, const py::handle& v) {
   return v.cast<bool>();
 }
 
+// The cost parameters of a GPU with kernel_tables= and silicon= (the CLI's --kernel-tables and
+// --silicon DIR; docs/silicon.md): a folder that does not read raises, naming `silicon`.
+shardwise::CostParams cost_params_py(const std::string& gpu, const py::handle& kernel_tables, const py::handle& silicon) {
+  shardwise::CostParams p = shardwise::cost_params_for(gpu);
+  p.kernel_tables = as_bool("kernel_tables", kernel_tables);
+  if (!silicon.is_none()) {
+    auto t = shardwise::load_silicon_dir(as_str("silicon", silicon), "silicon");
+    if (!t) raise(t.error());
+    p.silicon = std::make_shared<const shardwise::SiliconTables>(std::move(t).value());
+    p.kernel_tables = true;
+  }
+  return p;
+}
+
 // The workload overrides of the command line, from keyword arguments of the same names.
 shardwise::WorkloadOverrides overrides_of(const py::kwargs& kw) {
   shardwise::WorkloadOverrides o;
@@ -238,7 +252,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& redundant_experts, const py::object& sharding, const py::object& engine, const py::object& engine_version,
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
          const py::object& two_batch_overlap, const py::object& time_limit, const py::object& explain, const py::object& kernel_tables,
-         const py::kwargs& kw) {
+         const py::object& silicon, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
@@ -255,8 +269,7 @@ PYBIND11_MODULE(shardwise, m) {
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is batch=)", value_text(max_num_seqs)});
         if (!time_limit.is_none() && !serve) raise(Error{"time_limit", "", "mode='serve' beside it", value_text(time_limit)});
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
-        shardwise::CostParams params = shardwise::cost_params_for(in.cluster.gpu.name);
-        params.kernel_tables = as_bool("kernel_tables", kernel_tables);
+        const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon);
         const shardwise::SimContext ctx =
             shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         shardwise::Breakdown bd;
@@ -307,10 +320,10 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("sharding") = "megatron", py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
       py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
-      py::arg("explain") = false, py::arg("kernel_tables") = false,
+      py::arg("explain") = false, py::arg("kernel_tables") = false, py::arg("silicon") = py::none(),
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
       "and kin; time_limit= seconds stops it, Ctrl-C interrupts it; explain=True adds each op's bound and basis and the "
-      "'explain' shares, kernel_tables=True costs dense GEMMs from the measured tables: docs/silicon.md). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
+      "'explain' shares, kernel_tables=True costs GEMMs from the measured tables, silicon='DIR' reads one's own beside them: docs/silicon.md). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
       "concurrency=, requests=, seed=, ttft_ms=, ...");
 
   m.def(
@@ -318,7 +331,8 @@ PYBIND11_MODULE(shardwise, m) {
       [](const std::string& model, const std::string& cluster, const std::string& workload, const std::string& search, const py::object& budget_o,
          const py::object& seed_o, const py::object& threads_o, const py::object& redundant_experts, const py::object& engine,
          const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
-         const py::object& top_k_o, const py::object& time_limit, const py::kwargs& kw) {
+         const py::object& top_k_o, const py::object& time_limit, const py::object& kernel_tables, const py::object& silicon,
+         const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
@@ -336,7 +350,8 @@ PYBIND11_MODULE(shardwise, m) {
         if (target_rate > 0 && !serve) raise(Error{"target_rate", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is searched)", value_text(max_num_seqs)});
         if (auto e = shardwise::serve_plan_workload_error(in.workload, ov, workload, false)) raise(*e);
-        const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name),
+        const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
+                                                                  cost_params_py(in.cluster.gpu.name, kernel_tables, silicon),
                                                                   engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
@@ -398,10 +413,12 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("model"), py::arg("cluster"), py::arg("workload") = "decode-16k", py::arg("search") = "exact", py::arg("budget") = 4000,
       py::arg("seed") = 1, py::arg("threads") = 1, py::arg("redundant_experts") = 0, py::arg("engine") = py::none(),
       py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
-      py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(),
+      py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(), py::arg("kernel_tables") = false,
+      py::arg("silicon") = py::none(),
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
-      "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it.");
+      "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "
+      "kernel_tables= and silicon= as simulate's.");
 
   m.def(
       "launch",

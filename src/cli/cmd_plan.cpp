@@ -25,6 +25,7 @@ namespace {
 
 struct PlanArgs {
   EngineArgs serve;
+  CostArgs cost;  // --kernel-tables, --silicon
   std::string model, cluster, workload, engine = "rl", out, save_policy, load_policy, report;
   std::vector<std::string> compare;
   WorkloadOverrides overrides;
@@ -128,7 +129,9 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (serve_kind && rl_engine_name(a.engine) && (!a.save_policy.empty() || !a.load_policy.empty())) {
     return fail(Error{"--save-policy/--load-policy", "", "no --engine beside them (with --engine the search is exhaustive over what the engine runs)", "--engine " + *a.serve.name});
   }
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, cost_params_for(in->cluster.gpu.name), *serve_engine);
+  auto params = cost_params_of(a.cost, in->cluster.gpu.name);
+  if (!params) return fail(params.error());
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *serve_engine);
   const SearchSpace space = make_space(in->model, in->cluster, in->workload, a.redundant_experts);
   SearchOptions opt;
   opt.budget = a.budget;
@@ -289,6 +292,7 @@ Command add_plan(CLI::App& app, const CliOptions& cli) {
                    "listed in the output and the report's convergence chart")
       ->delimiter(',');
   add_engine_flags(plan, pa.serve);
+  add_cost_flags(plan, pa.cost);
   plan->add_option("--target-rate", pa.target_rate,
                    "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
   plan->add_flag("--no-disagg", pa.no_disagg, "Serve: do not size disaggregated prefill/decode deployments beside the aggregated ones");

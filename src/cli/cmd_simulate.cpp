@@ -31,7 +31,7 @@ struct SimulateArgs {
   bool two_batch_overlap = false;
   bool json = false;
   bool explain = false;        // per op: bound, basis and table (docs/silicon.md)
-  bool kernel_tables = false;  // dense GEMMs from the measured kernel tables
+  CostArgs cost;               // --kernel-tables, --silicon
 };
 
 // --prefill-* flags and a plan file's disaggregated block: the prefill pool, or none.
@@ -165,9 +165,9 @@ int run_simulate(SimulateArgs a) {
   // a serve plan's engine settings, unless flags give them
   if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
   if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
-  CostParams params = cost_params_for(in->cluster.gpu.name);
-  params.kernel_tables = a.kernel_tables;
-  const SimContext ctx = make_context(in->model, in->cluster, in->workload, params, *engine);
+  auto params = cost_params_of(a.cost, in->cluster.gpu.name);
+  if (!params) return fail(params.error());
+  const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *engine);
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result
@@ -264,9 +264,7 @@ Command add_simulate(CLI::App& app) {
   simulate->add_flag("--explain", sa.explain,
                      "Per op: what bounds it and where its time comes from (measured, transferred or extrapolated kernel rows, or "
                      "the model), and the share of the step resting on measurement (docs/silicon.md)");
-  simulate->add_flag("--kernel-tables", sa.kernel_tables,
-                     "Cost dense GEMMs from the measured kernel tables (data/silicon/) instead of the fitted efficiency (opt-in: "
-                     "docs/silicon.md, \"Status\")");
+  add_cost_flags(simulate, sa.cost);
   return {simulate, [args] { return run_simulate(*args); }};
 }
 

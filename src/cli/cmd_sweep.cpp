@@ -26,6 +26,7 @@ struct SweepArgs {
   int threads = 0;
   double time_limit = 0;
   bool json = false;
+  CostArgs cost;  // --kernel-tables, --silicon
 };
 
 int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
@@ -60,7 +61,11 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   }
   auto prices = load_prices(a.prices);
   if (!prices) return fail(prices.error());
+  auto silicon = silicon_of(a.cost);
+  if (!silicon) return fail(silicon.error());
   SweepOptions o;
+  o.silicon = std::move(silicon).value();
+  o.kernel_tables = a.cost.kernel_tables || o.silicon != nullptr;
   o.gpus = a.gpus;
   o.counts = a.counts;
   if (!a.dtypes.empty()) o.dtypes = a.dtypes;
@@ -139,6 +144,7 @@ Command add_sweep(CLI::App& app, const CliOptions& cli) {
   sweep->add_option("--csv", swa.csv, "Also write the points as CSV");
   sweep->add_option("--svg", swa.svg, "Also write the chart of USD per million output tokens against the GPU count");
   sweep->add_flag("--json", swa.json, "Print one JSON object (model, workload, points)");
+  add_cost_flags(sweep, swa.cost);
 
   return {sweep, [args, cli] { return run_sweep_cmd(*args, cli); }};
 }

@@ -81,6 +81,32 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--requests", o.requests, "Serve: requests simulated (default 2000, or the trace's)");
 }
 
+void add_cost_flags(CLI::App* cmd, CostArgs& a) {
+  cmd->add_flag("--kernel-tables", a.kernel_tables,
+                "Cost GEMMs (dense and grouped expert GEMMs) from the measured kernel tables (data/silicon/) instead of the "
+                "fitted efficiencies (opt-in: docs/silicon.md, \"Status\")");
+  cmd->add_option("--silicon", a.silicon,
+                  "A folder of one's own kernel measurements (bench/silicon/measure.py --out DIR): read beside the built-in "
+                  "tables, replacing their rows of each GPU and format it measures; implies --kernel-tables")
+      ->type_name("DIR");
+}
+
+Expected<std::shared_ptr<const SiliconTables>> silicon_of(const CostArgs& a) {
+  if (a.silicon.empty()) return std::shared_ptr<const SiliconTables>{};
+  auto t = load_silicon_dir(a.silicon, "--silicon");
+  if (!t) return t.error();
+  return std::make_shared<const SiliconTables>(std::move(t).value());
+}
+
+Expected<CostParams> cost_params_of(const CostArgs& a, const std::string& gpu) {
+  CostParams p = cost_params_for(gpu);
+  auto t = silicon_of(a);
+  if (!t) return t.error();
+  p.silicon = std::move(t).value();
+  p.kernel_tables = a.kernel_tables || p.silicon != nullptr;
+  return p;
+}
+
 void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
   cmd->add_option("--engine", e.name,
                   "Serving engine: trtllm, vllm or sglang: its cost profile and scheduler; with plan, only the plans it runs as planned "

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/control.hpp"
 #include "core/error.hpp"
 #include "cost/engine.hpp"
+#include "cost/params.hpp"
 #include "hardware/cluster.hpp"
 #include "model/model_spec.hpp"
 #include "workload/workload.hpp"
@@ -67,6 +69,20 @@ struct EngineArgs {
 void add_engine_flags(CLI::App* cmd, EngineArgs& e);
 // The traits, with a note on stderr when the version is newer than the profile describes.
 Expected<EngineTraits> engine_of(const EngineArgs& a);
+
+// The kernel-table flags of simulate, plan and sweep (docs/silicon.md): --kernel-tables
+// costs GEMMs from the measured tables; --silicon DIR reads a folder of one's own
+// measurements (bench/silicon/measure.py) beside the built-in tables, and implies it.
+struct CostArgs {
+  bool kernel_tables = false;
+  std::string silicon;
+};
+void add_cost_flags(CLI::App* cmd, CostArgs& a);
+// The cost parameters of a GPU with the flags applied; a --silicon folder that does not
+// read is an error naming the flag, or the file, row and value.
+Expected<CostParams> cost_params_of(const CostArgs& a, const std::string& gpu);
+// The tables once, for commands that cost several GPUs (sweep): null without --silicon.
+Expected<std::shared_ptr<const SiliconTables>> silicon_of(const CostArgs& a);
 
 // The three inputs of simulate and plan, with the workload overrides applied.
 struct Inputs {

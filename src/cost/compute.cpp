@@ -2,25 +2,38 @@
 // evaluation state built from a plan (docs/cost-model.md, "Compute").
 #include "cost/env.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace shardwise::detail {
 
 // --- compute ---------------------------------------------------------------
 
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows), ceiling the GPU's measured
-// best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8).
+// best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8), mem_eff
+// the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs).
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
-// scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; grouped
-// expert GEMMs (mem_eff given) keep their weight-read efficiency on the memory side.
-double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff) {
+// scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; a grouped
+// expert GEMM reads the grouped table's share by rows per expert where the format has one,
+// else the dense curve's compute share and the fitted weight-read efficiency.
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped) {
   e.op_flops = flops;
   e.op_bytes = bytes;
   if (e.bd) e.op_rows = rows;
   if (const GemmProfile& g = e.p->gemm; g.present) {
-    const GemmFormatProfile& f = g.of(tensor_format(e.ctx->cluster.gpu, peak));
-    const double share = f.curve.share_at(rows);
+    const DType fmt = tensor_format(e.ctx->cluster.gpu, peak);
+    const GemmFormatProfile& dense = g.of(fmt);
+    const GemmFormatProfile& grp = g.grouped_of(fmt);
+    const bool table = grouped && grp.curve.n > 0;
+    const GemmFormatProfile& f = table ? grp : dense;
+    if (e.log_rows_of != rows) {
+      e.log_rows_of = rows;
+      e.log_rows = std::log(std::max(rows, 1e-9));
+    }
+    const double share = f.curve.share_at_log(e.log_rows);
     const double tc = flops / (peak * share * f.ratio);
-    const double tm = mem_eff > 0 ? bytes / (e.hbm * mem_eff) : bytes / (e.hbm * share);
+    const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency) : bytes / (e.hbm * share);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
       e.op_table = &f;
       e.op_bound = bound_of(tc, tm, g.floor_s);
@@ -30,7 +43,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, d
   const double ceiling = tensor_format(e.ctx->cluster.gpu, peak) == DType::kBf16 ? e.ctx->ceiling_bf16 : e.ctx->ceiling_fp8;
   const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
-  const double tm = bytes / (e.hbm * (mem_eff > 0 ? mem_eff : e.p->mem_efficiency));
+  const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency : e.p->mem_efficiency));
   if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
   return std::max(tc, tm) + kernel_floor(e);
 }

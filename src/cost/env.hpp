@@ -50,6 +50,9 @@ struct Env {
   const GemmFormatProfile* op_table = nullptr;  // the kernel table behind it (nullptr: the model)
   const char* op_bound = "";
   double op_rows = 0;
+  // log(rows) of the last GEMM a kernel-table curve priced (GEMMs of one evaluation mostly
+  // share their rows, on several curves): each evaluation then takes few logarithms
+  double log_rows_of = -1, log_rows = 0;
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group
   bool tbo_on = false;                // two-batch overlap: layers costed per micro-batch, combined by tbo_layer_time
@@ -93,7 +96,7 @@ inline const char* bound_of(double tc, double tm, double floor_s) {
   return std::max(tc, tm) < floor_s ? "latency" : tc >= tm ? "compute" : "memory";
 }
 // mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
-double gemm_time(Env& e, double peak, double rows, double flops, double bytes, double mem_eff = 0);
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped = false);
 double stream_time(Env& e, double bytes);
 // The breakdown's record of the op being costed (a no-op unless a breakdown is asked for:
 // inline, so that the search's evaluations pay one test).

@@ -114,7 +114,7 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double out_f = up * f / (c1 == 0 ? etp : 1.0);
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
     comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab,
-                     e.p->expert_mem_efficiency);
+                     /*grouped=*/true);
     act(kGroupExperts, rows * (h + out_f) * e.ab);
     flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
   }
@@ -125,7 +125,7 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double in_f = c2 == 0 ? f / etp : f;
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
     comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab,
-                     e.p->expert_mem_efficiency);
+                     /*grouped=*/true);
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }
   if (replicated) {

@@ -1,6 +1,7 @@
 // Efficiency parameters of the cost model: one set per GPU type, fitted on
 // public measurements (bench/calibrate, data/calibration.yaml), never per model.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "core/error.hpp"
@@ -30,6 +31,9 @@ struct CostParams {
   // docs/silicon.md, "Status"), so they are opt-in until the rest of the step is measured.
   GemmProfile gemm;
   bool kernel_tables = false;
+  // The tables the profile is built from: null is the built-in data/silicon/; --silicon DIR
+  // gives the built-in tables with one's own measurements read beside them (load_silicon_dir).
+  std::shared_ptr<const SiliconTables> silicon;
   friend bool operator==(const CostParams&, const CostParams&) = default;
 };
 

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "core/embedded_data.hpp"
+#include "core/fields.hpp"
 
 namespace shardwise {
 namespace {
@@ -107,24 +111,30 @@ const char* basis_name(Basis b) {
   return "model";
 }
 
-double GemmCurve::share_at(double m) const {
+double GemmCurve::share_at(double m) const { return share_at_log(std::log(std::max(m, 1e-9))); }
+
+double GemmCurve::share_at_log(double x) const {
   if (n == 0) return 1.0;
-  const double x = std::log(std::max(m, 1e-9));
   if (x <= log_m[0]) return share[0];
-  for (int i = 1; i < n; ++i) {
-    if (x <= log_m[static_cast<std::size_t>(i)]) {
-      const auto a = static_cast<std::size_t>(i - 1), b = static_cast<std::size_t>(i);
-      const double t = (x - log_m[a]) / (log_m[b] - log_m[a]);
-      return share[a] + t * (share[b] - share[a]);
-    }
-  }
-  return share[static_cast<std::size_t>(n - 1)];
+  // the first measured point at or beyond x (binary search: the search prices many GEMMs)
+  const auto end = log_m.begin() + n;
+  const auto it = std::lower_bound(log_m.begin(), end, x);
+  if (it == end) return share[static_cast<std::size_t>(n - 1)];
+  const auto b = static_cast<std::size_t>(it - log_m.begin()), a = b - 1;
+  const double t = (x - log_m[a]) / (log_m[b] - log_m[a]);
+  return share[a] + t * (share[b] - share[a]);
 }
 
 const GemmFormatProfile& GemmProfile::of(DType d) const {
   if (d == DType::kFp8 || d == DType::kInt8) return fp8;
   if (d == DType::kFp4) return fp4;
   return bf16;
+}
+
+const GemmFormatProfile& GemmProfile::grouped_of(DType d) const {
+  if (d == DType::kFp8 || d == DType::kInt8) return grouped_fp8;
+  if (d == DType::kFp4) return grouped_fp4;
+  return grouped_bf16;
 }
 
 Expected<std::vector<GemmRow>> parse_gemm_table(const std::string& text, const std::string& file) {
@@ -156,6 +166,38 @@ Expected<std::vector<GemmRow>> parse_gemm_table(const std::string& text, const s
   return out;
 }
 
+Expected<std::vector<GroupedRow>> parse_grouped_table(const std::string& text, const std::string& file) {
+  auto t = read_table(text, file, {"silicon", "dtype", "kernel", "layout", "groups", "m_per_group", "m_padded", "N", "K", "value", "unit", "source_locator"});
+  if (!t) return t.error();
+  std::vector<GroupedRow> out;
+  int i = 1;
+  for (const auto& c : *t) {
+    ++i;
+    GroupedRow r{c[0], c[1], c[2], c[3], 0, 0, 0, 0, 0, 0, c[11]};
+    static constexpr std::pair<int, const char*> kCols[] = {{4, "groups"}, {5, "m_per_group"}, {6, "m_padded"}, {7, "N"}, {8, "K"}};
+    double* dst[] = {&r.groups, &r.m, &r.m_padded, &r.n, &r.k};
+    for (std::size_t j = 0; j < 5; ++j) {
+      auto v = positive(c[static_cast<std::size_t>(kCols[j].first)], file, i, kCols[j].second);
+      if (!v) return v.error();
+      *dst[j] = *v;
+    }
+    if (r.m_padded < r.m) return Error{file, fmt::format("row {} m_padded", i), "at least m_per_group", "'" + c[6] + "'"};
+    auto v = positive(c[9], file, i, "value");
+    if (!v) return v.error();
+    if (c[10] == "ms") {
+      r.seconds = *v * 1e-3;
+    } else if (c[10] == "us") {
+      r.seconds = *v * 1e-6;
+    } else if (c[10] == "TFLOPS") {
+      r.seconds = 2.0 * r.groups * r.m * r.n * r.k / (*v * 1e12);
+    } else {
+      return Error{file, fmt::format("row {} unit", i), "ms, us or TFLOPS", "'" + c[10] + "'"};
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 Expected<std::vector<CeilingRow>> parse_ceiling_table(const std::string& text, const std::string& file) {
   auto t = read_table(text, file, {"gpu", "dtype", "percent_of_spec", "M", "N", "K", "source_locator"});
   if (!t) return t.error();
@@ -171,12 +213,15 @@ Expected<std::vector<CeilingRow>> parse_ceiling_table(const std::string& text, c
   return out;
 }
 
-GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bpw, double floor_s) {
+namespace {
+// A curve from (rows, roofline, time) points: at each rows the median share of the roofline.
+template <class Row, class Roof>
+GemmCurve curve_of(const std::vector<Row>& rows, double floor_s, Roof roof) {
   std::map<double, std::vector<double>> by_m;
   for (const auto& r : rows) {
     const double t = r.seconds - floor_s;
     if (t <= 0.1e-6) continue;  // a row the floor explains whole says nothing of the share
-    by_m[r.m].push_back(std::min(1.0, roofline(r, peak, hbm, bpw) / t));
+    by_m[r.m].push_back(std::min(1.0, roof(r) / t));
   }
   GemmCurve c;
   for (const auto& [m, shares] : by_m) {
@@ -185,12 +230,23 @@ GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double
     c.log_m[i] = std::log(m);
     c.share[i] = median(shares);
     c.rows += static_cast<int>(shares.size());
+    c.m_hi = m;
   }
-  if (c.n > 0) {
-    c.m_lo = by_m.begin()->first;
-    c.m_hi = std::prev(by_m.end())->first;
-  }
+  if (c.n > 0) c.m_lo = by_m.begin()->first;
   return c;
+}
+}  // namespace
+
+GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bpw, double floor_s) {
+  return curve_of(rows, floor_s, [&](const GemmRow& r) { return roofline(r, peak, hbm, bpw); });
+}
+
+GemmCurve build_grouped_curve(const std::vector<GroupedRow>& rows, double peak, double hbm, double bpw, double floor_s) {
+  return curve_of(rows, floor_s, [&](const GroupedRow& r) {
+    const double flops = 2.0 * r.groups * r.m * r.n * r.k;
+    const double bytes = bpw * r.groups * (r.m * r.k + r.n * r.k) + 2.0 * r.groups * r.m * r.n;
+    return std::max(flops / peak, bytes / hbm);
+  });
 }
 
 double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, double bpw) {
@@ -200,46 +256,178 @@ double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, dou
 }
 
 namespace {
-// The tables compiled into the binary, parsed once and the Hopper curves built once: constants
-// derived from constants (thread-safe static initialisation), never modified.
-struct SourceTables {
-  std::vector<CeilingRow> ceilings;
-  double floor_s = 0;
-  GemmCurve bf16, fp8;
-  bool ok = false;
-};
-const SourceTables& source_tables() {
-  static const SourceTables t = [] {
-    SourceTables s;
-    const auto files = embedded_silicon();
-    auto rows = parse_gemm_table(text_of(files, "gemm"), "data/silicon/gemm.csv");
-    auto ceilings = parse_ceiling_table(text_of(files, "gemm_ceiling"), "data/silicon/gemm_ceiling.csv");
-    SW_CHECK(rows.ok() && ceilings.ok(), "the embedded kernel tables must parse");
-    const auto hopper = find_gpu("h100");  // the source silicon of both tables (H800: the H100 die, same clocks and HBM)
-    std::vector<GemmRow> bf16_rows, fp8_rows;
-    for (const auto& r : *rows) {
-      if (r.dtype == "bf16" && r.silicon == "h100") bf16_rows.push_back(r);
-      if (r.dtype == "fp8" && (r.silicon == "h100" || r.silicon == "h800")) fp8_rows.push_back(r);
+// The catalog GPU whose curves a row's silicon feeds: an H800 is the H100 die at the same
+// clocks and HBM (only its NVLink differs), so its GEMMs count as the H100's.
+std::string source_key(const std::string& silicon) { return silicon == "h800" ? "h100" : silicon; }
+bool is_fp8(const std::string& d) { return d == "fp8" || d == "int8"; }
+bool is_bf16(const std::string& d) { return d == "bf16" || d == "fp16"; }
+
+template <class Row>
+SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::string& key, bool fp8, const std::string& file,
+                                  const SiliconTables& t, const GpuSpec& gpu, double floor_s, bool grouped) {
+  const auto& mine_keys = grouped ? t.dir_grouped : t.dir_gemm;
+  const bool from_dir = std::find(mine_keys.begin(), mine_keys.end(), key + (fp8 ? "/fp8" : "/bf16")) != mine_keys.end();
+  const std::string origin = from_dir ? t.dir : std::string("data/silicon");
+  std::vector<Row> mine;
+  SiliconTables::Curve out;
+  std::map<std::string, int> kernels;
+  for (const auto& r : rows) {
+    if (source_key(r.silicon) != key || !(fp8 ? is_fp8(r.dtype) : is_bf16(r.dtype))) continue;
+    mine.push_back(r);
+    if (std::find(out.silicon.begin(), out.silicon.end(), r.silicon) == out.silicon.end()) out.silicon.push_back(r.silicon);
+    ++kernels[r.kernel];
+  }
+  if (mine.empty()) return out;
+  const double peak = fp8 ? gpu.fp8.value() : gpu.bf16.value(), hbm = gpu.hbm_bandwidth.value(), bpw = fp8 ? 1.0 : 2.0;
+  if constexpr (std::is_same_v<Row, GroupedRow>) {
+    out.curve = build_grouped_curve(mine, peak, hbm, bpw, floor_s);
+  } else {
+    out.curve = build_gemm_curve(mine, peak, hbm, bpw, floor_s);
+  }
+  std::string who, what;
+  for (const auto& s : out.silicon) who += (who.empty() ? "" : "+") + s;
+  for (const auto& [k, n] : kernels) what += fmt::format("{}{} x{}", what.empty() ? "" : ", ", k, n);
+  out.source = fmt::format("{}/{}: {} {} {}GEMMs ({}; {:.0f}-{:.0f} rows{})", origin, file, who, fp8 ? "fp8" : "bf16", grouped ? "grouped " : "",
+                           what, out.curve.m_lo, out.curve.m_hi, grouped ? " per expert" : " per GEMM");
+  return out;
+}
+
+std::string text_of_embedded(const char* name) { return text_of(embedded_silicon(), name); }
+}  // namespace
+
+const SiliconTables::Source* SiliconTables::source(const std::string& gpu) const {
+  for (const auto& [k, s] : sources) {
+    if (k == gpu) return &s;
+  }
+  return nullptr;
+}
+
+Expected<SiliconTables> make_silicon_tables(SiliconTables t) {
+  t.sources.clear();
+  std::vector<std::string> keys;
+  const auto add_key = [&](const std::string& silicon, const char* file, std::size_t row) -> std::optional<Error> {
+    const std::string k = source_key(silicon);
+    if (!find_gpu(k)) return Error{file, fmt::format("row {} silicon", row + 2), "a GPU of the catalog (shardwise clusters)", "'" + silicon + "'"};
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < t.gemm.size(); ++i) {
+    if (auto e = add_key(t.gemm[i].silicon, "gemm.csv", i)) return *e;
+  }
+  for (std::size_t i = 0; i < t.grouped.size(); ++i) {
+    if (auto e = add_key(t.grouped[i].silicon, "grouped_gemm.csv", i)) return *e;
+  }
+  for (const auto& k : keys) {
+    const auto gpu = find_gpu(k);
+    SiliconTables::Source s;
+    // the floor from this silicon's dense rows (bf16, else fp8): one launch floor per silicon
+    std::vector<GemmRow> dense16, dense8;
+    for (const auto& r : t.gemm) {
+      if (source_key(r.silicon) != k) continue;
+      if (is_bf16(r.dtype)) dense16.push_back(r);
+      if (is_fp8(r.dtype)) dense8.push_back(r);
     }
-    if (!hopper || bf16_rows.empty() || fp8_rows.empty()) return s;
-    const double hbm = hopper->hbm_bandwidth.value();
-    // the floor from the bf16 table (its smallest GEMMs: 1-4,096 rows); one launch floor per silicon
-    s.floor_s = gemm_floor(bf16_rows, hopper->bf16.value(), hbm, 2.0);
-    s.bf16 = build_gemm_curve(bf16_rows, hopper->bf16.value(), hbm, 2.0, s.floor_s);
-    s.fp8 = build_gemm_curve(fp8_rows, hopper->fp8.value(), hbm, 1.0, s.floor_s);
+    const double hbm = gpu->hbm_bandwidth.value();
+    s.floor_s = !dense16.empty() ? gemm_floor(dense16, gpu->bf16.value(), hbm, 2.0)
+                : !dense8.empty() ? gemm_floor(dense8, gpu->fp8.value(), hbm, 1.0)
+                                  : 0.0;
+    if (dense16.empty() && dense8.empty()) {
+      if (const auto* h = t.source("h100")) s.floor_s = h->floor_s;  // grouped rows alone: Hopper's floor
+    }
+    s.bf16 = format_curve(t.gemm, k, false, "gemm.csv", t, *gpu, s.floor_s, false);
+    s.fp8 = format_curve(t.gemm, k, true, "gemm.csv", t, *gpu, s.floor_s, false);
+    s.grouped_bf16 = format_curve(t.grouped, k, false, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
+    s.grouped_fp8 = format_curve(t.grouped, k, true, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
+    if (k == "h100") {
+      t.sources.insert(t.sources.begin(), {k, std::move(s)});
+    } else {
+      t.sources.emplace_back(k, std::move(s));
+    }
+  }
+  return t;
+}
+
+const SiliconTables& builtin_silicon() {
+  // constants derived from constants (thread-safe static initialisation), never modified
+  static const SiliconTables t = [] {
+    SiliconTables s;
+    auto rows = parse_gemm_table(text_of_embedded("gemm"), "data/silicon/gemm.csv");
+    auto ceilings = parse_ceiling_table(text_of_embedded("gemm_ceiling"), "data/silicon/gemm_ceiling.csv");
+    auto grouped = parse_grouped_table(text_of_embedded("grouped_gemm"), "data/silicon/grouped_gemm.csv");
+    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok(), "the embedded kernel tables must parse");
+    s.gemm = std::move(rows).value();
     s.ceilings = std::move(ceilings).value();
-    s.ok = true;
-    return s;
+    s.grouped = std::move(grouped).value();
+    auto built = make_silicon_tables(std::move(s));
+    SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
+    return std::move(built).value();
   }();
   return t;
 }
-}  // namespace
 
-GemmProfile gemm_profile_for(const std::string& gpu_name) {
+Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return Error{flag, "", "a folder of kernel tables (bench/silicon/measure.py --out)", "'" + dir + "'"};
+  SiliconTables t = builtin_silicon();
+  t.dir = dir;
+  bool any = false;
+  // a file's rows replace the built-in rows of each (silicon, format) it holds
+  const auto replace = [](auto& builtin, auto&& mine, auto key, std::vector<std::string>* keys = nullptr) {
+    std::vector<std::string> theirs;
+    for (const auto& r : mine) theirs.push_back(key(r));
+    if (keys) *keys = theirs;
+    std::erase_if(builtin, [&](const auto& r) { return std::find(theirs.begin(), theirs.end(), key(r)) != theirs.end(); });
+    builtin.insert(builtin.end(), std::make_move_iterator(mine.begin()), std::make_move_iterator(mine.end()));
+  };
+  const auto fmt_of = [](const std::string& d) { return is_fp8(d) ? std::string("fp8") : is_bf16(d) ? std::string("bf16") : d; };
+  // every row names a GPU of the catalog (its file's row, as numbered in the file)
+  const auto check = [](const auto& rows, const std::string& file, auto silicon) -> std::optional<Error> {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!find_gpu(source_key(silicon(rows[i]))))
+        return Error{file, fmt::format("row {} silicon", i + 2), "a GPU of the catalog (shardwise clusters)", "'" + silicon(rows[i]) + "'"};
+    }
+    return std::nullopt;
+  };
+  const auto path = [&](const char* f) { return (fs::path(dir) / f).string(); };
+  if (fs::exists(path("gemm.csv"), ec)) {
+    auto text = read_text_file(path("gemm.csv"));
+    if (!text) return text.error();
+    auto rows = parse_gemm_table(*text, path("gemm.csv"));
+    if (!rows) return rows.error();
+    if (auto e = check(*rows, path("gemm.csv"), [](const GemmRow& r) { return r.silicon; })) return *e;
+    replace(t.gemm, std::move(rows).value(), [&](const GemmRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); }, &t.dir_gemm);
+    any = true;
+  }
+  if (fs::exists(path("grouped_gemm.csv"), ec)) {
+    auto text = read_text_file(path("grouped_gemm.csv"));
+    if (!text) return text.error();
+    auto rows = parse_grouped_table(*text, path("grouped_gemm.csv"));
+    if (!rows) return rows.error();
+    if (auto e = check(*rows, path("grouped_gemm.csv"), [](const GroupedRow& r) { return r.silicon; })) return *e;
+    replace(t.grouped, std::move(rows).value(), [&](const GroupedRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); }, &t.dir_grouped);
+    any = true;
+  }
+  if (fs::exists(path("gemm_ceiling.csv"), ec)) {
+    auto text = read_text_file(path("gemm_ceiling.csv"));
+    if (!text) return text.error();
+    auto rows = parse_ceiling_table(*text, path("gemm_ceiling.csv"));
+    if (!rows) return rows.error();
+    replace(t.ceilings, std::move(rows).value(), [](const CeilingRow& r) { return r.gpu + "/" + r.dtype; });
+    any = true;
+  }
+  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv or gemm_ceiling.csv", "'" + dir + "'"};
+  return make_silicon_tables(std::move(t));
+}
+
+GemmProfile gemm_profile_for(const std::string& gpu_name) { return gemm_profile_for(gpu_name, builtin_silicon()); }
+
+GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t) {
   GemmProfile p;
-  const SourceTables& t = source_tables();
-  if (!t.ok || !find_gpu(gpu_name)) return p;
-  p.floor_s = t.floor_s;
+  const SiliconTables::Source* hopper = t.source("h100");
+  if (!hopper || !find_gpu(gpu_name) || hopper->bf16.curve.n == 0) return p;
+  const SiliconTables::Source* own = t.source(source_key(gpu_name));
+  p.floor_s = own && own->floor_s > 0 ? own->floor_s : hopper->floor_s;
   const auto ceiling = [&](const std::string& g, const char* d) -> double {
     for (const auto& c : t.ceilings) {
       if (c.gpu == g && c.dtype == d) return c.share;
@@ -249,30 +437,42 @@ GemmProfile gemm_profile_for(const std::string& gpu_name) {
   // the GPU whose measured ceiling stands for the target: its own, else its die's sibling
   const std::string me = gpu_name == "gb300" ? "b300" : gpu_name == "h20" ? "h100" : gpu_name;
   const bool hopper_die = gpu_name == "h100" || gpu_name == "h200" || gpu_name == "h20";
-  const auto fill = [&](GemmFormatProfile& f, const GemmCurve& curve, const char* d, bool measured_here, const char* src_name) {
-    f.curve = curve;
-    const double mine = ceiling(me, d), theirs = ceiling("h100", d);
-    if (measured_here) {
-      f.basis = Basis::kMeasured;
-    } else if (hopper_die) {
+  using Member = SiliconTables::Curve SiliconTables::Source::*;
+  const auto fill = [&](GemmFormatProfile& f, Member member, const char* d) {
+    const SiliconTables::Curve* mine = own ? &(own->*member) : nullptr;
+    if (mine && mine->curve.n > 0) {  // this GPU's own rows (an H800's for the H100: the same die)
+      f.curve = mine->curve;
+      const bool here = std::find(mine->silicon.begin(), mine->silicon.end(), gpu_name) != mine->silicon.end();
+      f.basis = here ? Basis::kMeasured : Basis::kTransferred;
+      f.source = mine->source;
+      return;
+    }
+    const SiliconTables::Curve& src = hopper->*member;
+    if (src.curve.n == 0) return;  // no table of this kind: the model
+    f.curve = src.curve;
+    const double mine_c = ceiling(me, d), theirs = ceiling("h100", d);
+    if (hopper_die) {
       f.basis = Basis::kTransferred;  // the same die at the same clocks
-      if (mine > 0 && theirs > 0) f.ratio = mine / theirs;
-    } else if (mine > 0 && theirs > 0) {
+      if (mine_c > 0 && theirs > 0) f.ratio = mine_c / theirs;
+    } else if (mine_c > 0 && theirs > 0) {
       f.basis = Basis::kTransferred;
-      f.ratio = mine / theirs;
+      f.ratio = mine_c / theirs;
     } else if (const double mine16 = ceiling(me, "bf16"), theirs16 = ceiling("h100", "bf16"); mine16 > 0 && theirs16 > 0) {
       f.basis = Basis::kExtrapolated;  // this format's ceiling unmeasured here: the bf16 ratio
       f.ratio = mine16 / theirs16;
     } else {
       f.basis = Basis::kExtrapolated;  // no ceiling measured for this GPU: Hopper's curve as it is
     }
-    f.source = fmt::format("{} ({} rows, {:.0f}-{:.0f} rows per GEMM){}", src_name, f.curve.rows, f.curve.m_lo, f.curve.m_hi,
-                           f.ratio != 1.0 ? fmt::format(", x{:.3f} by the measured best-shape ceilings", f.ratio) : "");
+    f.source = src.source + (f.ratio != 1.0 ? fmt::format(", x{:.3f} by the measured best-shape ceilings", f.ratio) : "");
   };
-  fill(p.bf16, t.bf16, "bf16", gpu_name == "h100", "data/silicon/gemm.csv: h100 cuBLAS fp16 GEMMs (vidur)");
-  fill(p.fp8, t.fp8, "fp8", false, "data/silicon/gemm.csv: h800 DeepGEMM fp8 GEMMs");
+  fill(p.bf16, &SiliconTables::Source::bf16, "bf16");
+  fill(p.fp8, &SiliconTables::Source::fp8, "fp8");
+  fill(p.grouped_bf16, &SiliconTables::Source::grouped_bf16, "bf16");
+  fill(p.grouped_fp8, &SiliconTables::Source::grouped_fp8, "fp8");
   p.fp4 = p.fp8;
   p.fp4.basis = Basis::kExtrapolated;  // no fp4 GEMM table: fp8's shares at fp4's peak
+  p.grouped_fp4 = p.grouped_fp8;
+  if (p.grouped_fp4.curve.n > 0) p.grouped_fp4.basis = Basis::kExtrapolated;
   p.present = true;
   return p;
 }

@@ -32,6 +32,7 @@ struct GemmCurve {
   double m_lo = 0, m_hi = 0;  // the measured range of rows
   int rows = 0;               // table rows behind the curve
   double share_at(double m) const;
+  double share_at_log(double log_m) const;  // the same at log(m) (a caller that reuses the logarithm)
   bool in_range(double m) const { return m >= m_lo * 0.999 && m <= m_hi * 1.001; }
   friend bool operator==(const GemmCurve&, const GemmCurve&) = default;
 };
@@ -47,16 +48,18 @@ struct GemmFormatProfile {
 
 struct GemmProfile {
   bool present = false;
-  double floor_s = 0;       // the measured small-kernel floor (gemm_floor over the bf16 table)
+  double floor_s = 0;       // the measured small-kernel floor (gemm_floor over the source's dense rows)
   GemmFormatProfile bf16;   // bf16/fp16 GEMMs (and weight-only int4, which run in bf16)
   GemmFormatProfile fp8;    // fp8 (and int8) GEMMs
   GemmFormatProfile fp4;    // fp4 GEMMs: fp8's curve at fp4's peak (no fp4 table: extrapolated)
+  // grouped expert GEMMs by rows per expert (data/silicon/grouped_gemm.csv); a format with
+  // no grouped rows has an empty curve (the dense curve and the fitted weight-read
+  // efficiency then price the experts)
+  GemmFormatProfile grouped_bf16, grouped_fp8, grouped_fp4;
   friend bool operator==(const GemmProfile&, const GemmProfile&) = default;
   const GemmFormatProfile& of(DType d) const;
+  const GemmFormatProfile& grouped_of(DType d) const;
 };
-
-// The profile of `gpu` (a catalog name) from the tables compiled into the binary.
-GemmProfile gemm_profile_for(const std::string& gpu);
 
 // The tables themselves, parsed (the rows behind a profile, for tests and --explain).
 struct GemmRow {
@@ -72,12 +75,61 @@ struct CeilingRow {
   std::string locator;
 };
 Expected<std::vector<CeilingRow>> parse_ceiling_table(const std::string& text, const std::string& file);
+// One grouped GEMM: `groups` experts of N x K weights, m rows each (the kernel may pad them
+// to m_padded; the time is what m rows cost).
+struct GroupedRow {
+  std::string silicon, dtype, kernel, layout;
+  double groups = 0, m = 0, m_padded = 0, n = 0, k = 0;
+  double seconds = 0;
+  std::string locator;
+};
+Expected<std::vector<GroupedRow>> parse_grouped_table(const std::string& text, const std::string& file);
 
 // Builds a curve from rows on a GPU with the given peak FLOP/s and HBM bytes/s and a floor:
 // at each measured M the median over shapes of roofline / (time - floor).
 GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
+// The same for grouped GEMMs, by rows per group: the roofline reads every group's weights
+// once (groups x N x K) and moves its rows' activations.
+GemmCurve build_grouped_curve(const std::vector<GroupedRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
 // The small-kernel floor the rows measure: the least time any of them takes beyond its
 // roofline (a GEMM of a few KFLOP still takes a launch and a tail), never below 0.
 double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight);
+
+// Every kernel table the cost model reads, and the curves built once from them for each
+// source silicon (an H800's rows count as the H100's: the same die, clocks and HBM).
+struct SiliconTables {
+  struct Curve {
+    GemmCurve curve;
+    std::vector<std::string> silicon;  // the GPUs whose rows it holds
+    std::string source;                // what --explain names
+  };
+  struct Source {
+    double floor_s = 0;
+    Curve bf16, fp8, grouped_bf16, grouped_fp8;
+  };
+  std::vector<GemmRow> gemm;
+  std::vector<CeilingRow> ceilings;
+  std::vector<GroupedRow> grouped;
+  std::vector<std::pair<std::string, Source>> sources;  // by catalog name
+  // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
+  std::string dir;
+  std::vector<std::string> dir_gemm, dir_grouped;
+  const Source* source(const std::string& gpu) const;
+};
+// Builds the curves of `t` from its rows; an error names a row whose GPU is not in the catalog.
+Expected<SiliconTables> make_silicon_tables(SiliconTables t);
+// The tables compiled into the binary (data/silicon/), parsed and built once.
+const SiliconTables& builtin_silicon();
+// The built-in tables with a folder of one's own measurements (bench/silicon/measure.py's
+// output, or files in the formats of data/silicon/) read beside them: a file of the folder
+// replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
+// and gemm_ceiling.csv are read where present; a folder with none of them is an error, as
+// is a file that does not parse (naming the file, row and value). `flag` names the option.
+Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
+
+// The profile of `gpu` (a catalog name): its own rows where the tables hold them (measured),
+// else the H100's carried over by the measured best-shape ceilings (transferred).
+GemmProfile gemm_profile_for(const std::string& gpu, const SiliconTables& tables);
+GemmProfile gemm_profile_for(const std::string& gpu);  // the built-in tables
 
 }  // namespace shardwise

@@ -198,7 +198,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   if (p.gemm.present || p.kernel_tables) {
     ctx.ceiling_bf16 = ctx.ceiling_fp8 = 1.0;  // the tables carry their own ratio
   } else {
-    const GemmProfile mine = gemm_profile_for(c.gpu.name), fit = gemm_profile_for(p.gpu);
+    const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
+    const GemmProfile mine = gemm_profile_for(c.gpu.name, t), fit = gemm_profile_for(p.gpu, t);
     if (mine.present && fit.present) {
       ctx.ceiling_bf16 = mine.bf16.ratio / fit.bf16.ratio;
       ctx.ceiling_fp8 = mine.fp8.ratio / fit.fp8.ratio;
@@ -208,7 +209,7 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   if (!p.kernel_tables) {
     ctx.params.gemm = GemmProfile{};
   } else if (!p.gemm.present) {
-    ctx.params.gemm = gemm_profile_for(c.gpu.name);
+    ctx.params.gemm = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
   }
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);

@@ -137,7 +137,10 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
         }
         auto cl = cluster_from_preset(fmt::format("{}x{}", g, c));
         if (!cl) return Error{"--counts", "", cl.error().expected, cl.error().found};
-        const SimContext ctx = make_context(model, *cl, v.w, cost_params_for(cl->gpu.name), v.traits);
+        CostParams params = cost_params_for(cl->gpu.name);
+        params.kernel_tables = opt.kernel_tables;
+        params.silicon = opt.silicon;
+        const SimContext ctx = make_context(model, *cl, v.w, params, v.traits);
         const SearchSpace space = make_space(model, *cl, v.w);
         SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);
         refine_two_batch_overlap(ctx, space, opt.search_options, r, v.kind);

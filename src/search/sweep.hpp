@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ struct SweepOptions {
   // spread over processes (mpirun): this one plans the points i with i mod ranks == rank
   // and leaves the others unplanned (found false, reason empty); the root gathers them
   int rank = 0, ranks = 1;
+  // the kernel tables (docs/silicon.md): GEMMs from the measured tables, and a folder of
+  // one's own measurements read beside the built-in ones (null: the built-in tables)
+  bool kernel_tables = false;
+  std::shared_ptr<const SiliconTables> silicon;
 };
 
 // Errors name the flag (--gpus, --counts, --dtypes, --engines, --search). The fewest-GPUs

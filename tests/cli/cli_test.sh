@@ -349,10 +349,20 @@ expect 2 "eng-bad.json: field 'engine.name': expected one of vllm, sglang, trtll
 
 # simulate --explain (issue 26): per op its bound and basis, the share resting on measured rows
 expect 0 'rests on measured or transferred rows' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain
-expect 0 'memory +measured +data/silicon/gemm.csv: h100 cuBLAS' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
+expect 0 'memory +measured +data/silicon/gemm.csv: h100 bf16 GEMMs' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
 expect 0 '"measured_share": 0\.[1-9]' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables --json
 expect 0 'x0.640 \(bf16\)' -- simulate --model llama-3.1-8b --cluster mi300xx8 --workload chat-1k-1k --tp 1 --batch 8 --explain
 expect 2 '^shardwise: --explain: expected a closed-form mode' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 2 --explain
+# --silicon DIR (issue 26): one's own measurements beside the built-in tables, on simulate, plan and sweep
+mkdir -p "$tmp/sil" "$tmp/sil-empty" "$tmp/sil-bad"
+printf 'silicon,dtype,kernel,layout,groups,m_per_group,m_padded,N,K,value,unit,source_locator\nh100,bf16,mine,contiguous,32,1,8,4096,7168,700,us,my lab\nh100,bf16,mine,contiguous,32,16,16,4096,7168,720,us,my lab\n' >"$tmp/sil/grouped_gemm.csv"
+expect 0 "expert_ffn1 .* measured +$tmp/sil/grouped_gemm.csv: h100 bf16 grouped GEMMs \\(mine x2; 1-16 rows per expert" -- simulate --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --silicon "$tmp/sil"
+expect 0 'expert_ffn1 .* measured +data/silicon/grouped_gemm.csv: h100 bf16 grouped GEMMs' -- simulate --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
+expect 2 "^shardwise: --silicon: expected a folder of kernel tables \\(bench/silicon/measure.py --out\\), found '$tmp/nope'" -- simulate --model llama-3.1-8b --cluster h100x8 --silicon "$tmp/nope"
+expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv or gemm_ceiling.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
+printf 'silicon,dtype,kernel,M,N,K,value,unit,source_locator\nh100,bf16,k,1,2,3,-4,us,x\n' >"$tmp/sil-bad/gemm.csv"
+expect 2 "^shardwise: $tmp/sil-bad/gemm.csv: field 'row 2 value': expected a positive number, found '-4'" -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil-bad"
+expect 0 'tok/s/GPU' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil"
 
 # bounds and flags that would be ignored (issue 30)
 expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 1e-300

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 
 #include "core/embedded_data.hpp"
 #include "cost/silicon.hpp"
@@ -74,7 +77,11 @@ TEST(Silicon, ProfilesTransferByTheMeasuredCeilings) {
   const GemmProfile h100 = gemm_profile_for("h100");
   ASSERT_TRUE(h100.present);
   EXPECT_EQ(h100.bf16.basis, Basis::kMeasured);
-  EXPECT_EQ(h100.fp8.basis, Basis::kTransferred);  // H800's DeepGEMM rows: the same die
+  EXPECT_EQ(h100.fp8.basis, Basis::kMeasured);  // its own rows (bench/silicon) beside H800's DeepGEMM rows
+  EXPECT_EQ(h100.grouped_bf16.basis, Basis::kMeasured);
+  EXPECT_EQ(h100.grouped_fp8.basis, Basis::kMeasured);
+  EXPECT_EQ(h100.grouped_fp4.basis, Basis::kExtrapolated);
+  EXPECT_EQ(gemm_profile_for("h200").grouped_fp8.basis, Basis::kTransferred);  // the H100 die
   EXPECT_EQ(h100.fp4.basis, Basis::kExtrapolated);
   EXPECT_DOUBLE_EQ(h100.bf16.ratio, 1.0);
   // the floor measured by the table: no GEMM of it takes less than 4 us (vidur's min over
@@ -155,6 +162,95 @@ TEST(Silicon, GemmOpsCarryTheirBasisAndMoreBandwidthIsNeverSlower) {
     const StepTime fast_t = step_time(ctx_fast, plan(1, b), Phase::kDecode, b, 1000, 1000);
     EXPECT_LE(fast_t.stage_s, slow_t.stage_s * (1 + 1e-12)) << b;
   }
+}
+
+const char* kGroupedHeader = "silicon,dtype,kernel,layout,groups,m_per_group,m_padded,N,K,value,unit,source_locator\n";
+
+TEST(Silicon, GroupedRowsParseAndBuildTheirCurve) {
+  // DeepGEMM masked: 4 groups x 256 rows x 4096 x 7168 at 932 TFLOPS:
+  // 2 x 4 x 256 x 4096 x 7168 = 60.13 GFLOP -> 60.13e9 / 932e12 = 64.52 us
+  const std::string t = std::string(kGroupedHeader) + "h800,fp8,DeepGEMM,masked,4,256,256,4096,7168,932,TFLOPS,x\n" +
+                        "h100,bf16,torch,contiguous,2,1,8,1000,1000,8.016,us,y\n";
+  auto rows = parse_grouped_table(t, "g.csv");
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_NEAR((*rows)[0].seconds, 2.0 * 4 * 256 * 4096 * 7168 / 932e12, 1e-15);
+  EXPECT_DOUBLE_EQ((*rows)[1].m_padded, 8);
+  // the second row on a GPU of 1e15 FLOP/s and 1e12 B/s, bf16: it reads 2 x 2 x (1 x 1000 +
+  // 1000 x 1000) + 2 x 2 x 1 x 1000 = 4,008,000 B -> 4.008 us; 4e-9 s of compute; it took
+  // 8.016 us -> share 0.5
+  const std::vector<GroupedRow> one{(*rows)[1]};
+  const GemmCurve c = build_grouped_curve(one, 1e15, 1e12, 2.0, 0.0);
+  ASSERT_EQ(c.n, 1);
+  EXPECT_NEAR(c.share_at(1), 0.5, 1e-12);
+  // a floor of 4.008 us leaves 4.008 us for the roofline: share 1
+  EXPECT_NEAR(build_grouped_curve(one, 1e15, 1e12, 2.0, 4.008e-6).share_at(1), 1.0, 1e-9);
+  // errors name the file, the row and the value
+  auto pad = parse_grouped_table(std::string(kGroupedHeader) + "h100,bf16,k,c,2,16,8,10,10,1,us,x\n", "g.csv");
+  ASSERT_FALSE(pad.ok());
+  EXPECT_EQ(pad.error().message(), "g.csv: field 'row 2 m_padded': expected at least m_per_group, found '8'");
+  auto unit = parse_grouped_table(std::string(kGroupedHeader) + "h100,bf16,k,c,2,1,8,10,10,1,s,x\n", "g.csv");
+  ASSERT_FALSE(unit.ok());
+  EXPECT_EQ(unit.error().message(), "g.csv: field 'row 2 unit': expected ms, us or TFLOPS, found 's'");
+}
+
+// A folder of one's own measurements for --silicon, removed at the end of the test.
+struct SiliconDir {
+  std::filesystem::path path;
+  explicit SiliconDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~SiliconDir() { std::filesystem::remove_all(path); }
+  void write(const char* file, const std::string& text) const { std::ofstream(path / file) << text; }
+};
+
+TEST(Silicon, AFolderOfOnesOwnRowsReplacesTheBuiltInRowsItMeasures) {
+  using namespace test_support;
+  SiliconDir d("shardwise_silicon_test_ok");
+  // one grouped bf16 row on H100: 32 experts x 4096 x 7168 bf16 = 1.879 GB at 1 row each;
+  // 700 us -> 2.68 TB/s of 3.35 (the catalog's H100): share 0.80 beyond the floor
+  d.write("grouped_gemm.csv", std::string(kGroupedHeader) + "h100,bf16,mine,contiguous,32,1,8,4096,7168,700,us,my lab\n");
+  auto t = load_silicon_dir(d.path.string());
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  const GemmProfile mine = gemm_profile_for("h100", *t), builtin = gemm_profile_for("h100");
+  EXPECT_EQ(mine.grouped_bf16.curve.rows, 1);  // the built-in H100 bf16 grouped rows are replaced
+  EXPECT_EQ(mine.grouped_bf16.basis, Basis::kMeasured);
+  EXPECT_NE(mine.grouped_bf16.source.find(d.path.string()), std::string::npos) << mine.grouped_bf16.source;
+  EXPECT_GT(builtin.grouped_bf16.curve.rows, 1);
+  EXPECT_EQ(mine.grouped_fp8, builtin.grouped_fp8);  // a format the folder does not measure stays built in
+  EXPECT_EQ(mine.bf16, builtin.bf16);
+  // its rows price the experts: an H100 CostParams with the folder gives another expert GEMM time
+  auto m = load_model("qwen3-30b-a3b");
+  auto c = cluster_from_preset("h100x8");
+  ASSERT_TRUE(m.ok() && c.ok());
+  CostParams p = cost_params_for("h100");
+  p.kernel_tables = true;
+  CostParams q = p;
+  q.silicon = std::make_shared<const SiliconTables>(std::move(t).value());
+  const SimContext a = make_context(*m, *c, decode(1000), p);
+  const SimContext b = make_context(*m, *c, decode(1000), q);
+  EXPECT_NE(a.params.gemm.grouped_bf16, b.params.gemm.grouped_bf16);
+}
+
+TEST(Silicon, AFolderThatIsNotOneIsRefusedWithTheFlag) {
+  auto missing = load_silicon_dir("/no/such/folder");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(), "--silicon: expected a folder of kernel tables (bench/silicon/measure.py --out), found '/no/such/folder'");
+  SiliconDir empty("shardwise_silicon_test_empty");
+  auto none = load_silicon_dir(empty.path.string());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("a folder holding gemm.csv, grouped_gemm.csv or gemm_ceiling.csv"), std::string::npos);
+  SiliconDir bad("shardwise_silicon_test_bad");
+  bad.write("gemm.csv", std::string(kHeader) + "h100,bf16,k,1,2,3,1,us,x\nquantum9000,bf16,k,1,2,3,1,us,x\n");
+  auto gpu = load_silicon_dir(bad.path.string());
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_EQ(gpu.error().message(), (bad.path / "gemm.csv").string() +
+                                       ": field 'row 3 silicon': expected a GPU of the catalog (shardwise clusters), found 'quantum9000'");
+  bad.write("gemm.csv", std::string(kHeader) + "h100,bf16,k,1,2,3,zero,us,x\n");
+  auto num = load_silicon_dir(bad.path.string());
+  ASSERT_FALSE(num.ok());
+  EXPECT_NE(num.error().message().find("row 2 value"), std::string::npos) << num.error().message();
 }
 
 TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {

@@ -101,6 +101,21 @@ class Explain(unittest.TestCase):
         with self.assertRaises(sw.Error):
             sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", batch=8, explain=1)  # a bool, not a number
 
+    def test_silicon_folder_as_on_the_cli(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "grouped_gemm.csv"), "w") as f:
+                f.write("silicon,dtype,kernel,layout,groups,m_per_group,m_padded,N,K,value,unit,source_locator\n"
+                        "h100,bf16,mine,contiguous,32,1,8,4096,7168,700,us,my lab\n"
+                        "h100,bf16,mine,contiguous,32,16,16,4096,7168,720,us,my lab\n")
+            r = sw.simulate("qwen3-30b-a3b", "h100x8", "chat-1k-1k", batch=8, explain=True, silicon=d)
+            ops = {o["op"]: o for o in r["breakdown"]["ops"]}
+            self.assertIn(d, ops["moe:expert_ffn1"]["table"])
+            self.assertEqual(ops["moe:expert_ffn1"]["basis"], "measured")
+            self.assertTrue(sw.plan("llama-3.1-8b", "h100x8", "chat-1k-1k", budget=50, silicon=d)["found"])
+        with self.assertRaisesRegex(sw.Error, r"silicon: expected a folder of kernel tables"):
+            sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", batch=8, silicon="/no/such/folder")
+
 
 class PlanAndLaunch(unittest.TestCase):
     def test_plan_then_launch(self):
