@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   if (tables) {
     const GemmProfile g = gemm_profile_for("h100");
     fmt::print("dense GEMMs from the kernel tables (data/silicon/): floor {:.2f} us; share of the roofline by rows:\n", g.floor_s * 1e6);
-    for (const auto* f : {&g.bf16, &g.fp8}) {
+    for (const auto* f : {&g.bf16, &g.fp8, &g.grouped_bf16, &g.grouped_fp8}) {
       fmt::print("  {}\n   ", f->source);
       for (int i = 0; i < f->curve.n; ++i) {
         fmt::print(" {:.0f}:{:.2f}", std::exp(f->curve.log_m[static_cast<std::size_t>(i)]), f->curve.share[static_cast<std::size_t>(i)]);

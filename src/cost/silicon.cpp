@@ -439,6 +439,18 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   const bool hopper_die = gpu_name == "h100" || gpu_name == "h200" || gpu_name == "h20";
   using Member = SiliconTables::Curve SiliconTables::Source::*;
   const auto fill = [&](GemmFormatProfile& f, Member member, const char* d) {
+    // the measured best-shape ceilings, this GPU's over the H100's
+    const double mine_c = ceiling(me, d), theirs = ceiling("h100", d);
+    Basis carried = Basis::kExtrapolated;  // no ceiling measured for this GPU: Hopper's curve as it is
+    if (hopper_die) {
+      carried = Basis::kTransferred;  // the same die at the same clocks
+      if (mine_c > 0 && theirs > 0) f.ceiling_ratio = mine_c / theirs;
+    } else if (mine_c > 0 && theirs > 0) {
+      carried = Basis::kTransferred;
+      f.ceiling_ratio = mine_c / theirs;
+    } else if (const double mine16 = ceiling(me, "bf16"), theirs16 = ceiling("h100", "bf16"); mine16 > 0 && theirs16 > 0) {
+      f.ceiling_ratio = mine16 / theirs16;  // this format's ceiling unmeasured here: the bf16 ratio
+    }
     const SiliconTables::Curve* mine = own ? &(own->*member) : nullptr;
     if (mine && mine->curve.n > 0) {  // this GPU's own rows (an H800's for the H100: the same die)
       f.curve = mine->curve;
@@ -450,19 +462,8 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     const SiliconTables::Curve& src = hopper->*member;
     if (src.curve.n == 0) return;  // no table of this kind: the model
     f.curve = src.curve;
-    const double mine_c = ceiling(me, d), theirs = ceiling("h100", d);
-    if (hopper_die) {
-      f.basis = Basis::kTransferred;  // the same die at the same clocks
-      if (mine_c > 0 && theirs > 0) f.ratio = mine_c / theirs;
-    } else if (mine_c > 0 && theirs > 0) {
-      f.basis = Basis::kTransferred;
-      f.ratio = mine_c / theirs;
-    } else if (const double mine16 = ceiling(me, "bf16"), theirs16 = ceiling("h100", "bf16"); mine16 > 0 && theirs16 > 0) {
-      f.basis = Basis::kExtrapolated;  // this format's ceiling unmeasured here: the bf16 ratio
-      f.ratio = mine16 / theirs16;
-    } else {
-      f.basis = Basis::kExtrapolated;  // no ceiling measured for this GPU: Hopper's curve as it is
-    }
+    f.basis = carried;
+    f.ratio = f.ceiling_ratio;
     f.source = src.source + (f.ratio != 1.0 ? fmt::format(", x{:.3f} by the measured best-shape ceilings", f.ratio) : "");
   };
   fill(p.bf16, &SiliconTables::Source::bf16, "bf16");

@@ -41,6 +41,9 @@ struct GemmCurve {
 struct GemmFormatProfile {
   GemmCurve curve;     // on the source silicon
   double ratio = 1.0;  // the target's measured best-shape ceiling over the source's (compute-bound GEMMs)
+  // the target's measured best-shape ceiling over the H100's, whatever the curve's source
+  // (what carries the fitted model's GEMM efficiency to this GPU: SimContext::ceiling_bf16)
+  double ceiling_ratio = 1.0;
   Basis basis = Basis::kModel;
   std::string source;  // "vidur h100 fp16 (1,680 rows)" etc., for --explain
   friend bool operator==(const GemmFormatProfile&, const GemmFormatProfile&) = default;

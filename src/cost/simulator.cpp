@@ -201,8 +201,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
     const GemmProfile mine = gemm_profile_for(c.gpu.name, t), fit = gemm_profile_for(p.gpu, t);
     if (mine.present && fit.present) {
-      ctx.ceiling_bf16 = mine.bf16.ratio / fit.bf16.ratio;
-      ctx.ceiling_fp8 = mine.fp8.ratio / fit.fp8.ratio;
+      ctx.ceiling_bf16 = mine.bf16.ceiling_ratio / fit.bf16.ceiling_ratio;
+      ctx.ceiling_fp8 = mine.fp8.ceiling_ratio / fit.fp8.ceiling_ratio;
     }
   }
   // the measured kernels (docs/silicon.md); a profile given is kept, none without kernel_tables

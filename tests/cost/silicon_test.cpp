@@ -81,7 +81,11 @@ TEST(Silicon, ProfilesTransferByTheMeasuredCeilings) {
   EXPECT_EQ(h100.grouped_bf16.basis, Basis::kMeasured);
   EXPECT_EQ(h100.grouped_fp8.basis, Basis::kMeasured);
   EXPECT_EQ(h100.grouped_fp4.basis, Basis::kExtrapolated);
-  EXPECT_EQ(gemm_profile_for("h200").grouped_fp8.basis, Basis::kTransferred);  // the H100 die
+  EXPECT_EQ(gemm_profile_for("h200").grouped_fp8.basis, Basis::kMeasured);  // its own rows (bench/silicon on a lent H200)
+  EXPECT_EQ(gemm_profile_for("h20").grouped_fp8.basis, Basis::kTransferred);  // the H100 die's
+  // own rows keep the ceiling ratio that carries the fitted model: H200 fp8 73.4% / 70.9%
+  EXPECT_DOUBLE_EQ(gemm_profile_for("h200").fp8.ratio, 1.0);
+  EXPECT_NEAR(gemm_profile_for("h200").fp8.ceiling_ratio, 73.4 / 70.9, 1e-9);
   EXPECT_EQ(h100.fp4.basis, Basis::kExtrapolated);
   EXPECT_DOUBLE_EQ(h100.bf16.ratio, 1.0);
   // the floor measured by the table: no GEMM of it takes less than 4 us (vidur's min over
