@@ -372,49 +372,45 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
   SiliconTables t = builtin_silicon();
   t.dir = dir;
   bool any = false;
-  // a file's rows replace the built-in rows of each (silicon, format) it holds
-  const auto replace = [](auto& builtin, auto&& mine, auto key, std::vector<std::string>* keys = nullptr) {
-    std::vector<std::string> theirs;
-    for (const auto& r : mine) theirs.push_back(key(r));
-    if (keys) *keys = theirs;
-    std::erase_if(builtin, [&](const auto& r) { return std::find(theirs.begin(), theirs.end(), key(r)) != theirs.end(); });
-    builtin.insert(builtin.end(), std::make_move_iterator(mine.begin()), std::make_move_iterator(mine.end()));
-  };
   const auto fmt_of = [](const std::string& d) { return is_fp8(d) ? std::string("fp8") : is_bf16(d) ? std::string("bf16") : d; };
-  // every row names a GPU of the catalog (its file's row, as numbered in the file)
-  const auto check = [](const auto& rows, const std::string& file, auto silicon) -> std::optional<Error> {
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (!find_gpu(source_key(silicon(rows[i]))))
-        return Error{file, fmt::format("row {} silicon", i + 2), "a GPU of the catalog (shardwise clusters)", "'" + silicon(rows[i]) + "'"};
+  // One file of the folder, where present: parsed, every row's GPU checked against the
+  // catalog (numbered as in the file), and its rows put in place of the built-in rows of each
+  // (GPU, format) it holds; `keys` records those pairs (what --explain attributes to the folder).
+  const auto read_one = [&](const char* name, auto parse, auto& builtin, auto key, auto silicon,
+                            std::vector<std::string>* keys) -> std::optional<Error> {
+    const std::string file = (fs::path(dir) / name).string();
+    if (!fs::exists(file, ec)) return std::nullopt;
+    auto text = read_text_file(file);
+    if (!text) return text.error();
+    auto rows = parse(*text, file);
+    if (!rows) return rows.error();
+    std::vector<std::string> theirs;
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+      const auto& r = (*rows)[i];
+      if (const std::string g = silicon(r); !g.empty() && !find_gpu(source_key(g))) {
+        return Error{file, fmt::format("row {} silicon", i + 2), "a GPU of the catalog (shardwise clusters)", "'" + g + "'"};
+      }
+      theirs.push_back(key(r));
     }
+    std::erase_if(builtin, [&](const auto& r) { return std::find(theirs.begin(), theirs.end(), key(r)) != theirs.end(); });
+    builtin.insert(builtin.end(), std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
+    if (keys) *keys = std::move(theirs);
+    any = true;
     return std::nullopt;
   };
-  const auto path = [&](const char* f) { return (fs::path(dir) / f).string(); };
-  if (fs::exists(path("gemm.csv"), ec)) {
-    auto text = read_text_file(path("gemm.csv"));
-    if (!text) return text.error();
-    auto rows = parse_gemm_table(*text, path("gemm.csv"));
-    if (!rows) return rows.error();
-    if (auto e = check(*rows, path("gemm.csv"), [](const GemmRow& r) { return r.silicon; })) return *e;
-    replace(t.gemm, std::move(rows).value(), [&](const GemmRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); }, &t.dir_gemm);
-    any = true;
+  if (auto e = read_one("gemm.csv", parse_gemm_table, t.gemm, [&](const GemmRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); },
+                        [](const GemmRow& r) { return r.silicon; }, &t.dir_gemm)) {
+    return *e;
   }
-  if (fs::exists(path("grouped_gemm.csv"), ec)) {
-    auto text = read_text_file(path("grouped_gemm.csv"));
-    if (!text) return text.error();
-    auto rows = parse_grouped_table(*text, path("grouped_gemm.csv"));
-    if (!rows) return rows.error();
-    if (auto e = check(*rows, path("grouped_gemm.csv"), [](const GroupedRow& r) { return r.silicon; })) return *e;
-    replace(t.grouped, std::move(rows).value(), [&](const GroupedRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); }, &t.dir_grouped);
-    any = true;
+  if (auto e = read_one("grouped_gemm.csv", parse_grouped_table, t.grouped,
+                        [&](const GroupedRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); },
+                        [](const GroupedRow& r) { return r.silicon; }, &t.dir_grouped)) {
+    return *e;
   }
-  if (fs::exists(path("gemm_ceiling.csv"), ec)) {
-    auto text = read_text_file(path("gemm_ceiling.csv"));
-    if (!text) return text.error();
-    auto rows = parse_ceiling_table(*text, path("gemm_ceiling.csv"));
-    if (!rows) return rows.error();
-    replace(t.ceilings, std::move(rows).value(), [](const CeilingRow& r) { return r.gpu + "/" + r.dtype; });
-    any = true;
+  // ceilings name their GPU in `gpu` and are not checked against the catalog (an unknown one is never looked up)
+  if (auto e = read_one("gemm_ceiling.csv", parse_ceiling_table, t.ceilings, [](const CeilingRow& r) { return r.gpu + "/" + r.dtype; },
+                        [](const CeilingRow&) { return std::string(); }, nullptr)) {
+    return *e;
   }
   if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv or gemm_ceiling.csv", "'" + dir + "'"};
   return make_silicon_tables(std::move(t));
