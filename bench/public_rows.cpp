@@ -172,6 +172,41 @@ void mlperf_caps(PublicRow& r, const std::string& conc) {
   if (const auto n = number_after(conc, "runtime "); n > 0) r.engine.max_num_tokens = n;
 }
 
+// AMD's MLPerf v5.1 vLLM configs (the rows' source column names the file): vLLM's V0 engine
+// with multi-step scheduling (num_scheduler_steps decode iterations per scheduling decision)
+// and, where chunked prefill is off, V0's default scheduler: waiting prompts run as a batch
+// of their own before any decode (prefill first), up to max_num_batched_tokens. Read from
+// ntuhpc/inference_results_v5.1@387c3dd04e69 closed/AMD/code/<path> (the line of
+// num_scheduler_steps in the comment); facts of the submission, nothing fitted.
+struct VllmV0Config {
+  const char* path;
+  std::int64_t scheduler_steps;
+  bool chunked_prefill;
+  std::int64_t max_num_seqs, max_num_batched_tokens;
+};
+constexpr VllmV0Config kAmdVllmConfigs[] = {
+    {"llama2-70b/offline_mi300x.yaml", 11, false, 1792, 40960},      // L25
+    {"llama2-70b/server_mi300x.yaml", 9, false, 650, 40960},         // L21
+    {"llama2-70b/interactive_mi300x.yaml", 8, false, 600, 40960},    // L15
+    {"llama2-70b/offline_mi325x.yaml", 7, false, 2700, 65536},       // L31
+    {"llama2-70b/server_mi325x.yaml", 9, false, 1024, 40960},        // L33
+    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008},    // L35
+    {"mixtral-8x7b/offline_mi300x.yaml", 9, false, 5000, 51200},     // L16
+    {"mixtral-8x7b/server_mi300x.yaml", 8, false, 4096, 32000},      // L18
+    {"mixtral-8x7b/offline_mi325x.yaml", 13, false, 4736, 51200},    // L16
+    {"mixtral-8x7b/server_mi325x.yaml", 10, false, 2560, 32000},     // L18
+};
+void amd_vllm_config(PublicRow& r, const std::string& source) {
+  for (const VllmV0Config& c : kAmdVllmConfigs) {
+    if (source.find(std::string("harness_llm/models/") + c.path) == std::string::npos) continue;
+    r.engine.decode_steps = c.scheduler_steps;
+    r.engine.prefill_first = !c.chunked_prefill;
+    r.engine.max_num_seqs = c.max_num_seqs;
+    r.engine.max_num_tokens = c.max_num_batched_tokens;
+    return;
+  }
+}
+
 template <class Get, class Skip>
 std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   PublicRow r;
@@ -362,6 +397,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.serve.requests = std::clamp<std::int64_t>(static_cast<std::int64_t>(rate * 600.0), std::min<std::int64_t>(floor, 100000), 100000);
     mlperf_lengths(r, get("dataset"));
     mlperf_caps(r, conc);
+    amd_vllm_config(r, get("source"));
     r.plan.batch = 0;
     r.measured = std::stod(get("output_tok_s_per_gpu"));
     r.metric = RowMetric::kServeOutput;
@@ -387,6 +423,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.mode = Mode::kOffline;
     r.plan.batch = 0;
     mlperf_caps(r, conc);
+    amd_vllm_config(r, get("source"));
     r.batch_cap = r.engine.max_num_seqs * r.plan.deg.attn_dp;
   } else if (contains(scenario, "offline max throughput")) {
     r.metric = RowMetric::kOfflineMaxThroughput;
@@ -434,7 +471,7 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* need : {"row_id", "model", "weight_precision", "kv_cache_precision", "gpu", "num_gpus", "tp", "pp", "scenario",
-                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms", "dataset"}) {
+                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms", "dataset", "source"}) {
     if (!col.count(need)) return Error{path, need, "a column of that name", "none"};
   }
   std::vector<PublicRow> rows;

@@ -15,6 +15,7 @@ namespace shardwise {
 namespace {
 
 constexpr std::int64_t kMaxBudget = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxDecodeSteps = 1024;  // decode iterations per scheduling decision
 
 // "0.10.2rc1" -> {0, 10, 2}; nullopt unless it starts with a number.
 std::optional<std::vector<int>> version_numbers(std::string_view v) {
@@ -59,7 +60,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   const std::string def = r.string("default_version");
   e.max_num_tokens = r.integer("max_num_tokens", 1, kMaxBudget);
   if (auto sc = r.object("scheduler", true)) {
-    sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens"});
+    sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens", "decode_steps"});
     const std::string order = sc->string("order");
     if (!sink.failed() && order != "decode-first" && order != "prefill-first") sc->fail_value("order", "decode-first or prefill-first");
     e.prefill_first = order == "prefill-first";
@@ -68,6 +69,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     e.reserve_full_kv = adm == "reserve-full";
     e.max_num_seqs = sc->integer("max_num_seqs", 1, kMaxBudget);
     e.kv_block_tokens = sc->integer("kv_block_tokens", 1, 4096);
+    if (sc->has("decode_steps")) e.decode_steps = sc->integer("decode_steps", 1, kMaxDecodeSteps);
   }
   if (sink.failed()) return *sink.first;
   e.version = version.empty() ? def : version;

@@ -110,6 +110,11 @@ struct EngineTraits {
   bool reserve_full_kv = false;
   std::int64_t max_num_seqs = 1024;    // running sequences per attention-DP rank
   std::int64_t kv_block_tokens = 16;   // tokens per KV-cache block (paged attention)
+  // Decode iterations one scheduling decision runs (vLLM V0's --num-scheduler-steps,
+  // SGLang's --num-continuous-decode-steps): an iteration that decodes starts a run of this
+  // many, during which the running sequences only decode; no request is admitted and no
+  // prompt runs until the run ends. 1: the scheduler decides every iteration.
+  std::int64_t decode_steps = 1;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 

@@ -90,6 +90,7 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
   const std::int64_t cap = std::max<std::int64_t>(1, eng.max_num_seqs) * a;
   const double tps = tokens_per_step(w);
   const std::int64_t dec_tokens = 1 + w.spec_tokens;
+  const std::int64_t run_steps = std::max<std::int64_t>(1, eng.decode_steps);
   const auto blocks_for = [&](std::int64_t tokens) { return (tokens + B - 1) / B; };
 
   Core out;
@@ -119,6 +120,9 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
   std::vector<std::int64_t> running, dec, pre_idx, pre_tok;
   std::int64_t free_blocks = total_blocks, completed = 0, next = 0, iterations = 0, preemptions = 0;
   std::int64_t waiting_iters = 0, kv_blocked_iters = 0, cap_iters = 0;
+  // iterations left of the current multi-step decode run (EngineTraits::decode_steps): while
+  // any are, the running sequences only decode and nothing is admitted
+  std::int64_t run_left = 0;
   double t = 0, in_sys = 0, run_int = 0, first_arrival = std::numeric_limits<double>::infinity();
   const bool closed = kind == Arrivals::Kind::kClosed;
   const auto arrive = [&](std::int64_t i, double at) {
@@ -189,13 +193,14 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     pre_tok.clear();
     std::int64_t budget = budget0;
     double ctx_sum = 0;  // the decodes' contexts
+    const bool locked = run_left > 0;
     // 1. the running requests, oldest first: a prompt's next chunk, or a decode
     bool prefilling = false, chunk_blocked = false;
     for (std::size_t i = 0; i < running.size(); ++i) {
       const std::int64_t r = running[i];
       const auto u = static_cast<std::size_t>(r);
       if (done[u] < prompt[u]) {
-        if (budget <= 0) continue;
+        if (budget <= 0 || locked) continue;
         const std::int64_t c = std::min(prompt[u] - done[u], budget);
         if (eng.prefill_first && !eng.reserve_full_kv && blocks_for(done[u] + c) - blocks[u] > free_blocks) {
           // no blocks for the next chunk: the running requests decode this iteration and free some
@@ -220,7 +225,7 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     const bool had_waiting = !waiting.empty();
     bool kv_blocked = false, admitted_ready = false;
     // (no admission while a running prompt waits for blocks: the decodes must free them first)
-    while (!waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < cap && !chunk_blocked) {
+    while (!locked && !waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < cap && !chunk_blocked) {
       const std::int64_t r = waiting.front();
       const auto u = static_cast<std::size_t>(r);
       if (preempted_at[u] == iterations) break;  // preempted this iteration: back in a later one
@@ -267,6 +272,10 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     }
     std::int64_t ptok = 0;
     for (std::int64_t c : pre_tok) ptok += c;
+    if (locked && dec.empty()) {  // nothing left to decode in this run: the scheduler decides again
+      run_left = 0;
+      continue;
+    }
     if (dec.empty() && ptok == 0 && admitted_ready) continue;  // nothing to compute until the next iteration
     if (dec.empty() && ptok == 0 && chunk_blocked && running.size() > 1) {
       preempt_last();  // prompts hold every block and none can go on: the newest gives its blocks back
@@ -285,6 +294,12 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     run_int += static_cast<double>(running.size()) * dt;
     t += dt;
     ++iterations;
+    // an iteration that decodes at a scheduling decision starts a run of decode_steps
+    if (locked) {
+      --run_left;
+    } else if (nd > 0) {
+      run_left = run_steps - 1;
+    }
     bool any_finished = false;
     const auto finish = [&](std::int64_t r) {
       any_finished = true;

@@ -52,6 +52,23 @@ TEST(EngineProfile, StatedBudgetOverridesAndBadInputNamesTheFlag) {
   EXPECT_NE(version.error().message().find("--engine-version"), std::string::npos);
 }
 
+TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n"
+                           "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n";
+  const std::string tail = "versions:\n  - since: \"0.0\"\n";
+  auto def = parse_engine_profile(head + tail, "x.yaml", "");
+  ASSERT_TRUE(def.ok()) << def.error().message();
+  EXPECT_EQ(def->decode_steps, 1);  // absent: the scheduler decides every iteration
+  auto eight = parse_engine_profile(head + "  decode_steps: 8\n" + tail, "x.yaml", "");
+  ASSERT_TRUE(eight.ok()) << eight.error().message();
+  EXPECT_EQ(eight->decode_steps, 8);
+  auto zero = parse_engine_profile(head + "  decode_steps: 0\n" + tail, "x.yaml", "");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message().find("x.yaml"), std::string::npos) << zero.error().message();
+  EXPECT_NE(zero.error().message().find("decode_steps"), std::string::npos) << zero.error().message();
+  for (const char* e : {"vllm", "sglang", "trtllm"}) EXPECT_EQ(load_engine_profile(e)->decode_steps, 1) << e;
+}
+
 TEST(EngineProfile, TheBudgetSetsTheOfflinePrefillChunk) {
   Workload w;
   w.mode = Mode::kOffline;

@@ -380,6 +380,52 @@ TEST(Serving, PrefillFirstNeverStallsOnPartlyPrefilledPrompts) {
   }
 }
 
+TEST(Serving, AMultiStepDecodeRunAdmitsNothingUntilItEnds) {
+  // A arrives at 0, B just after A's prompt (its first token at P = prefill(1024, 1)). With
+  // one decode iteration per scheduling decision B joins at the next iteration:
+  //   admitted(B) = P + decode(1, 1025);
+  // with decode_steps 4 (vLLM V0 --num-scheduler-steps 4) A's first decode starts a run of
+  // four and B waits for all of them:
+  //   admitted(B) = P + decode(1, 1025) + decode(1, 1026) + decode(1, 1027) + decode(1, 1028)
+  Workload w = serve_workload(1024, 64);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  const SimContext ctx = llama8b(w);
+  const Plan plan = test_support::plan(1, 0);
+  StepTimes st(ctx, plan);  // (keeps references to both)
+  const double p = st.prefill(1024, 1);
+  w.serve.trace = {TraceRequest{0.0, 1024, 64}, TraceRequest{p * 1.0001, 1024, 64}};
+  double run4 = 0;
+  for (int j = 1; j <= 4; ++j) run4 += st.decode(1, 1024 + j);
+  for (std::int64_t k : {1, 4}) {
+    SimContext c = llama8b(w);
+    c.engine.decode_steps = k;
+    ServeOptions o;
+    o.keep_records = true;
+    const ServeResult r = simulate_serving(c, plan, o);
+    ASSERT_EQ(r.records.size(), 2u) << r.reason;
+    EXPECT_NEAR(r.records[0].first_token_s, p, 1e-9 * p);
+    const double want = k == 1 ? p + st.decode(1, 1025) : p + run4;
+    EXPECT_NEAR(r.records[1].admitted_s, want, 1e-6 * want) << "decode_steps " << k;
+  }
+}
+
+TEST(Serving, LittlesLawHoldsWithMultiStepDecodeRuns) {
+  // runs of 8 decode iterations delay admissions (TTFT grows) but requests still enter and
+  // leave once: Little's law within 2%, and the first-token latency is longer than with 1
+  Workload w = serve_workload(512, 128);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, 10.0, 0};
+  w.serve.requests = 3000;
+  SimContext one = llama8b(w), eight = llama8b(w);
+  eight.engine.decode_steps = 8;
+  const ServeResult a = simulate_serving(one, test_support::plan(1, 0));
+  const ServeResult b = simulate_serving(eight, test_support::plan(1, 0));
+  ASSERT_TRUE(a.feasible && b.feasible) << a.reason << b.reason;
+  EXPECT_NEAR(b.mean_in_system / (b.requests_per_s * b.e2e_ms.mean / 1e3), 1.0, 0.02);
+  EXPECT_GT(b.ttft_ms.mean, a.ttft_ms.mean);
+  EXPECT_LE(b.ttft_ms.p50, b.ttft_ms.p90);
+  EXPECT_LE(b.ttft_ms.p90, b.ttft_ms.p99);
+}
+
 TEST(Serving, ARequestIsRefusedUnlessItFitsWholeBlocks) {
   Workload w = serve_workload(1024, 128);
   w.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0.0, 0};
