@@ -239,7 +239,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   // attention ranks of tp = world / dp each (TensorRT-LLM's DEP, vLLM's DP+EP)
   const auto num = [&](const char* k, int fallback) { return get(k).empty() ? fallback : std::stoi(get(k)); };
   const int pp = num("pp", 1), ep = num("ep", 1), dp = num("dp", 1);
-  const bool attn_dp = get("attn_dp") == "yes";
+  const bool attn_dp = starts_with(get("attn_dp"), "yes");  // "yes", "yes (enable_attention_dp)"
   r.plan.deg.pp = pp;
   r.plan.deg.ep = ep;
   r.plan.deg.attn_dp = attn_dp ? dp : 1;

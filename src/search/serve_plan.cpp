@@ -298,13 +298,19 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     if (opt.progress) opt.progress(static_cast<int>(i + 1), static_cast<int>(k));
     if (opt.watch) opt.watch->progress([&] { return fmt::format("simulating candidates: {} of {}, {:.0f} s", i + 1, k, opt.watch->elapsed_s()); });
   }
-  // 2b. the engine settings of the best three: other running-sequence caps and prefill chunks
+  // 2b. the engine settings of the best three and of the screen's first three (so that
+  // simulating more of the screen never tunes fewer of the candidates a shorter list tunes):
+  // other running-sequence caps and prefill chunks
   if (opt.tune_engine) {
     std::vector<std::size_t> order(out.candidates.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return out.candidates[x].per_gpu() > out.candidates[y].per_gpu(); });
-    for (std::size_t n = 0; n < std::min<std::size_t>(3, order.size()); ++n) {
-      ServeCandidate& c = out.candidates[order[n]];
+    std::vector<std::size_t> tune(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(3, order.size())));
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, out.candidates.size()); ++i) {
+      if (std::find(tune.begin(), tune.end(), i) == tune.end()) tune.push_back(i);
+    }
+    for (const std::size_t at : tune) {
+      ServeCandidate& c = out.candidates[at];
       if (c.max_rate <= 0 || should_stop(opt.watch)) continue;
       const std::int64_t seqs0 = c.max_num_seqs, chunk0 = c.max_num_tokens;
       for (std::int64_t seqs : {std::int64_t{64}, std::int64_t{256}, seqs0}) {

@@ -32,13 +32,22 @@ constexpr double kStatsSecondsPerRequest = 4e-7;
 struct Core {
   ServeResult res;
   std::vector<RequestRecord> rec;
+  // the saturated iterations: those after the first completion that leave a request waiting
+  // (the instance at its cap, KV cache or token budget): their count, seconds and the output
+  // tokens they produced (saturated_rate's measure)
+  std::int64_t sat_iters = 0;
+  double sat_s = 0, sat_tokens = 0;
 };
 // The scheduler over `reqs` (sorted by arrival unless closed loop, where `users` send them).
 // A watch that asks to stop ends the run early: the result is then infeasible with
 // `stopped` set and the reason.
 Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::vector<Req>& reqs, Arrivals::Kind kind, std::int64_t users,
          Watch* watch = nullptr);
-// The saturated completion rate of one instance (docs/serving.md, "Capacity and overload").
+// The saturated completion rate of one instance (docs/serving.md, "Capacity and overload"):
+// `reqs` all queued at once (repeated, up to 8 times, until the instance stays saturated
+// for at least kMinSaturatedIterations); the output tokens of the saturated iterations per
+// second over the requests' mean output.
+constexpr std::int64_t kMinSaturatedIterations = 200;
 double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps, std::vector<Req> reqs, Watch* watch = nullptr);
 
 // The statistics of finished requests (latencies, throughput over res.makespan_s per GPU,
