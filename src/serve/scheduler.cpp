@@ -354,7 +354,8 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
 
 // The saturated completion rate of one instance: the requests all queued at once, repeated
 // until the instance stays saturated (a request waiting after every admission) for
-// kMinSaturatedIterations after its first completion, at most 8 times the requests given;
+// kMinSaturatedIterations after its first completion: doubled up to 8 times the requests
+// given or twice the running-sequence cap, whichever is more (at most kMaxBurst);
 // then the output tokens of those iterations per second over the requests' mean output (a
 // token rate is unbiased by the lengths: the short requests of a burst finish first, so its
 // completions alone overstate a heavy-tailed capacity). Never saturated (every request fits
@@ -369,15 +370,18 @@ double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps,
     out_sum += static_cast<double>(r.osl - (r.ready ? 1 : 0));  // a decode pool's request arrives with its first token
   }
   const double mean_out = out_sum / static_cast<double>(reqs.size());
+  // enough requests to outlast the running-sequence cap twice over (the KV cache may bind first)
+  const std::int64_t slots = std::max<std::int64_t>(1, ctx.engine.max_num_seqs) * std::max<std::int64_t>(1, plan.deg.attn_dp);
+  const auto most = static_cast<std::size_t>(std::min<std::int64_t>(kMaxBurst, std::max<std::int64_t>(8 * static_cast<std::int64_t>(reqs.size()), 2 * slots)));
   std::vector<Req> burst = reqs;
-  for (int round = 0;; ++round) {
+  while (true) {
     const Core sat = run(ctx, plan, steps, burst, Arrivals::Kind::kBurst, 0, watch);
     if (!sat.res.feasible || sat.res.makespan_s <= 0) return 0.0;
     if (sat.sat_iters >= kMinSaturatedIterations && sat.sat_s > 0 && mean_out > 0) return sat.sat_tokens / sat.sat_s / mean_out;
-    if (round < 3) {
+    if (burst.size() < most) {
       const std::size_t n = burst.size();
       burst.reserve(2 * n);
-      for (std::size_t i = 0; i < n; ++i) burst.push_back(burst[i]);
+      for (std::size_t i = 0; i < n && burst.size() < most; ++i) burst.push_back(burst[i]);
       continue;
     }
     std::vector<double> done;

@@ -44,10 +44,12 @@ struct Core {
 Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::vector<Req>& reqs, Arrivals::Kind kind, std::int64_t users,
          Watch* watch = nullptr);
 // The saturated completion rate of one instance (docs/serving.md, "Capacity and overload"):
-// `reqs` all queued at once (repeated, up to 8 times, until the instance stays saturated
-// for at least kMinSaturatedIterations); the output tokens of the saturated iterations per
-// second over the requests' mean output.
+// `reqs` all queued at once (repeated until the instance stays saturated for at least
+// kMinSaturatedIterations: up to 8 times the requests or twice the running-sequence cap,
+// at most kMaxBurst); the output tokens of the saturated iterations per second over the
+// requests' mean output.
 constexpr std::int64_t kMinSaturatedIterations = 200;
+constexpr std::int64_t kMaxBurst = std::int64_t{1} << 20;
 double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps, std::vector<Req> reqs, Watch* watch = nullptr);
 
 // The statistics of finished requests (latencies, throughput over res.makespan_s per GPU,
