@@ -291,12 +291,12 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
     const auto np = static_cast<std::int64_t>(pre_idx.size());
     const double dt = eng.prefill_first && ptok > 0 ? steps.prefill(ptok, np) : steps.mixed(nd, c_mean, ptok, np);
     const bool saturated = completed > 0 && !waiting.empty();  // a request still waits after admission
-    std::int64_t first_tokens = 0;  // prompts that end in this iteration (each yields a token)
-    for (std::size_t k = 0; k < pre_idx.size(); ++k) {
-      const auto u = static_cast<std::size_t>(pre_idx[k]);
-      first_tokens += done[u] + pre_tok[k] >= prompt[u] ? 1 : 0;
-    }
     if (saturated) {
+      std::int64_t first_tokens = 0;  // prompts that end in this iteration (each yields a token)
+      for (std::size_t k = 0; k < pre_idx.size(); ++k) {
+        const auto u = static_cast<std::size_t>(pre_idx[k]);
+        first_tokens += done[u] + pre_tok[k] >= prompt[u] ? 1 : 0;
+      }
       ++out.sat_iters;
       out.sat_s += dt;
       out.sat_tokens += static_cast<double>(nd) * tps + static_cast<double>(first_tokens);
