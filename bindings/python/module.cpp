@@ -14,6 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "check/calibrate.hpp"
+#include "check/check.hpp"
+#include "cost/calibration.hpp"
 #include "cost/engine.hpp"
 #include "cost/params.hpp"
 #include "hardware/cluster.hpp"
@@ -29,6 +32,7 @@
 #include "search/search.hpp"
 #include "search/serve_plan.hpp"
 #include "core/control.hpp"
+#include "core/files.hpp"
 #include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 #include "workload/workload.hpp"
@@ -113,8 +117,14 @@ bool as_bool(const std::string& name, const py::handle& v) {
 
 // The cost parameters of a GPU with kernel_tables= and silicon= (the CLI's --kernel-tables and
 // --silicon DIR; docs/silicon.md): a folder that does not read raises, naming `silicon`.
-shardwise::CostParams cost_params_py(const std::string& gpu, const py::handle& kernel_tables, const py::handle& silicon) {
+// calibration= (the CLI's --calibration FILE; docs/calibration.md) applies a profile.
+shardwise::CostParams cost_params_py(const std::string& gpu, const py::handle& kernel_tables, const py::handle& silicon,
+                                     const py::handle& calibration) {
   shardwise::CostParams p = shardwise::cost_params_for(gpu);
+  if (!calibration.is_none()) {
+    const std::string path = as_str("calibration", calibration);
+    p = get(shardwise::apply_calibration(p, get(shardwise::load_calibration_profile(path)), gpu, path));
+  }
   p.kernel_tables = as_bool("kernel_tables", kernel_tables);
   if (!silicon.is_none()) {
     auto t = shardwise::load_silicon_dir(as_str("silicon", silicon), "silicon");
@@ -252,7 +262,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& redundant_experts, const py::object& sharding, const py::object& engine, const py::object& engine_version,
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
          const py::object& two_batch_overlap, const py::object& time_limit, const py::object& explain, const py::object& kernel_tables,
-         const py::object& silicon, const py::kwargs& kw) {
+         const py::object& silicon, const py::object& calibration, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
@@ -269,7 +279,7 @@ PYBIND11_MODULE(shardwise, m) {
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is batch=)", value_text(max_num_seqs)});
         if (!time_limit.is_none() && !serve) raise(Error{"time_limit", "", "mode='serve' beside it", value_text(time_limit)});
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
-        const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon);
+        const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);
         const shardwise::SimContext ctx =
             shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         shardwise::Breakdown bd;
@@ -320,10 +330,11 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("sharding") = "megatron", py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
       py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
-      py::arg("explain") = false, py::arg("kernel_tables") = false, py::arg("silicon") = py::none(),
+      py::arg("explain") = false, py::arg("kernel_tables") = false, py::arg("silicon") = py::none(), py::arg("calibration") = py::none(),
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
       "and kin; time_limit= seconds stops it, Ctrl-C interrupts it; explain=True adds each op's bound and basis and the "
-      "'explain' shares, kernel_tables=True costs GEMMs from the measured tables, silicon='DIR' reads one's own beside them: docs/silicon.md). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
+      "'explain' shares, kernel_tables=True costs GEMMs from the measured tables, silicon='DIR' reads one's own beside them: docs/silicon.md; "
+      "calibration='profile.yaml' applies a calibrate profile: docs/calibration.md). Workload overrides as keywords: isl=, osl=, batch=, mode=, rate=, "
       "concurrency=, requests=, seed=, ttft_ms=, ...");
 
   m.def(
@@ -332,7 +343,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& seed_o, const py::object& threads_o, const py::object& redundant_experts, const py::object& engine,
          const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
          const py::object& top_k_o, const py::object& time_limit, const py::object& kernel_tables, const py::object& silicon,
-         const py::kwargs& kw) {
+         const py::object& calibration, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
@@ -351,7 +362,7 @@ PYBIND11_MODULE(shardwise, m) {
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is searched)", value_text(max_num_seqs)});
         if (auto e = shardwise::serve_plan_workload_error(in.workload, ov, workload, false)) raise(*e);
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
-                                                                  cost_params_py(in.cluster.gpu.name, kernel_tables, silicon),
+                                                                  cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration),
                                                                   engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
@@ -414,11 +425,92 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("seed") = 1, py::arg("threads") = 1, py::arg("redundant_experts") = 0, py::arg("engine") = py::none(),
       py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
       py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(), py::arg("kernel_tables") = false,
-      py::arg("silicon") = py::none(),
+      py::arg("silicon") = py::none(), py::arg("calibration") = py::none(),
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
       "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "
-      "kernel_tables= and silicon= as simulate's.");
+      "kernel_tables=, silicon= and calibration= as simulate's.");
+
+  // check(): a plan's prediction beside a benchmark result; calibrate(): the terms fitted on results
+  const auto deployment_py = [](const py::object& plan, const py::object& engine, const py::object& engine_version,
+                                const py::object& calibration) {
+    const std::string text = py::isinstance<py::str>(plan) ? "" : py::module_::import("json").attr("dumps")(plan).cast<std::string>();
+    const std::string label = text.empty() ? plan.cast<std::string>() : std::string("plan");
+    shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(label)) : get(shardwise::parse_plan_json(text, label));
+    if (f.model.empty() || f.cluster.empty() || f.workload.empty()) raise(Error{label, "model/cluster/workload", "the names the plan was made for", "none"});
+    Inputs in{get(load_model_warned(f.model)), get(shardwise::load_cluster(f.cluster)), get(shardwise::load_workload(f.workload))};
+    in.workload = get(shardwise::apply_overrides(in.workload, f.overrides, label));
+    // engine=, else the engine the plan records (its version too)
+    const bool from_plan = engine.is_none() && f.engine;
+    const py::object name = from_plan ? py::object(py::str(*f.engine)) : engine;
+    const py::object version = from_plan && engine_version.is_none() && f.engine_version ? py::object(py::str(*f.engine_version)) : engine_version;
+    const shardwise::EngineTraits traits = engine_of(name, version, py::none(), py::none());
+    const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, py::bool_(false), py::none(), calibration);
+    return get(shardwise::plan_deployment(f, label, in.model, in.cluster, in.workload, traits, params));
+  };
+  m.def(
+      "check",
+      [deployment_py](const py::object& plan, const std::string& measured, const py::object& engine, const py::object& engine_version,
+                      const py::object& calibration, const py::object& time_limit) {
+        const shardwise::PlanDeployment pd = deployment_py(plan, engine, engine_version, calibration);
+        const shardwise::MeasuredRun run = get(shardwise::load_measured_run(measured));
+        shardwise::Watch watch(python_control(time_limit));
+        shardwise::Expected<shardwise::CheckResult> r = shardwise::Error{};
+        {
+          py::gil_scoped_release release;
+          r = shardwise::check_run(pd.ctx, pd.d, run, &watch);
+        }
+        finish(watch);
+        std::vector<std::string> warnings;
+        if (!calibration.is_none()) {
+          warnings = shardwise::calibration_warnings(get(shardwise::load_calibration_profile(as_str("calibration", calibration))), pd.ctx, pd.d.plan);
+        }
+        return to_py(shardwise::check_json(pd.ctx, pd.d, get(std::move(r)), warnings));
+      },
+      py::arg("plan"), py::arg("measured"), py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
+      py::arg("calibration") = py::none(), py::arg("time_limit") = py::none(),
+      "A plan (a plan.json dict or path) predicted under the traffic of a benchmark result (vLLM --save-result JSON, SGLang "
+      "--output-file JSONL, aiperf's profile_export_aiperf.json) beside what it measured: the dict of `shardwise check --json`.");
+  m.def(
+      "calibrate",
+      [deployment_py](const py::object& plan, const std::vector<std::string>& measured, const std::string& out, const py::object& engine,
+                      const py::object& engine_version, const py::object& time_limit) {
+        const shardwise::PlanDeployment pd = deployment_py(plan, engine, engine_version, py::none());
+        std::vector<shardwise::MeasuredRun> runs;
+        for (const auto& m : measured) runs.push_back(get(shardwise::load_measured_run(m)));
+        shardwise::Watch watch(python_control(time_limit));
+        shardwise::CalibrateOptions opt;
+        opt.watch = &watch;
+        shardwise::Expected<shardwise::CalibrateResult> r = shardwise::Error{};
+        {
+          py::gil_scoped_release release;
+          r = shardwise::calibrate(pd.ctx, pd.d, runs, opt);
+        }
+        finish(watch);
+        const shardwise::CalibrateResult res = get(std::move(r));
+        if (auto e = shardwise::write_file_whole(out, shardwise::calibration_profile_yaml(res.profile), "out")) raise(*e);
+        py::dict d;
+        d["profile"] = out;
+        d["rms_log_error_before"] = res.rms_before;
+        d["rms_log_error_after"] = res.rms_after;
+        d["evaluations"] = res.evaluations;
+        py::list terms;
+        for (const auto& t : res.terms) {
+          py::dict td;
+          td["term"] = t.term;
+          td["before"] = t.before;
+          td["after"] = t.fitted ? py::object(py::float_(t.after)) : py::object(py::none());
+          td["fitted"] = t.fitted;
+          td["why"] = t.why;
+          terms.append(td);
+        }
+        d["terms"] = terms;
+        return d;
+      },
+      py::arg("plan"), py::arg("measured"), py::arg("out"), py::arg("engine") = py::none(), py::arg("engine_version") = py::none(),
+      py::arg("time_limit") = py::none(),
+      "Fits the step overhead and the op-kind scales on benchmark results of a plan's deployment, writes the profile to out= "
+      "(use it with calibration=) and returns the terms before and after.");
 
   m.def(
       "launch",

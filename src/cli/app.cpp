@@ -28,6 +28,7 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   commands.push_back(cli::add_verify(app, cli));
   commands.push_back(cli::add_sweep(app, cli));
   commands.push_back(cli::add_launch(app));
+  for (auto& c : cli::add_check(app)) commands.push_back(std::move(c));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

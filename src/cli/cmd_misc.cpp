@@ -128,6 +128,7 @@ int run_launch(const LaunchArgs& a) {
   o.model_path = a.model_path;
   o.head_address = a.head_address;
   o.port = a.port;
+  o.plan_file = a.plan_file;
   auto text = launch_plan(*f, a.plan_file, in->model, in->cluster, in->workload, o);
   if (!text) return fail(text.error());
   print(*text);

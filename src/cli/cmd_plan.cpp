@@ -201,6 +201,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   }
   refine_two_batch_overlap(ctx, space, opt, o.search, serve_kind);
   if (tty) std::fputc('\n', stderr);
+  if (o.search.found) note_calibration(a.cost, ctx, o.search.best);
   for (const auto& name : a.compare) {
     if (name == a.engine) continue;
     SearchOptions copt = opt;

@@ -168,6 +168,7 @@ int run_simulate(SimulateArgs a) {
   auto params = cost_params_of(a.cost, in->cluster.gpu.name);
   if (!params) return fail(params.error());
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *engine);
+  note_calibration(a.cost, ctx, plan);
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result

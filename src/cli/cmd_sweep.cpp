@@ -1,10 +1,12 @@
 // shardwise sweep: the best plan at every point of GPU types x counts, priced (docs/sweep.md).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/common.hpp"
 #include "cli/dist.hpp"
@@ -66,6 +68,16 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   SweepOptions o;
   o.silicon = std::move(silicon).value();
   o.kernel_tables = a.cost.kernel_tables || o.silicon != nullptr;
+  auto calibration = calibration_of(a.cost);
+  if (!calibration) return fail(calibration.error());
+  o.calibration = std::move(calibration).value();
+  if (o.calibration) {
+    if (std::find(a.gpus.begin(), a.gpus.end(), o.calibration->gpu) == a.gpus.end()) {
+      return fail(Error{a.cost.calibration, "gpu", fmt::format("one of the swept GPUs ({})", fmt::join(a.gpus, ", ")),
+                        fmt::format("'{}'", o.calibration->gpu)});
+    }
+    if (a.gpus.size() > 1) note(fmt::format("the calibration profile applies to the {} points only; the others are priced as built", o.calibration->gpu));
+  }
   o.gpus = a.gpus;
   o.counts = a.counts;
   if (!a.dtypes.empty()) o.dtypes = a.dtypes;

@@ -89,6 +89,23 @@ void add_cost_flags(CLI::App* cmd, CostArgs& a) {
                   "A folder of one's own kernel measurements (bench/silicon/measure.py --out DIR): read beside the built-in "
                   "tables, replacing their rows of each GPU and format it measures; implies --kernel-tables")
       ->type_name("DIR");
+  cmd->add_option("--calibration", a.calibration,
+                  "A calibration profile (shardwise calibrate --out; docs/calibration.md): its step overhead and op-kind scales "
+                  "replace the GPU's fitted ones; a note when the plan lies outside what it measured")
+      ->type_name("FILE");
+}
+
+Expected<std::optional<CalibrationProfile>> calibration_of(const CostArgs& a) {
+  if (a.calibration.empty()) return std::optional<CalibrationProfile>{};
+  auto c = load_calibration_profile(a.calibration);
+  if (!c) return c.error();
+  return std::optional<CalibrationProfile>(std::move(c).value());
+}
+
+void note_calibration(const CostArgs& a, const SimContext& ctx, const Plan& plan) {
+  auto c = calibration_of(a);
+  if (!c || !*c) return;
+  for (const auto& w : calibration_warnings(**c, ctx, plan)) note(w);
 }
 
 Expected<std::shared_ptr<const SiliconTables>> silicon_of(const CostArgs& a) {
@@ -104,6 +121,9 @@ Expected<CostParams> cost_params_of(const CostArgs& a, const std::string& gpu) {
   if (!t) return t.error();
   p.silicon = std::move(t).value();
   p.kernel_tables = a.kernel_tables || p.silicon != nullptr;
+  auto c = calibration_of(a);
+  if (!c) return c.error();
+  if (*c) return apply_calibration(std::move(p), **c, gpu, a.calibration);
   return p;
 }
 

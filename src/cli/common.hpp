@@ -13,8 +13,10 @@
 #include "cli/app.hpp"
 #include "core/control.hpp"
 #include "core/error.hpp"
+#include "cost/calibration.hpp"
 #include "cost/engine.hpp"
 #include "cost/params.hpp"
+#include "cost/simulator.hpp"
 #include "hardware/cluster.hpp"
 #include "model/model_spec.hpp"
 #include "workload/workload.hpp"
@@ -73,14 +75,20 @@ Expected<EngineTraits> engine_of(const EngineArgs& a);
 // The kernel-table flags of simulate, plan and sweep (docs/silicon.md): --kernel-tables
 // costs GEMMs from the measured tables; --silicon DIR reads a folder of one's own
 // measurements (bench/silicon/measure.py) beside the built-in tables, and implies it.
+// --calibration FILE applies a calibration profile (shardwise calibrate; docs/calibration.md).
 struct CostArgs {
   bool kernel_tables = false;
   std::string silicon;
+  std::string calibration;
 };
 void add_cost_flags(CLI::App* cmd, CostArgs& a);
 // The cost parameters of a GPU with the flags applied; a --silicon folder that does not
 // read is an error naming the flag, or the file, row and value.
 Expected<CostParams> cost_params_of(const CostArgs& a, const std::string& gpu);
+// The profile of --calibration (nullopt without it); errors name the file and field.
+Expected<std::optional<CalibrationProfile>> calibration_of(const CostArgs& a);
+// A note on stderr for each way `plan` lies outside what the --calibration profile measured.
+void note_calibration(const CostArgs& a, const SimContext& ctx, const Plan& plan);
 // The tables once, for commands that cost several GPUs (sweep): null without --silicon.
 Expected<std::shared_ptr<const SiliconTables>> silicon_of(const CostArgs& a);
 
@@ -111,6 +119,7 @@ Command add_simulate(CLI::App& app);
 Command add_plan(CLI::App& app, const CliOptions& cli);
 Command add_sweep(CLI::App& app, const CliOptions& cli);
 Command add_launch(CLI::App& app);
+std::vector<Command> add_check(CLI::App& app);  // check, calibrate
 Command add_verify(CLI::App& app, const CliOptions& cli);
 
 }  // namespace shardwise::cli

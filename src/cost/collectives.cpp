@@ -16,7 +16,7 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
                : same(e.g_w)            ? collective_cost(cl, k, g, e.s_w, Bytes(full), eff)
                : same(e.g_etp)          ? collective_cost(cl, k, g, e.s_etp, Bytes(full), eff)
                                         : collective_cost(cl, k, g, Bytes(full), eff);
-  c.time = c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6);
+  c.time = (c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6)) * e.p->scales.comm;  // scales: a calibration profile's
   if (e.bd) {
     // A conversion made of two collectives reports the larger kind; times and bytes add.
     if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {

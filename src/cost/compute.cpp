@@ -16,7 +16,8 @@ namespace shardwise::detail {
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
 // scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; a grouped
 // expert GEMM reads the grouped table's share by rows per expert where the format has one,
-// else the dense curve's compute share and the fitted weight-read efficiency.
+// else the dense curve's compute share and the fitted weight-read efficiency. A calibration
+// profile's scale (CostParams::scales: experts for grouped GEMMs, gemm for the rest) multiplies the whole.
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped) {
   e.op_flops = flops;
   e.op_bytes = bytes;
@@ -38,14 +39,14 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
       e.op_table = &f;
       e.op_bound = bound_of(tc, tm, g.floor_s);
     }
-    return g.floor_s + std::max(tc, tm);
+    return (g.floor_s + std::max(tc, tm)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
   }
   const double ceiling = tensor_format(e.ctx->cluster.gpu, peak) == DType::kBf16 ? e.ctx->ceiling_bf16 : e.ctx->ceiling_fp8;
   const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency : e.p->mem_efficiency));
   if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
-  return std::max(tc, tm) + kernel_floor(e);
+  return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
 double stream_time(Env& e, double bytes) {
   e.op_flops = 0;

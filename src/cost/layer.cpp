@@ -69,7 +69,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
       const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
       if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
-      comp = std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e);
+      comp = (std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e)) * e.p->scales.attention;
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;
       const double causal = s.window > 0 ? std::min(static_cast<double>(s.window), static_cast<double>(seq) / 2.0) : static_cast<double>(seq) / 2.0;
@@ -80,7 +80,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       e.op_bytes = bytes;
       const double tc = flops / (e.attn_peak * e.p->attn_efficiency), tm = bytes / (e.hbm * e.p->mem_efficiency);
       if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
-      comp = std::max(tc, tm) + kernel_floor(e);
+      comp = (std::max(tc, tm) + kernel_floor(e)) * e.p->scales.attention;
       if (attn == 1) comm += coll(e, CollKind::kAllGather, e.g_tp, tg * static_cast<double>(s.kv_elems_per_token) * e.kvb, "tp");
     }
     flush("attention", static_cast<int>(Slot::kAttention), kGroupAttention);

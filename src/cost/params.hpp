@@ -9,6 +9,15 @@
 
 namespace shardwise {
 
+// Multipliers on the predicted time of each op kind, from a calibration profile
+// (`shardwise calibrate`, cost/calibration.hpp): 1 = the model as built. gemm: dense GEMMs
+// (projections, dense MLPs, router, LM head); experts: grouped expert GEMMs; attention: the
+// attention kernel itself; comm: every collective call (alpha-beta and its fixed cost).
+struct TimeScales {
+  double gemm = 1.0, experts = 1.0, attention = 1.0, comm = 1.0;
+  friend bool operator==(const TimeScales&, const TimeScales&) = default;
+};
+
 struct CostParams {
   std::string gpu;               // the GPU type these were fitted for
   double gemm_efficiency = 0.7;  // achieved / peak tensor FLOP rate for large GEMMs
@@ -23,6 +32,7 @@ struct CostParams {
   double expert_skew = 0.3;      // coefficient of variation of the experts' shares of the routed tokens
   double expert_mem_efficiency = 0.8;  // achieved / peak HBM bandwidth of the grouped expert GEMMs' weight reads
   bool calibrated = false;       // false: defaults or another GPU's fit
+  TimeScales scales;             // a calibration profile's op-kind scales (all 1 without one)
   // Dense GEMMs from the kernel tables (data/silicon/): when present, they replace
   // gemm_efficiency, gemm_half_rows and kernel_overhead_us for every GEMM (docs/silicon.md)
   // (make_context fills it from the cluster's GPU when kernel_tables is true). Off by

@@ -70,4 +70,13 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
+std::string shell_command(const std::vector<std::string>& parts) {
+  std::string s;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) s += parts[i].starts_with("-") && parts[i] != "-m" ? " \\\n    " : " ";
+    s += shell_quote(parts[i]);
+  }
+  return s + "\n";
+}
+
 }  // namespace shardwise

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/units.hpp"
 
@@ -16,4 +17,7 @@ std::string si_time(Seconds s);               // "2.0 us"
 // One word for a POSIX shell: as it is when it holds only [A-Za-z0-9_@%+=:,./-], else in single
 // quotes (a ' inside as '\''). Every user-given string printed into a command goes through it.
 std::string shell_quote(const std::string& word);
+// One shell command, a word per part, each through shell_quote, continued with a backslash
+// before each flag (one flag a line); ends with a newline.
+std::string shell_command(const std::vector<std::string>& parts);
 }  // namespace shardwise

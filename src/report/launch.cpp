@@ -71,17 +71,7 @@ std::string model_path(const PlanFile& file, const LaunchOptions& o, std::vector
   return "<path-to-checkpoint>";
 }
 
-// One command as a shell line continued with backslashes, one flag a line.
-// One shell command, a word per part, each quoted for the shell (report/format.hpp): a
-// model path or address with spaces, quotes or ';' stays one word, never a second command.
-std::string command(const std::vector<std::string>& parts) {
-  std::string s;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) s += parts[i].starts_with("-") && parts[i] != "-m" ? " \\\n    " : " ";
-    s += shell_quote(parts[i]);
-  }
-  return s + "\n";
-}
+std::string command(const std::vector<std::string>& parts) { return shell_command(parts); }
 
 // Disaggregated deployments' side ports: vLLM's NIXL side channel and SGLang's bootstrap
 // server, their engines' defaults, offset per instance.
@@ -200,6 +190,18 @@ std::string hf_repo_for(const std::string& preset) {
     if (preset == name) return repo;
   }
   return "";
+}
+
+std::string served_model(const SimContext& ctx, const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes) {
+  std::vector<std::string> ignored;
+  if (notes == nullptr) notes = &ignored;
+  const std::string path = model_path(file, o, notes);
+  const DType weights = ctx.model.is_moe() ? ctx.formats.experts : ctx.formats.dense;
+  const std::string published = o.model_path.empty() ? published_checkpoint(file.model, weights) : "";
+  if (published.empty()) return path;
+  notes->push_back(fmt::format("the plan's {} weights: the published checkpoint {} (instead of quantising {} at load time)", to_string(weights),
+                               published, path));
+  return published;
 }
 
 EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& space, const Plan& plan) {
@@ -325,7 +327,6 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const Metrics& m = fit.runnable_metrics;
   const Degrees& d = p.deg;
   const Workload& w = ctx.workload;
-  std::string model = model_path(file, o, &notes);
   const std::string head = o.head_address;
   // the concurrency the engine may run: the plan's, capped by a serve plan's running-sequence setting
   const std::int64_t batch = std::min<std::int64_t>(m.batch, ctx.engine.max_num_seqs * std::int64_t{d.attn_dp});
@@ -338,11 +339,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const auto native = o.model_path.empty() ? checkpoint_dtype(file.model) : std::nullopt;
   // a checkpoint published in the plan's format rather than quantising at load time
   const std::string published = o.model_path.empty() ? published_checkpoint(file.model, weights_dtype) : "";
-  if (!published.empty()) {
-    notes.push_back(fmt::format("the plan's {} weights: the published checkpoint {} (instead of quantising {} at load time)",
-                                to_string(weights_dtype), published, model));
-    model = published;
-  }
+  const std::string model = served_model(ctx, file, o, &notes);
   // on-the-fly fp8 only where the checkpoint is not already quantised
   // (a checkpoint whose config carries its quantisation, the plan's or the --model-path
   // folder's, is read as it is: vLLM refuses --quantization fp8 beside a ModelOpt checkpoint)

@@ -40,9 +40,14 @@ struct LaunchOptions {
   std::string role;                          // "prefill" or "decode" in a disaggregated deployment; "" aggregated
   std::int64_t first_gpu = 0;                // the first GPU of the deployment (a decode pool after the prefill pool's)
   std::string checkpoint_quant;              // a --model-path folder's own quantisation method ("" none or not a folder)
+  std::string plan_file;                     // the plan's path, for the benchmark's `shardwise check` line ("" none)
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);
+// The checkpoint the commands serve: --model-path, else the published checkpoint in the
+// plan's weight format where its maker ships one, else the preset's repository or the
+// config's folder (a sentence in `notes` for each substitution).
+std::string served_model(const SimContext& ctx, const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes = nullptr);
 
 std::string launch_text(const SimContext& ctx, const PlanFile& file, const EngineFit& fit, const LaunchOptions& o);
 // A disaggregated deployment (file.prefill_pool beside file.plan, the decode pool): each

@@ -8,6 +8,7 @@
 
 #include "model/loader.hpp"
 #include "plan/space.hpp"
+#include "report/bench_command.hpp"
 
 namespace shardwise {
 
@@ -54,7 +55,19 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   const SimContext ctx = make_context(model, cluster, workload, cost_params_for(cluster.gpu.name), settings);
   const SearchSpace space = make_space(model, cluster, workload, f.plan.redundant_experts);
   const EngineFit fit = fit_engine(o.engine, ctx, space, f.plan);
-  if (!f.prefill_pool) return launch_text(ctx, f, fit, opts);
+  // the benchmark of the launched deployment: at the one instance's address, or its load balancer
+  BenchTarget bench;
+  bench.model = served_model(ctx, f, opts);
+  bench.plan_file = o.plan_file;
+  bench.port = o.port > 0 ? o.port : o.engine == ServeEngine::kSglang ? 30000 : 8000;
+  bench.host = o.head_address == LaunchOptions{}.head_address ? "127.0.0.1" : o.head_address;
+  if (!f.prefill_pool) {
+    if (!fit.runnable_found) return launch_text(ctx, f, fit, opts);
+    bench.instances = fit.runnable.deg.replicas;
+    bench.batch = fit.runnable.batch;
+    if (bench.instances > 1) bench.host = "<LOAD_BALANCER>";
+    return launch_text(ctx, f, fit, opts) + bench_text(ctx, o.engine, bench);
+  }
   // disaggregated: each pool fitted to the engine, then the router
   const Plan& pre = *f.prefill_pool;
   Plan pre_probe = pre;
@@ -69,7 +82,14 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
                  fmt::format("{} prefill + {} decode = {} GPUs", pre.deg.total_gpus(), f.plan.deg.total_gpus(), pool_gpus)};
   }
   const SearchSpace pspace = make_space(model, cluster, workload, pre.redundant_experts);
-  return launch_disagg_text(ctx, f, fit_engine(o.engine, ctx, pspace, pre), fit, opts);
+  const EngineFit pfit = fit_engine(o.engine, ctx, pspace, pre);
+  std::string text = launch_disagg_text(ctx, f, pfit, fit, opts);
+  if (pfit.runnable_found && fit.runnable_found) {
+    bench.host = "<ROUTER_HOST>";  // the router or proxy in front of both pools
+    bench.instances = fit.runnable.deg.replicas;
+    text += bench_text(ctx, o.engine, bench);
+  }
+  return text;
 }
 
 }  // namespace shardwise

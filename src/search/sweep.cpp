@@ -140,6 +140,10 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
         CostParams params = cost_params_for(cl->gpu.name);
         params.kernel_tables = opt.kernel_tables;
         params.silicon = opt.silicon;
+        if (opt.calibration && opt.calibration->gpu == cl->gpu.name) {
+          params.step_overhead_us = opt.calibration->step_overhead_us;
+          params.scales = opt.calibration->scales;
+        }
         const SimContext ctx = make_context(model, *cl, v.w, params, v.traits);
         const SearchSpace space = make_space(model, *cl, v.w);
         SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);

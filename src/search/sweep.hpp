@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "cost/calibration.hpp"
 #include "cost/simulator.hpp"
 #include "search/search.hpp"
 
@@ -51,6 +52,8 @@ struct SweepOptions {
   // one's own measurements read beside the built-in ones (null: the built-in tables)
   bool kernel_tables = false;
   std::shared_ptr<const SiliconTables> silicon;
+  // a calibration profile (--calibration): applied to the points of its GPU, the others as built
+  std::optional<CalibrationProfile> calibration;
 };
 
 // Errors name the flag (--gpus, --counts, --dtypes, --engines, --search). The fewest-GPUs

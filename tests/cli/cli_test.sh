@@ -423,5 +423,27 @@ expect 2 '^shardwise: --time-limit: expected a number of seconds from 0' -- swee
 # verify starts its own mpirun: inside an MPI job it says so
 OMPI_COMM_WORLD_SIZE=1 expect 2 '^shardwise: verify: expected to be run directly' -- verify --model llama-3.1-8b --tp 2
 
+# check and calibrate (docs/check.md, docs/calibration.md): a vLLM --save-result file of a plan's deployment
+"$bin" plan --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --engine vllm --search exact --out "$tmp/p8.json" >/dev/null 2>&1 || bad "plan --out p8.json"
+cat > "$tmp/vllm4.json" <<'RES'
+{"num_prompts": 200, "request_rate": 4.0, "burstiness": 1.0, "max_concurrency": null, "duration": 52.0, "completed": 200,
+ "total_input_tokens": 204800, "total_output_tokens": 25600, "request_throughput": 3.84, "output_throughput": 491.5,
+ "mean_ttft_ms": 45.1, "median_ttft_ms": 40.0, "p99_ttft_ms": 91.4, "mean_tpot_ms": 7.9, "median_tpot_ms": 7.8, "p99_tpot_ms": 9.2}
+RES
+sed 's/"request_rate": 4.0/"request_rate": 8.0/' "$tmp/vllm4.json" > "$tmp/vllm8.json"
+expect 0 'TTFT p99 \(ms\) +[0-9.]+ +91\.40 +[-+][0-9.]+%' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json"
+expect 0 'traffic +200 requests, Poisson at 4 requests/s; input 1024, output 128 tokens' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json"
+expect 0 '"metric": "tpot_mean_ms"' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json" --json
+printf '{"completed": 3, "mean_ttft_ms": "fast"}' > "$tmp/badres.json"
+expect 2 "^shardwise: $tmp/badres.json: field 'mean_ttft_ms': expected a number, found the string \"fast\"" -- check --plan "$tmp/p8.json" --measured "$tmp/badres.json"
+expect 2 "^shardwise: $tmp/nope.json" -- check --plan "$tmp/p8.json" --measured "$tmp/nope.json"
+expect 0 'step overhead \(us\) ' -- calibrate --plan "$tmp/p8.json" --measured "$tmp/vllm4.json" "$tmp/vllm8.json" --out "$tmp/prof.yaml"
+grep -q '^schema: "shardwise-calibration/1"' "$tmp/prof.yaml" && ok || bad "calibrate wrote no profile"
+expect 2 '^shardwise: --out: expected a file other than the results it reads' -- calibrate --plan "$tmp/p8.json" --measured "$tmp/vllm4.json" --out "$tmp/vllm4.json"
+expect 0 'INFEASIBLE|verdict' -- simulate --plan "$tmp/p8.json" --mode serve --rate 4 --requests 200 --calibration "$tmp/prof.yaml"
+expect 0 'note: the calibration profile measured an instance of tp 1' -- simulate --model llama-3.1-8b --cluster h100x2 --tp 2 --batch 8 --workload chat-1k-1k --calibration "$tmp/prof.yaml"
+expect 2 "^shardwise: $tmp/prof.yaml: field 'gpu': expected a profile measured on the cluster's GPU, h200, found 'h100'" -- simulate --model llama-3.1-8b --cluster h200x1 --batch 8 --workload chat-1k-1k --calibration "$tmp/prof.yaml"
+expect 2 "^shardwise: $tmp/prof.yaml: field 'gpu': expected one of the swept GPUs \(h200\)" -- sweep --model llama-3.1-8b --gpus h200 --counts 1 --calibration "$tmp/prof.yaml"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -236,5 +236,46 @@ class Reliability(unittest.TestCase):
         self.assertLess(took, 1.0)
 
 
+class CheckAndCalibrate(unittest.TestCase):
+    """check(), calibrate() and calibration= (docs/check.md, docs/calibration.md)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def result(self, name, rate, tpot):
+        # vllm bench serve --save-result keys (vllm/benchmarks/serve.py)
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            json.dump({"num_prompts": 200, "request_rate": rate, "burstiness": 1.0, "max_concurrency": None, "duration": 52.0,
+                       "completed": 200, "total_input_tokens": 200 * 1024, "total_output_tokens": 200 * 128,
+                       "request_throughput": rate, "output_throughput": rate * 128, "mean_ttft_ms": 45.0,
+                       "median_ttft_ms": 40.0, "mean_tpot_ms": tpot, "median_tpot_ms": tpot}, f)
+        return path
+
+    def test_check_calibrate_and_use_the_profile(self):
+        p = sw.plan("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="vllm")["plan"]
+        r = sw.check(p, self.result("a.json", 4.0, 8.0))
+        self.assertEqual(r["tool"], "vllm")
+        self.assertEqual(r["traffic"]["requests"], 200)
+        metrics = {row["metric"]: row for row in r["rows"]}
+        self.assertAlmostEqual(metrics["tpot_mean_ms"]["measured"], 8.0)
+        out = os.path.join(self.tmp, "profile.yaml")
+        c = sw.calibrate(p, [self.result("a.json", 4.0, 8.0), self.result("b.json", 8.0, 9.0)], out=out)
+        self.assertEqual(c["terms"][0]["term"], "step_overhead_us")
+        self.assertLess(c["rms_log_error_after"], c["rms_log_error_before"])
+        self.assertTrue(os.path.exists(out))
+        base = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", batch=8)["tpot_ms"]
+        fitted = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", batch=8, calibration=out)["tpot_ms"]
+        self.assertNotAlmostEqual(base, fitted)
+        with self.assertRaises(sw.Error) as e:
+            sw.simulate("llama-3.1-8b", "h200x1", "chat-1k-1k", batch=8, calibration=out)
+        self.assertEqual(e.exception.field, "gpu")
+        with self.assertRaises(sw.Error) as e:
+            sw.check(p, os.path.join(self.tmp, "missing.json"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,10 +2,12 @@
 // runs otherwise, and the flags printed (only names checked against each
 // engine's documentation, docs/launch.md).
 #include "report/launch.hpp"
+#include "report/bench_command.hpp"
 #include "report/format.hpp"
 
 #include "search/search.hpp"
 
+#include <map>
 #include <regex>
 #include <set>
 
@@ -323,5 +325,104 @@ TEST(ShellQuote, ByHand) {
   EXPECT_EQ(shell_quote("$(id)"), "'$(id)'");
   EXPECT_EQ(shell_quote("<HEAD_NODE_IP>:50000"), "'<HEAD_NODE_IP>:50000'");
 }
+
+// The benchmark command: the planned traffic in each tool's own conventions
+// (vllm/benchmarks/datasets.py: uniform in [L (1 - r), L (1 + r)]; SGLang's compute_random_lens:
+// uniform in [L r, L]; aiperf: a normal of the given mean and standard deviation).
+std::map<std::string, std::string> flags_of(const std::string& text, const std::string& first_word) {
+  std::map<std::string, std::string> out;
+  const auto at = text.find(first_word);
+  EXPECT_NE(at, std::string::npos) << first_word;
+  if (at == std::string::npos) return out;
+  std::string cmd;  // the command's lines up to the first one without a continuation
+  for (std::size_t i = at; i < text.size(); ++i) {
+    if (text[i] == '\n' && (i == 0 || text[i - 1] != '\\')) break;
+    cmd += text[i];
+  }
+  std::vector<std::string> words;
+  std::string w;
+  for (const char ch : cmd + " ") {
+    if (ch == ' ' || ch == '\n' || ch == '\\') {
+      if (!w.empty()) words.push_back(w);
+      w.clear();
+    } else {
+      w += ch;
+    }
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].rfind("--", 0) != 0) continue;
+    const bool value = i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0;
+    out[words[i]] = value ? words[i + 1] : "";
+  }
+  return out;
+}
+
+TEST(BenchCommand, ReplaysThePlannedTrafficInEachToolsConventions) {
+  Case c = make_case("llama-3.1-8b", "h100x1", "chat-1k-1k");
+  Workload& w = c.ctx.workload;
+  w.mode = Mode::kServe;
+  w.serve.arrivals = {Arrivals::Kind::kPoisson, 7.5, 0};
+  w.serve.requests = 3000;
+  w.serve.seed = 9;
+  LengthDist in;
+  in.kind = LengthDist::Kind::kUniform;
+  in.min = 800;
+  in.max = 1000;
+  w.serve.input = in;
+  LengthDist out = in;
+  out.min = 80;
+  out.max = 100;
+  w.serve.output = out;
+  BenchTarget t;
+  t.model = "meta-llama/Llama-3.1-8B-Instruct";
+  t.host = "10.0.0.1";
+  t.port = 8123;
+  t.plan_file = "my plan.json";
+  const std::string v = bench_text(c.ctx, ServeEngine::kVllm, t);
+  auto f = flags_of(v, "vllm bench serve");
+  EXPECT_EQ(f["--base-url"], "http://10.0.0.1:8123");
+  EXPECT_EQ(f["--random-input-len"], "900");       // centre of [800, 1000]
+  EXPECT_EQ(f["--random-output-len"], "90");       // centre of [80, 100]
+  EXPECT_EQ(f["--random-range-ratio"], "0.111111");  // (1,000 - 800) / (1,000 + 800) = 1/9: [900 x 8/9, 900 x 10/9] = [800, 1,000]
+  EXPECT_EQ(f["--num-prompts"], "3000");
+  EXPECT_EQ(f["--request-rate"], "7.5");
+  EXPECT_EQ(f["--burstiness"], "1.0");             // Gamma shape 1: Poisson
+  EXPECT_EQ(f["--seed"], "9");
+  EXPECT_TRUE(f.count("--ignore-eos") && f.count("--save-result") && f.count("--save-detailed"));
+  EXPECT_EQ(f["--result-filename"], bench_result_file(ServeEngine::kVllm));
+  EXPECT_NE(v.find("--plan 'my plan.json'"), std::string::npos);  // quoted for the shell
+  const std::string s = bench_text(c.ctx, ServeEngine::kSglang, t);
+  f = flags_of(s, "sglang.bench_serving");
+  EXPECT_EQ(f["--random-input-len"], "1000");  // [L r, L] = [800, 1000]
+  EXPECT_EQ(f["--random-output-len"], "100");
+  EXPECT_EQ(f["--random-range-ratio"], "0.8");
+  EXPECT_EQ(f["--request-rate"], "7.5");
+  EXPECT_EQ(f.count("--max-concurrency"), 0U);
+  EXPECT_EQ(f["--output-file"], bench_result_file(ServeEngine::kSglang));
+  const std::string a = bench_text(c.ctx, ServeEngine::kTrtllm, t);
+  f = flags_of(a, "aiperf profile");
+  EXPECT_EQ(f["--isl"], "900");
+  EXPECT_EQ(f["--isl-stddev"], "57.7");  // 200 / sqrt(12) = 57.74
+  EXPECT_EQ(f["--osl"], "90");
+  EXPECT_EQ(f["--request-rate-mode"], "poisson");
+  EXPECT_EQ(f["--request-count"], "3000");
+  EXPECT_EQ(f["--extra-inputs"], "ignore_eos:true");
+  // a closed loop: as many requests in flight as users, at an unbounded rate
+  w.serve.arrivals = {Arrivals::Kind::kClosed, 0, 64};
+  w.serve.requests = 0;
+  f = flags_of(bench_text(c.ctx, ServeEngine::kVllm, t), "vllm bench serve");
+  EXPECT_EQ(f["--request-rate"], "inf");
+  EXPECT_EQ(f["--max-concurrency"], "64");
+  EXPECT_EQ(f["--num-prompts"], "2000");  // max(2,000, 10 x 64)
+  f = flags_of(bench_text(c.ctx, ServeEngine::kTrtllm, t), "aiperf profile");
+  EXPECT_EQ(f["--concurrency"], "64");
+  EXPECT_EQ(f.count("--request-rate"), 0U);
+  // automatic request counts: three minutes of Poisson arrivals when that is more than 2,000
+  w.serve.arrivals = {Arrivals::Kind::kPoisson, 50.0, 0};
+  EXPECT_EQ(bench_requests(w, 1, 0), 9000);  // 50 x 180
+  w.serve.arrivals.rate = 1.0;
+  EXPECT_EQ(bench_requests(w, 1, 0), kDefaultRequests);
+}
+
 }  // namespace
 }  // namespace shardwise

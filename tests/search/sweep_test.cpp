@@ -47,7 +47,7 @@ TEST(Sweep, PricesAndTheFewestGpus) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
   EXPECT_EQ(csv.rfind("gpu,gpus,dtype,engine,found", 0), 0u);
   // no price, no $ figure
-  auto unpriced = run_sweep(*m, chat(), SweepOptions{{"h100"}, {8}, {""}, {""}, "exact", {}, nullptr, 0, 1, false, nullptr}, PriceTable{});
+  auto unpriced = run_sweep(*m, chat(), SweepOptions{{"h100"}, {8}, {""}, {""}, "exact", {}, nullptr, 0, 1, false, nullptr, std::nullopt}, PriceTable{});
   ASSERT_TRUE(unpriced.ok());
   EXPECT_EQ((*unpriced)[0].usd_per_mtok, 0.0);
 }
