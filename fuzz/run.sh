@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload fuzz_plan_json fuzz_sharding fuzz_policy fuzz_cli fuzz_trace fuzz_prices fuzz_serving fuzz_python)
+harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_model fuzz_cluster fuzz_workload fuzz_plan_json fuzz_sharding fuzz_policy fuzz_cli fuzz_trace fuzz_prices fuzz_serving fuzz_result fuzz_python)
 
 source scripts/deps.sh
 install_missing clang libclang-rt-14-dev cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
@@ -27,6 +27,7 @@ seed() {  # harness -> seed files
     fuzz_trace) ls fuzz/seeds/trace-*.bin ;;
     fuzz_prices) ls data/prices/*.yaml tests/data/bad/r*.yaml ;;
     fuzz_serving) ls data/workloads/*.yaml tests/data/good/workload-serve.yaml tests/data/bad/w*.yaml ;;
+    fuzz_result) ls fuzz/seeds/result-* ;;
   esac
 }
 # harness-specific flags: the CLI's own output is closed (-close_fd_mask=3: libFuzzer keeps

@@ -92,7 +92,7 @@ std::string check_json(const SimContext& ctx, const Deployment& d, const CheckRe
   j["rows"] = rows;
   j["notes"] = r.notes;
   j["warnings"] = warnings;
-  return j.dump(2);
+  return j.dump(2, ' ', false, json::error_handler_t::replace);  // a file name need not be UTF-8
 }
 
 }  // namespace shardwise

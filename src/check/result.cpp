@@ -162,8 +162,9 @@ Expected<MeasuredRun> read_flat(const json& doc, const std::string& file, const 
   read_flat_latency(r, sglang ? "e2e_latency" : "e2el", run.e2e);
   if (r.error) return *r.error;
   if (!completed) return Error{file, "completed", "the number of completed requests", "none"};
+  if (*completed < 1) return Error{file, "completed", "at least one completed request to compare with", std::to_string(*completed)};
   run.completed = *completed;
-  if (run.completed > 0) {
+  {
     if (in_tok) run.mean_input = *in_tok / static_cast<double>(run.completed);
     if (out_tok) run.mean_output = *out_tok / static_cast<double>(run.completed);
   }

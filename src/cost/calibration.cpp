@@ -13,7 +13,7 @@ namespace shardwise {
 namespace {
 
 // A string as a YAML double-quoted scalar: JSON's escapes are YAML's too.
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 constexpr double kMaxScale = 100.0;  // a scale beyond 1/100..100 is a broken fit or a typo
 
@@ -92,8 +92,12 @@ std::string calibration_profile_yaml(const CalibrationProfile& c) {
   std::string s = fmt::format(
       "# A shardwise calibration profile (shardwise calibrate; docs/calibration.md): the engine-level\n"
       "# terms fitted on benchmark results of one deployment. Use it with --calibration FILE.\n"
-      "schema: {}\ngpu: {}\nengine: {}\nengine_version: {}\nmodel: {}\n",
-      quoted(kCalibrationSchema), quoted(c.gpu), quoted(c.engine), quoted(c.engine_version), quoted(c.model));
+      "schema: {}\ngpu: {}\n",
+      quoted(kCalibrationSchema), quoted(c.gpu));
+  // the optional names only when set (an empty string is not a name: the reader refuses one)
+  if (!c.engine.empty()) s += fmt::format("engine: {}\n", quoted(c.engine));
+  if (!c.engine_version.empty()) s += fmt::format("engine_version: {}\n", quoted(c.engine_version));
+  if (!c.model.empty()) s += fmt::format("model: {}\n", quoted(c.model));
   s += fmt::format("instance: {{tp: {}, pp: {}, ep: {}, attn_dp: {}}}\n", c.tp, c.pp, c.ep, c.attn_dp);
   s += fmt::format("step_overhead_us: {:.3f}\n", c.step_overhead_us);
   s += "# multipliers on each op kind's predicted time (1: as the cost model prices it)\n";
@@ -104,8 +108,8 @@ std::string calibration_profile_yaml(const CalibrationProfile& c) {
   s += "results:\n";
   if (c.points.empty()) s += "  []\n";
   for (const auto& p : c.points) {
-    s += fmt::format("  - {{file: {}, rate: {}, users: {}, requests: {}, mean_input: {:.2f}, mean_output: {:.2f}}}\n", quoted(p.file),
-                     p.rate, p.users, p.requests, p.mean_input, p.mean_output);
+    s += fmt::format("  - {{{}rate: {}, users: {}, requests: {}, mean_input: {:.2f}, mean_output: {:.2f}}}\n",
+                     p.file.empty() ? "" : "file: " + quoted(p.file) + ", ", p.rate, p.users, p.requests, p.mean_input, p.mean_output);
   }
   return s;
 }

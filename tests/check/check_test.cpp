@@ -130,6 +130,7 @@ TEST(MeasuredRun, BadInputNamesTheFileFieldAndValue) {
     EXPECT_NE(m.find("fast"), std::string::npos);
   }
   EXPECT_NE(msg(R"({"mean_ttft_ms": 3})").find("completed"), std::string::npos);
+  EXPECT_NE(msg(R"({"mean_ttft_ms": 3, "completed": 0})").find("at least one completed request"), std::string::npos);
   EXPECT_NE(msg(R"({"mean_ttft_ms": -3, "completed": 3})").find("at least 0"), std::string::npos);
   EXPECT_NE(msg(R"({"hello": 1})").find("none of their keys"), std::string::npos);
   EXPECT_NE(msg(R"({"time_to_first_token": {"unit": "fortnights", "avg": 1}})").find("fortnights"), std::string::npos);
@@ -325,6 +326,21 @@ TEST(CalibrationProfile, BadInputNamesTheField) {
   EXPECT_NE(msg(ok + "scales: {gemmm: 1}\n").find("gemmm"), std::string::npos);
   EXPECT_NE(msg("schema: shardwise-calibration/1\ngpu: h100\nstep_overhead_us: -1\n").find("step_overhead_us"), std::string::npos);
   EXPECT_NE(msg(ok + "results: 3\n").find("results"), std::string::npos);
+}
+
+TEST(CalibrationProfile, WhatIsWrittenReadsBack) {
+  // fuzz_result findings: a profile without the optional names wrote them as "" (which the
+  // reader refuses), and a name that is not UTF-8 threw while writing
+  auto c = parse_calibration_profile("schema: shardwise-calibration/1\ngpu: h100\nstep_overhead_us: 10\nresults: [{rate: 2}]\n", "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  auto back = parse_calibration_profile(calibration_profile_yaml(*c), "again.yaml");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->engine, "");
+  EXPECT_EQ(back->points.size(), 1U);
+  c->model = "model-\xff\xfe";
+  back = parse_calibration_profile(calibration_profile_yaml(*c), "again.yaml");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->model, "model-\xef\xbf\xbd\xef\xbf\xbd");  // each invalid byte as U+FFFD
 }
 
 TEST(TimeScales, MultiplyEachOpKindAndNothingElse) {
