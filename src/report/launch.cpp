@@ -19,10 +19,13 @@ bool same_cost(const Metrics& a, const Metrics& b) {
          eq(a.memory.total().value(), b.memory.total().value());
 }
 
-std::string degrees_line(const SimContext& ctx, const Plan& p, const Metrics& m) {
+// A serve plan (its engine settings recorded) runs what its running-sequence cap admits, not
+// the closed form's batch: the cap is shown instead.
+std::string degrees_line(const SimContext& ctx, const Plan& p, const Metrics& m, std::optional<std::int64_t> seqs_cap = std::nullopt) {
   std::string s = fmt::format("tp {} x attn_dp {} x pp {}", p.deg.tp, p.deg.attn_dp, p.deg.pp);
   if (ctx.model.is_moe()) s += fmt::format(", ep {}", p.deg.ep);
-  s += fmt::format(", batch {} per instance, sharding {}", m.batch, sharding_to_string(p.sharding));
+  s += seqs_cap ? fmt::format(", at most {} running sequences per attention-DP rank, sharding {}", *seqs_cap, sharding_to_string(p.sharding))
+                : fmt::format(", batch {} per instance, sharding {}", m.batch, sharding_to_string(p.sharding));
   if (p.two_batch_overlap) s += ", two-batch overlap";
   return s;
 }
@@ -307,8 +310,9 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   std::vector<std::string> notes;
   std::string s = fmt::format("# shardwise launch: {} on {} ({}), workload {}, for {}\n", ctx.model.name, file.cluster, ctx.cluster.gpu.name,
                               ctx.workload.name, engine_version(e));
-  s += fmt::format("# plan       {}\n", degrees_line(ctx, fit.plan, fit.plan_metrics));
-  s += fmt::format("#            predicted {}\n", objective_line(ctx, fit.plan_metrics));
+  s += fmt::format("# plan       {}\n", degrees_line(ctx, fit.plan, fit.plan_metrics, file.max_num_seqs));
+  s += fmt::format("#            predicted {}{}\n", objective_line(ctx, fit.plan_metrics), file.max_num_seqs ? " (the closed form)" : "");
+  if (!o.serving.empty() && o.role.empty()) s += fmt::format("# serving    {}\n", o.serving);
   if (fit.exact) {
     s += fmt::format("# {} runs this plan as it is.\n", to_string(e));
   } else {
@@ -318,7 +322,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       s += fmt::format("# and none of its layouts near this plan fits memory and the SLOs: no command to print.\n");
       return s;
     }
-    s += fmt::format("# nearest plan {} runs: {}\n", to_string(e), degrees_line(ctx, fit.runnable, fit.runnable_metrics));
+    s += fmt::format("# nearest plan {} runs: {}\n", to_string(e), degrees_line(ctx, fit.runnable, fit.runnable_metrics, file.max_num_seqs));
     s += fmt::format("#            predicted {}", objective_line(ctx, fit.runnable_metrics));
     if (fit.plan_metrics.objective > 0) s += fmt::format(" ({:.3f}x the plan)", fit.runnable_metrics.objective / fit.plan_metrics.objective);
     s += "\n# the commands below start the nearest plan.\n";
@@ -328,8 +332,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const Degrees& d = p.deg;
   const Workload& w = ctx.workload;
   const std::string head = o.head_address;
-  // the concurrency the engine may run: the plan's, capped by a serve plan's running-sequence setting
-  const std::int64_t batch = std::min<std::int64_t>(m.batch, ctx.engine.max_num_seqs * std::int64_t{d.attn_dp});
+  // the concurrency the engine may run: a serve plan's running-sequence cap per attention-DP rank
+  // as simulated (its KV cache, not the closed form's batch, bounds what runs); else the
+  // plan's batch, capped by the engine's setting
+  const std::int64_t batch = file.max_num_seqs ? *file.max_num_seqs * std::int64_t{d.attn_dp}
+                                               : std::min<std::int64_t>(m.batch, ctx.engine.max_num_seqs * std::int64_t{d.attn_dp});
   const std::int64_t len = max_sequence(w);
   const std::int64_t width = d.stage_width();
   const bool moe = ctx.model.is_moe();
@@ -575,7 +582,9 @@ std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, cons
   const std::int32_t x = prefill.runnable.deg.replicas, y = decode.runnable.deg.replicas;
   std::string s = fmt::format("# shardwise launch: disaggregated {} on {} for {}: {} prefill instance{} beside {} decode instance{}\n",
                               ctx.model.name, file.cluster, engine_version(e), x, x > 1 ? "s" : "", y, y > 1 ? "s" : "");
-  s += "# (docs/serving.md: the prompt's KV cache travels from a prefill instance to a decode instance; docs/launch.md)\n\n";
+  s += "# (docs/serving.md: the prompt's KV cache travels from a prefill instance to a decode instance; docs/launch.md)\n";
+  if (!o.serving.empty()) s += fmt::format("# serving    {}\n", o.serving);
+  s += "\n";
   const int base = o.port > 0 ? o.port : (e == ServeEngine::kSglang ? 30000 : 8000);
   LaunchOptions po = o, dopt = o;
   po.role = "prefill";

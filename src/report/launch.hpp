@@ -41,6 +41,7 @@ struct LaunchOptions {
   std::int64_t first_gpu = 0;                // the first GPU of the deployment (a decode pool after the prefill pool's)
   std::string checkpoint_quant;              // a --model-path folder's own quantisation method ("" none or not a folder)
   std::string plan_file;                     // the plan's path, for the benchmark's `shardwise check` line ("" none)
+  std::string serving;                       // a serve plan's simulated serving prediction, one line ("" none; launch_plan sets it)
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);

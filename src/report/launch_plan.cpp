@@ -7,10 +7,33 @@
 #include <fmt/format.h>
 
 #include "model/loader.hpp"
+#include "cost/engine.hpp"
 #include "plan/space.hpp"
+#include "report/serve_report.hpp"
+#include "serve/disagg.hpp"
+#include "serve/serving.hpp"
 #include "report/bench_command.hpp"
 
 namespace shardwise {
+namespace {
+
+// A serve plan's traffic simulated on what the commands start (aggregated, or the two pools):
+// one line, "" when the workload has no arrivals to simulate.
+std::string serving_line(const SimContext& ctx, Plan plan, std::optional<Plan> prefill) {
+  const Workload& w = ctx.workload;
+  if (w.mode != Mode::kServe || !has_arrivals(w)) return "";
+  plan.batch = 0;  // the engine's running-sequence cap and the KV cache bound what runs
+  if (prefill) prefill->batch = 0;
+  const ServeResult r = prefill ? simulate_disaggregated(ctx, DisaggPlan{*prefill, plan}).total : simulate_serving(ctx, plan);
+  if (r.stopped) return "";
+  if (r.kv_tokens < 1 || r.requests == 0) return "not simulated: " + r.reason;
+  return fmt::format("{}, simulated over {} requests: TTFT p50 {:.1f} ms p99 {:.1f} ms, TPOT p50 {:.2f} ms p99 {:.2f} ms, {:.1f} output "
+                     "tokens/s per GPU; {}",
+                     arrivals_label(w), r.requests * std::max<std::int64_t>(1, prefill ? 1 : plan.deg.replicas), r.ttft_ms.p50, r.ttft_ms.p99,
+                     r.tpot_ms.p50, r.tpot_ms.p99, r.output_tok_s_per_gpu, r.feasible ? "within the SLOs" : "INFEASIBLE: " + r.reason);
+}
+
+}  // namespace
 
 Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, const ModelSpec& model, const ClusterSpec& cluster,
                                   const Workload& workload, const LaunchOptions& o) {
@@ -49,7 +72,10 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
     }
     opts.checkpoint_quant = local->quant.method;
   }
-  EngineTraits settings;  // a serve plan's running-sequence cap and token budget
+  // the launched engine's profile (at the plan's version when the plan was made for it), with a
+  // serve plan's running-sequence cap and token budget: what the serving prediction runs
+  auto profile = load_engine_profile(to_string(o.engine), f.engine && *f.engine == to_string(o.engine) ? f.engine_version.value_or("") : "");
+  EngineTraits settings = profile ? *profile : EngineTraits{};
   if (f.max_num_seqs) settings.max_num_seqs = *f.max_num_seqs;
   if (f.max_num_tokens) settings.max_num_tokens = *f.max_num_tokens;
   const SimContext ctx = make_context(model, cluster, workload, cost_params_for(cluster.gpu.name), settings);
@@ -63,6 +89,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   bench.host = o.head_address == LaunchOptions{}.head_address ? "127.0.0.1" : o.head_address;
   if (!f.prefill_pool) {
     if (!fit.runnable_found) return launch_text(ctx, f, fit, opts);
+    opts.serving = serving_line(ctx, fit.runnable, std::nullopt);
     bench.instances = fit.runnable.deg.replicas;
     bench.batch = fit.runnable.batch;
     if (bench.instances > 1) bench.host = "<LOAD_BALANCER>";
@@ -83,6 +110,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   }
   const SearchSpace pspace = make_space(model, cluster, workload, pre.redundant_experts);
   const EngineFit pfit = fit_engine(o.engine, ctx, pspace, pre);
+  if (pfit.runnable_found && fit.runnable_found) opts.serving = serving_line(ctx, fit.runnable, pfit.runnable);
   std::string text = launch_disagg_text(ctx, f, pfit, fit, opts);
   if (pfit.runnable_found && fit.runnable_found) {
     bench.host = "<ROUTER_HOST>";  // the router or proxy in front of both pools

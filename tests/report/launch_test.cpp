@@ -2,6 +2,7 @@
 // runs otherwise, and the flags printed (only names checked against each
 // engine's documentation, docs/launch.md).
 #include "report/launch.hpp"
+#include "report/launch_plan.hpp"
 #include "report/bench_command.hpp"
 #include "report/format.hpp"
 
@@ -424,5 +425,42 @@ TEST(BenchCommand, ReplaysThePlannedTrafficInEachToolsConventions) {
   EXPECT_EQ(bench_requests(w, 1, 0), kDefaultRequests);
 }
 
+
+// A serve plan launches what was simulated: the running-sequence cap it records (not the closed
+// form's batch) in each engine's flag, and its serving prediction in the header.
+TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
+  auto m = load_model("llama-3.1-8b");
+  auto c = cluster_from_preset("h100x2");
+  auto w = load_workload("chat-1k-1k");
+  ASSERT_TRUE(m.ok() && c.ok() && w.ok());
+  WorkloadOverrides ov;
+  ov.mode = "serve";
+  ov.rate = "4";
+  ov.requests = 400;
+  ov.tpot_ms = 30;  // the closed form's batch is bound near 190 by it; the cap is 300
+  auto ws = apply_overrides(*w, ov);
+  ASSERT_TRUE(ws.ok()) << ws.error().message();
+  PlanFile f;
+  f.plan = plan_of(1, 1, 1, 0, 1);
+  f.plan.sharding = engine_sharding(ServeEngine::kVllm, make_context(*m, *c, *ws, cost_params_for("h100")), f.plan.deg);
+  f.model = "llama-3.1-8b";
+  f.cluster = "h100x2";
+  f.workload = "chat-1k-1k";
+  f.max_num_seqs = 300;
+  f.max_num_tokens = 4096;
+  for (const auto& [engine, flag, want] : {std::tuple{ServeEngine::kVllm, "--max-num-seqs", "300"},
+                                           {ServeEngine::kSglang, "--max-running-requests", "300"},
+                                           {ServeEngine::kTrtllm, "--max_batch_size", "300"}}) {
+    LaunchOptions o;
+    o.engine = engine;
+    auto text = launch_plan(f, "plan.json", *m, *c, *ws, o);
+    ASSERT_TRUE(text.ok()) << text.error().message();
+    const std::string first = engine == ServeEngine::kVllm ? "vllm serve" : engine == ServeEngine::kSglang ? "sglang.launch_server" : "trtllm-serve";
+    auto flags = flags_of(*text, first);
+    EXPECT_EQ(flags[flag], want) << to_string(engine);
+    EXPECT_NE(text->find("at most 300 running sequences per attention-DP rank"), std::string::npos);
+    EXPECT_NE(text->find("# serving    Poisson at 4 requests/s, simulated over 400 requests"), std::string::npos) << *text;
+  }
+}
 }  // namespace
 }  // namespace shardwise
