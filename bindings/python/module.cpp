@@ -147,6 +147,7 @@ shardwise::WorkloadOverrides overrides_of(const py::kwargs& kw) {
     else if (key == "batch") o.batch = py::isinstance<py::str>(v) ? as_str(key, v) : std::to_string(as_int(key, v));
     else if (key == "ttft_ms") o.ttft_ms = as_num(key, v);
     else if (key == "tpot_ms") o.tpot_ms = as_num(key, v);
+    else if (key == "slo") o.slo = as_str(key, v);
     else if (key == "weights_dtype") o.weights_dtype = as_str(key, v);
     else if (key == "kv_dtype") o.kv_dtype = as_str(key, v);
     else if (key == "expert_dtype") o.expert_dtype = as_str(key, v);
@@ -158,7 +159,7 @@ shardwise::WorkloadOverrides overrides_of(const py::kwargs& kw) {
     else if (key == "seed") o.seed = as_int(key, v);
     else {
       raise(Error{key, "", "a keyword of the function (see help()) or a workload override: mode, isl, osl, context, batch, ttft_ms, "
-                           "tpot_ms, weights_dtype, kv_dtype, expert_dtype, spec_tokens, spec_acceptance, rate, concurrency, requests, seed",
+                           "tpot_ms, slo, weights_dtype, kv_dtype, expert_dtype, spec_tokens, spec_acceptance, rate, concurrency, requests, seed",
                   "'" + key + "'"});
     }
   }
@@ -241,7 +242,7 @@ PYBIND11_MODULE(shardwise, m) {
         const auto mn = as_opt_str("model", model), cn = as_opt_str("cluster", cluster), wn = as_opt_str("workload", workload);
         const shardwise::WorkloadOverrides o = overrides_of(kw);  // every keyword checked, whatever is described
         if (!mn && !cn && !wn) raise(Error{"describe", "", "at least one of model=, cluster=, workload=", "none"});
-        if (!wn && (o.mode || o.isl || o.osl || o.batch || o.ttft_ms || o.tpot_ms || o.rate || o.concurrency || o.requests || o.seed)) {
+        if (!wn && (o.mode || o.isl || o.osl || o.batch || o.ttft_ms || o.tpot_ms || o.slo || o.rate || o.concurrency || o.requests || o.seed)) {
           raise(Error{"describe", "", "workload= beside the workload overrides", "no workload"});
         }
         std::optional<shardwise::ModelSpec> mm;

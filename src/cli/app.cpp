@@ -2,17 +2,56 @@
 // command is in its own file (cli/cmd_*.cpp); what they share is cli/common.hpp.
 #include "cli/app.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 #include <system_error>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/common.hpp"
 #include "core/files.hpp"
+#include "core/names.hpp"
 
 namespace shardwise {
 namespace {
+
+// For each flag the command does not have, the one it most likely meant: a unique flag it
+// begins (--tpot: --tpot-ms), else the closest by edit distance; or the command itself.
+std::string flag_hints(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* sub = nullptr;
+  std::vector<std::string> commands;
+  for (const CLI::App* c : app.get_subcommands({})) commands.push_back(c->get_name());
+  int i = 1;
+  for (; i < argc && sub == nullptr; ++i) {
+    for (CLI::App* c : app.get_subcommands({})) {
+      if (c->get_name() == argv[i]) sub = c;
+    }
+    if (sub == nullptr && argv[i][0] != '-') {
+      return fmt::format("'{}' is not a command{}.\n", printable(argv[i]), did_you_mean(argv[i], commands));
+    }
+  }
+  if (sub == nullptr) return "";
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const auto& n : o->get_lnames()) flags.push_back("--" + n);
+  }
+  std::string out;
+  for (; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word == "--") continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
+    std::vector<std::string> begun;
+    for (const auto& f : flags) {
+      if (f.rfind(word, 0) == 0) begun.push_back(f);
+    }
+    const auto near = begun.size() == 1 ? std::optional<std::string>(begun.front()) : closest_name(word, flags);
+    if (near) out += fmt::format("{}: did you mean {}?\n", printable(word), *near);
+  }
+  return out;
+}
 
 int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) {
   CLI::App app{
@@ -38,7 +77,8 @@ int run_cli_unguarded(int argc, const char* const* argv, const CliOptions& cli) 
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "shardwise: %s\nRun 'shardwise --help' or 'shardwise <command> --help'.\n", printable(e.what()).c_str());
+    std::fprintf(stderr, "shardwise: %s\n%sRun 'shardwise --help' or 'shardwise <command> --help'.\n", printable(e.what()).c_str(),
+                 flag_hints(app, argc, argv).c_str());
     return kExitBadInput;
   }
   for (const auto& c : commands) {

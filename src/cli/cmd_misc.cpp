@@ -67,8 +67,8 @@ int run_describe(const DescribeArgs& a) {
   } else if (any_override(a.overrides)) {
     // Without a workload only the dtype and context flags mean something for a model.
     const auto& o = a.overrides;
-    if (o.mode || o.isl || o.osl || o.batch || o.ttft_ms || o.tpot_ms) {
-      return fail(Error{"describe", "", "--workload with --mode, --isl, --osl, --batch, --ttft-ms or --tpot-ms", "no --workload"});
+    if (o.mode || o.isl || o.osl || o.batch || o.ttft_ms || o.tpot_ms || o.slo) {
+      return fail(Error{"describe", "", "--workload with --mode, --isl, --osl, --batch, --ttft-ms, --tpot-ms or --slo", "no --workload"});
     }
     Workload base;  // bf16 defaults; context 1 just to pass validation
     base.context = 1;

@@ -70,6 +70,10 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--batch", o.batch, "Override the concurrent sequences per model instance: a number or 'max'");
   cmd->add_option("--ttft-ms", o.ttft_ms, "Override the time-to-first-token SLO (ms)");
   cmd->add_option("--tpot-ms", o.tpot_ms, "Override the time-per-output-token SLO (ms)");
+  cmd->add_option("--slo", o.slo,
+                  "SLOs on statistics, replacing the workload's: METRIC[:STAT]<=MS, comma-separated, e.g. \"ttft:p99<=2000,tpot:p90<=50\" "
+                  "(METRIC ttft or tpot; STAT mean, p50, p90, p95, p99, p99.9; the mean when left out); --ttft-ms/--tpot-ms add a mean")
+      ->type_name("TEXT");
   cmd->add_option("--weights-dtype", o.weights_dtype,
                   "Override every weight's format: fp32, bf16, fp16, fp8, int8, int4, fp4, or auto (the checkpoint's own, the default)");
   cmd->add_option("--kv-dtype", o.kv_dtype, "Override the KV-cache format: fp32, bf16, fp16, fp8, int8, int4, fp4, or auto");
@@ -148,7 +152,7 @@ Expected<EngineTraits> engine_of(const EngineArgs& a) {
 }
 
 bool any_override(const WorkloadOverrides& o) {
-  return o.mode || o.isl || o.osl || o.context || o.batch || o.ttft_ms || o.tpot_ms || o.weights_dtype || o.kv_dtype || o.expert_dtype ||
+  return o.mode || o.isl || o.osl || o.context || o.batch || o.ttft_ms || o.tpot_ms || o.slo || o.weights_dtype || o.kv_dtype || o.expert_dtype ||
          o.spec_tokens || o.spec_acceptance || o.rate || o.concurrency || o.requests || o.seed;
 }
 

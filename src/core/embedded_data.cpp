@@ -1,5 +1,9 @@
 #include "core/embedded_data.hpp"
 
+#include <vector>
+
+#include "core/names.hpp"
+
 #include <filesystem>
 
 #include "core/fields.hpp"
@@ -20,7 +24,14 @@ Expected<InputText> preset_or_file(std::span<const EmbeddedFile> presets, const 
   std::error_code ec;
   // a path that exists but is no regular file (a FIFO, a device) is read_text_file's to refuse, with the reason
   if (!std::filesystem::exists(name_or_path, ec) || std::filesystem::is_directory(name_or_path, ec)) {
-    return Error{flag, "", "a preset name (" + preset_names(presets) + ") or the path of " + what, "'" + name_or_path + "'"};
+    // no such file: a preset's name in other letter case is that preset (DeepSeek-V3, Chat-1K-1K)
+    std::vector<std::string> names;
+    for (const auto& e : presets) {
+      if (lower_ascii(name_or_path) == lower_ascii(e.name)) return InputText{e.name, e.path, e.text};
+      names.emplace_back(e.name);
+    }
+    return Error{flag, "", "a preset name (" + preset_names(presets) + ") or the path of " + what,
+                 "'" + name_or_path + "'" + did_you_mean(name_or_path, names)};
   }
   auto text = read_text_file(name_or_path);
   if (!text) return text.error();

@@ -1,6 +1,8 @@
 // Engine profiles from data/engines/*.yaml (embedded), resolved at a version.
 #include "cost/engine.hpp"
 
+#include "core/names.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <vector>
@@ -182,7 +184,9 @@ Expected<EngineTraits> load_engine_profile(const std::string& name, const std::s
     }
     return e;
   }
-  return Error{"--engine", "", "one of " + engine_profile_names(), "'" + name + "'"};
+  std::vector<std::string> known;
+  for (const auto& e : embedded_engines()) known.emplace_back(e.name);
+  return Error{"--engine", "", "one of " + engine_profile_names(), "'" + name + "'" + did_you_mean(name, known)};
 }
 
 }  // namespace shardwise

@@ -1,5 +1,7 @@
 #include "hardware/cluster.hpp"
 
+#include "core/names.hpp"
+
 #include <charconv>
 #include <filesystem>
 
@@ -44,13 +46,17 @@ Expected<ClusterSpec> cluster_from_preset(const std::string& name) {
   const char* e = name.data() + name.size();
   auto [p, ec] = std::from_chars(b, e, count);
   if (ec != std::errc() || p != e) return Error{"--cluster", "", form, "'" + name + "'"};
-  auto gpu = find_gpu(gpu_name);
-  if (!gpu) return Error{"--cluster", "", "a known GPU before the 'x' (" + gpu_names() + ")", "'" + gpu_name + "'"};
+  auto gpu = find_gpu(lower_ascii(gpu_name));  // H100x8 is h100x8
+  if (!gpu) {
+    std::vector<std::string> known;
+    for (const auto& g : gpu_catalog()) known.push_back(g.name);
+    return Error{"--cluster", "", "a known GPU before the 'x' (" + gpu_names() + ")", "'" + gpu_name + "'" + did_you_mean(gpu_name, known)};
+  }
   if (count < 1 || count > kMaxPresetGpus) {
     return Error{"--cluster", "", fmt::format("a GPU count from 1 to {} after the 'x'", kMaxPresetGpus), std::to_string(count)};
   }
   ClusterSpec c;
-  c.name = name;
+  c.name = lower_ascii(name);
   c.gpu = *gpu;
   c.num_gpus = count;
   c.gpus_per_node = gpu->gpus_per_node;

@@ -1,5 +1,7 @@
 #include "model/loader.hpp"
 
+#include "core/names.hpp"
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -404,6 +406,50 @@ bool is_model_preset(const std::string& name) {
 }
 }  // namespace
 
+namespace {
+// Each preset's repository first (launch serves it), then other ids of the same weights.
+struct PresetRepos {
+  const char* preset;
+  std::vector<const char*> repos;
+};
+const std::vector<PresetRepos>& preset_repos() {
+  static const std::vector<PresetRepos> table = {
+      {"deepseek-v3", {"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3-Base"}},
+      {"llama-3.1-8b", {"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-8B", "meta-llama/Meta-Llama-3.1-8B-Instruct"}},
+      {"llama-3.1-70b", {"meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-70B", "meta-llama/Meta-Llama-3.1-70B-Instruct"}},
+      {"llama-3.1-405b", {"meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Llama-3.1-405B", "meta-llama/Meta-Llama-3.1-405B-Instruct"}},
+      {"llama-2-70b", {"meta-llama/Llama-2-70b-chat-hf", "meta-llama/Llama-2-70b-hf"}},
+      {"mixtral-8x7b", {"mistralai/Mixtral-8x7B-Instruct-v0.1", "mistralai/Mixtral-8x7B-v0.1"}},
+      {"mixtral-8x22b", {"mistralai/Mixtral-8x22B-Instruct-v0.1", "mistralai/Mixtral-8x22B-v0.1"}},
+      {"qwen3-235b-a22b", {"Qwen/Qwen3-235B-A22B"}},
+      {"qwen3-30b-a3b", {"Qwen/Qwen3-30B-A3B"}},
+      {"qwen3-32b", {"Qwen/Qwen3-32B"}},
+      {"qwen3-8b", {"Qwen/Qwen3-8B"}},
+      {"gpt-oss-120b", {"openai/gpt-oss-120b"}},
+  };
+  return table;
+}
+}  // namespace
+
+std::string preset_hf_repo(const std::string& preset) {
+  for (const auto& p : preset_repos()) {
+    if (preset == p.preset) return p.repos.front();
+  }
+  return "";
+}
+
+std::optional<std::string> preset_of_hf_id(const std::string& id) {
+  const std::string want = lower_ascii(id);
+  for (const auto& p : preset_repos()) {
+    for (const char* repo : p.repos) {
+      const std::string r = lower_ascii(repo);
+      const auto slash = r.find('/');
+      if (want == r || (slash != std::string::npos && want == r.substr(slash + 1))) return std::string(p.preset);
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> model_shadow_note(const std::string& name_or_path) {
   std::error_code ec;
   // an empty folder is load_model's to refuse (its message names the preset)
@@ -427,6 +473,10 @@ Expected<ModelSpec> load_model(const std::string& name_or_path_in) {
                        : "no config.json in it"};
     }
     name_or_path = cfg.string();
+  }
+  // a Hugging Face id of a preset's checkpoint (no such file here): that preset
+  if (std::error_code ec; !std::filesystem::exists(name_or_path, ec)) {
+    if (const auto preset = preset_of_hf_id(name_or_path)) name_or_path = *preset;
   }
   auto in = preset_or_file(embedded_models(), name_or_path, "--model", "a config.json");
   if (!in) return in.error();

@@ -21,6 +21,11 @@ std::vector<std::string> model_preset_names();
 // (for the caller to print), or nothing when no preset has that name or no such folder with a
 // config.json exists.
 std::optional<std::string> model_shadow_note(const std::string& name_or_path);
+// The Hugging Face repository a preset's checkpoint is published in ("" none: synthetic models).
+std::string preset_hf_repo(const std::string& preset);
+// The preset a Hugging Face id names (its repository, case-insensitive, with or without the
+// organisation: deepseek-ai/DeepSeek-V3, Llama-3.1-8B-Instruct), or nullopt.
+std::optional<std::string> preset_of_hf_id(const std::string& id);
 // "LlamaForCausalLM, MistralForCausalLM, ..." for messages and help.
 std::string supported_architectures();
 

@@ -63,6 +63,7 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.batch) ov["batch"] = *o.batch;
   if (o.ttft_ms) ov["ttft_ms"] = *o.ttft_ms;
   if (o.tpot_ms) ov["tpot_ms"] = *o.tpot_ms;
+  if (o.slo) ov["slo"] = *o.slo;
   if (o.weights_dtype) ov["weights_dtype"] = *o.weights_dtype;
   if (o.kv_dtype) ov["kv_dtype"] = *o.kv_dtype;
   if (o.expert_dtype) ov["expert_dtype"] = *o.expert_dtype;
@@ -146,7 +147,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   f.plan.redundant_experts = static_cast<std::int32_t>(r.integer_or("redundant_experts", 0, 0, 1 << 20));
   f.plan.two_batch_overlap = r.boolean_or("two_batch_overlap", false);
   if (auto ov = r.object("workload_overrides", false)) {
-    ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "weights_dtype", "kv_dtype", "expert_dtype",
+    ov->reject_unknown({"mode", "isl", "osl", "context", "batch", "ttft_ms", "tpot_ms", "slo", "weights_dtype", "kv_dtype", "expert_dtype",
                         "spec_tokens", "spec_acceptance", "rate", "concurrency", "requests", "seed"});
     WorkloadOverrides& o = f.overrides;
     if (ov->has("mode")) o.mode = ov->string("mode");
@@ -165,6 +166,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     }
     if (ov->has("ttft_ms")) o.ttft_ms = ov->number("ttft_ms", 1e-3, 3.6e6);
     if (ov->has("tpot_ms")) o.tpot_ms = ov->number("tpot_ms", 1e-3, 3.6e6);
+    if (ov->has("slo")) o.slo = ov->string("slo");
     if (ov->has("weights_dtype")) o.weights_dtype = ov->string("weights_dtype");
     if (ov->has("kv_dtype")) o.kv_dtype = ov->string("kv_dtype");
     if (ov->has("expert_dtype")) o.expert_dtype = ov->string("expert_dtype");

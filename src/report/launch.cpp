@@ -1,5 +1,8 @@
 #include "report/launch.hpp"
 
+#include "core/names.hpp"
+#include "model/loader.hpp"
+
 #include "report/format.hpp"
 
 #include <algorithm>
@@ -64,8 +67,9 @@ std::int64_t max_sequence(const Workload& w) {
 
 std::string model_path(const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes) {
   if (!o.model_path.empty()) return o.model_path;
-  const std::string repo = hf_repo_for(file.model);
-  if (!repo.empty()) return repo;
+  // a Hugging Face id of a preset's checkpoint is served as typed; a preset (in any letter case) its repository
+  const std::string key = preset_key(file.model);
+  if (!key.empty()) return file.model.find('/') != std::string::npos ? file.model : hf_repo_for(key);
   if (file.model.size() > 5 && file.model.ends_with(".json")) {
     const auto slash = file.model.find_last_of('/');
     return slash == std::string::npos ? "." : file.model.substr(0, slash);
@@ -174,25 +178,13 @@ std::optional<DType> checkpoint_dtype(const std::string& preset) {
 }
 }  // namespace
 
-std::string hf_repo_for(const std::string& preset) {
-  static const std::pair<const char*, const char*> repos[] = {
-      {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
-      {"llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"},
-      {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
-      {"llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct"},
-      {"llama-2-70b", "meta-llama/Llama-2-70b-chat-hf"},
-      {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
-      {"mixtral-8x22b", "mistralai/Mixtral-8x22B-Instruct-v0.1"},
-      {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
-      {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
-      {"qwen3-32b", "Qwen/Qwen3-32B"},
-      {"qwen3-8b", "Qwen/Qwen3-8B"},
-      {"gpt-oss-120b", "openai/gpt-oss-120b"},
-  };
-  for (const auto& [name, repo] : repos) {
-    if (preset == name) return repo;
+std::string hf_repo_for(const std::string& preset) { return preset_hf_repo(preset); }
+
+std::string preset_key(const std::string& model) {
+  for (const auto& p : model_preset_names()) {
+    if (lower_ascii(model) == lower_ascii(p)) return p;
   }
-  return "";
+  return model.find('/') != std::string::npos ? preset_of_hf_id(model).value_or("") : "";
 }
 
 std::string served_model(const SimContext& ctx, const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes) {
@@ -200,7 +192,7 @@ std::string served_model(const SimContext& ctx, const PlanFile& file, const Laun
   if (notes == nullptr) notes = &ignored;
   const std::string path = model_path(file, o, notes);
   const DType weights = ctx.model.is_moe() ? ctx.formats.experts : ctx.formats.dense;
-  const std::string published = o.model_path.empty() ? published_checkpoint(file.model, weights) : "";
+  const std::string published = o.model_path.empty() ? published_checkpoint(preset_key(file.model), weights) : "";
   if (published.empty()) return path;
   notes->push_back(fmt::format("the plan's {} weights: the published checkpoint {} (instead of quantising {} at load time)", to_string(weights),
                                published, path));
@@ -343,9 +335,9 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const DType kv_dtype = ctx.formats.kv;
   const DType weights_dtype = moe ? ctx.formats.experts : ctx.formats.dense;  // the plan's (resolved) weight format
   const bool fp8_kv = kv_dtype == DType::kFp8;
-  const auto native = o.model_path.empty() ? checkpoint_dtype(file.model) : std::nullopt;
+  const auto native = o.model_path.empty() ? checkpoint_dtype(preset_key(file.model)) : std::nullopt;
   // a checkpoint published in the plan's format rather than quantising at load time
-  const std::string published = o.model_path.empty() ? published_checkpoint(file.model, weights_dtype) : "";
+  const std::string published = o.model_path.empty() ? published_checkpoint(preset_key(file.model), weights_dtype) : "";
   const std::string model = served_model(ctx, file, o, &notes);
   // on-the-fly fp8 only where the checkpoint is not already quantised
   // (a checkpoint whose config carries its quantisation, the plan's or the --model-path

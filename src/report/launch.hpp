@@ -45,6 +45,9 @@ struct LaunchOptions {
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);
+// The preset a plan's model names: a preset in any letter case, or a Hugging Face id of a
+// preset's checkpoint (deepseek-ai/DeepSeek-V3); "" for a file or an unknown name.
+std::string preset_key(const std::string& model);
 // The checkpoint the commands serve: --model-path, else the published checkpoint in the
 // plan's weight format where its maker ships one, else the preset's repository or the
 // config's folder (a sentence in `notes` for each substitution).

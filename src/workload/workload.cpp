@@ -319,6 +319,47 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     if (!(v > 0.0) || v > kMaxSloMs) return err(flag, fmt::format("a positive number of milliseconds up to {}", kMaxSloMs), fmt::format("{}", v));
     return std::nullopt;
   };
+  if (o.slo) {
+    // "ttft:p99<=2000,tpot:p90<=50": every bound of the workload replaced
+    const std::string want = "comma-separated bounds METRIC[:STAT]<=MS, e.g. ttft:p99<=2000,tpot:p90<=50 (METRIC ttft or tpot; STAT "
+                             "mean, p50, p90, p95, p99 or p99.9, the mean when left out; MS up to " + fmt::format("{}", kMaxSloMs) + ")";
+    w.ttft_ms.reset();
+    w.tpot_ms.reset();
+    w.ttft_pct.clear();
+    w.tpot_pct.clear();
+    std::string_view rest = *o.slo;
+    if (rest.empty()) return err("slo", want, "'' (nothing)");
+    while (true) {
+      const auto comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      const auto le = item.find("<=");
+      if (le == std::string_view::npos) return err("slo", want, fmt::format("'{}' in '{}'", item, *o.slo));
+      const std::string_view lhs = item.substr(0, le);
+      const std::string value(item.substr(le + 2));
+      const auto colon = lhs.find(':');
+      const std::string metric(lhs.substr(0, colon));
+      const std::string stat = colon == std::string_view::npos ? "mean" : std::string(lhs.substr(colon + 1));
+      const auto pct = detail::parse_slo_stat(stat);
+      double ms = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+      if ((metric != "ttft" && metric != "tpot") || !pct || ec != std::errc() || end != value.data() + value.size() || !(ms > 0.0) ||
+          ms > kMaxSloMs) {
+        return err("slo", want, fmt::format("'{}' in '{}'", item, *o.slo));
+      }
+      std::optional<double>& mean = metric == "ttft" ? w.ttft_ms : w.tpot_ms;
+      std::vector<SloBound>& pcts = metric == "ttft" ? w.ttft_pct : w.tpot_pct;
+      const bool twice = *pct == 0.0 ? mean.has_value()
+                                     : std::any_of(pcts.begin(), pcts.end(), [&](const SloBound& b) { return b.pct == *pct; });
+      if (twice) return err("slo", "each statistic of a metric bounded once", fmt::format("{} twice in '{}'", lhs, *o.slo));
+      if (*pct == 0.0) mean = ms;
+      else pcts.push_back(SloBound{*pct, ms});
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    for (auto* v : {&w.ttft_pct, &w.tpot_pct}) {
+      std::sort(v->begin(), v->end(), [](const SloBound& a, const SloBound& b) { return a.pct < b.pct; });
+    }
+  }
   if (o.ttft_ms) {
     if (auto e = slo("ttft-ms", *o.ttft_ms)) return *e;
     w.ttft_ms = *o.ttft_ms;

@@ -56,6 +56,9 @@ struct WorkloadOverrides {
   std::optional<std::int64_t> isl, osl, context;
   std::optional<std::string> batch;  // a number or "max"
   std::optional<double> ttft_ms, tpot_ms;
+  // percentile SLOs as text, "ttft:p99<=2000,tpot:p90<=50" (a statistic of mean, p50, p90,
+  // p95, p99, p99.9; none: the mean): replaces the workload's SLOs, before --ttft-ms/--tpot-ms
+  std::optional<std::string> slo;
   std::optional<std::string> weights_dtype, kv_dtype, expert_dtype;  // a dtype or "auto" (not for experts)
   std::optional<std::int64_t> spec_tokens;
   std::optional<double> spec_acceptance;

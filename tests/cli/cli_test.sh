@@ -445,5 +445,17 @@ expect 0 'note: the calibration profile measured an instance of tp 1' -- simulat
 expect 2 "^shardwise: $tmp/prof.yaml: field 'gpu': expected a profile measured on the cluster's GPU, h200, found 'h100'" -- simulate --model llama-3.1-8b --cluster h200x1 --batch 8 --workload chat-1k-1k --calibration "$tmp/prof.yaml"
 expect 2 "^shardwise: $tmp/prof.yaml: field 'gpu': expected one of the swept GPUs \(h200\)" -- sweep --model llama-3.1-8b --gpus h200 --counts 1 --calibration "$tmp/prof.yaml"
 
+# everyday names (issue 28): HF ids and letter case name presets; slips get a guess
+expect 0 'plan +tp 1 ' -- simulate --model deepseek-ai/DeepSeek-V3 --cluster H100x16 --batch 8
+expect 2 "found 'llama3.1-8b' \(did you mean llama-3.1-8b\?\)" -- simulate --model llama3.1-8b --cluster h100x8
+expect 2 "found 'h10' \(did you mean h100\?\)" -- simulate --model llama-3.1-8b --cluster h10x8
+expect 2 "found 'vlm' \(did you mean vllm\?\)" -- simulate --model llama-3.1-8b --cluster h100x8 --engine vlm
+expect 2 '^--tpot: did you mean --tpot-ms\?' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tpot 50
+expect 2 "^'plna' is not a command \(did you mean plan\?\)" -- plna --model x
+expect 0 'SLOs +TTFT p99 <= 2000 ms, TPOT p90 <= 50 ms' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --rate 2 --requests 100 --slo 'ttft:p99<=2000,tpot:p90<=50'
+expect 2 "^shardwise: --slo: expected comma-separated bounds" -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --rate 2 --slo 'ttft:p98<=2000'
+"$bin" plan --model meta-llama/Llama-3.1-8B --cluster h100x1 --workload chat-1k-1k --engine vllm --search exact --out "$tmp/hf.json" >/dev/null 2>&1 || bad "plan with an HF id"
+expect 0 '^vllm serve meta-llama/Llama-3.1-8B ' -- launch --plan "$tmp/hf.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -226,5 +226,25 @@ TEST(ModelLoader, Gemma2Gemma3Qwen2Moe) {
   EXPECT_NEAR(static_cast<double>(c.active.total()) / 2.7e9, 1.0, 0.02);
 }
 
+
+TEST(ModelLoader, HuggingFaceIdsAndLetterCaseNameThePresets) {
+  const auto name_of = [](const std::string& typed) {
+    auto m = load_model(typed);
+    EXPECT_TRUE(m.ok()) << typed << ": " << (m.ok() ? "" : m.error().message());
+    return m.ok() ? m->name : std::string();
+  };
+  EXPECT_EQ(name_of("deepseek-ai/DeepSeek-V3"), "deepseek-v3");
+  EXPECT_EQ(name_of("DeepSeek-V3"), "deepseek-v3");
+  EXPECT_EQ(name_of("meta-llama/Llama-3.1-8B-Instruct"), "llama-3.1-8b");
+  EXPECT_EQ(name_of("Llama-3.1-70B-Instruct"), "llama-3.1-70b");  // without the organisation
+  EXPECT_EQ(name_of("QWEN/qwen3-235b-a22b"), "qwen3-235b-a22b");
+  EXPECT_EQ(preset_hf_repo("llama-3.1-8b"), "meta-llama/Llama-3.1-8B-Instruct");
+  auto typo = load_model("llama3.1-8b");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().found.find("did you mean llama-3.1-8b?"), std::string::npos);
+  auto far = load_model("bert-base");
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.error().found.find("did you mean"), std::string::npos);  // nothing close: no guess
+}
 }  // namespace
 }  // namespace shardwise

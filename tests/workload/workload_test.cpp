@@ -229,4 +229,31 @@ TEST(ServeWorkload, FlagsSetArrivalsAndRefuseOtherModes) {
   EXPECT_FALSE(apply_overrides(w, o).ok());
 }
 
+
+TEST(ServeWorkload, SloFlagReplacesTheWorkloadsBounds) {
+  auto w = load_workload("chat-1k-1k");
+  ASSERT_TRUE(w.ok());
+  WorkloadOverrides o;
+  o.mode = "serve";
+  o.slo = "ttft:p99<=2000,tpot:p90<=50,tpot<=30,ttft:p50<=400";
+  auto s = apply_overrides(*w, o);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_FALSE(s->ttft_ms.has_value());
+  ASSERT_EQ(s->ttft_pct.size(), 2U);  // sorted: p50 400, p99 2000
+  EXPECT_EQ(s->ttft_pct[0], (SloBound{50, 400}));
+  EXPECT_EQ(s->ttft_pct[1], (SloBound{99, 2000}));
+  EXPECT_EQ(s->tpot_ms, 30.0);        // no statistic: the mean
+  ASSERT_EQ(s->tpot_pct.size(), 1U);
+  EXPECT_EQ(s->tpot_pct[0], (SloBound{90, 50}));
+  o.tpot_ms = 25;  // --tpot-ms after --slo: the mean
+  EXPECT_EQ(apply_overrides(*w, o)->tpot_ms, 25.0);
+  for (const char* bad : {"", "ttft:p98<=2000", "itl<=5", "ttft<2000", "ttft<=-1", "ttft<=2e9", "ttft<=20ms", "ttft<=1,ttft:mean<=2"}) {
+    WorkloadOverrides b;
+    b.mode = "serve";
+    b.slo = bad;
+    auto r = apply_overrides(*w, b);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().file, "--slo") << bad;
+  }
+}
 }  // namespace shardwise
