@@ -254,7 +254,7 @@ Command add_describe(CLI::App& app) {
   auto* describe = app.add_subcommand("describe",
                                       "Describe a model (parameters total and active, layers by kind, KV-cache bytes per "
                                       "token, weight bytes, FLOPs per token), a cluster and/or a workload");
-  describe->add_option("--model", d.model, "A model preset name (see 'shardwise models') or the path of a config.json");
+  describe->add_option("--model", d.model, "A model: a preset (see 'shardwise models'; also its Hugging Face id), a config.json, or a checkpoint folder holding one");
   describe->add_option("--cluster", d.cluster, "A cluster preset '<gpu>x<count>' (e.g. h100x8) or the path of a cluster YAML");
   describe->add_option("--workload", d.workload, "A workload preset (see 'shardwise workloads') or the path of a workload YAML");
   add_workload_flags(describe, d.overrides);
@@ -269,7 +269,7 @@ Command add_verify(CLI::App& app, const CliOptions& cli) {
   auto* verify = app.add_subcommand("verify",
                                     "Run a plan on a scaled-down model with real MPI collectives and check it: logits equal to one "
                                     "rank's within 1e-9, bytes of every collective equal to the simulator's (docs/exec.md)");
-  verify->add_option("--model", va.model, "A model preset or the path of a config.json (default: the --plan file's)");
+  verify->add_option("--model", va.model, "A model: a preset (see 'shardwise models'; also its Hugging Face id), a config.json, or a checkpoint folder holding one (default: the --plan file's)");
   verify->add_option("--plan", va.plan_file, "A plan.json; degree and sharding flags given beside it override it");
   add_degree_flags(verify, va.tp, va.pp, va.ep, va.attn_dp, va.micro_batches);
   verify->add_option("--sharding", va.sharding,

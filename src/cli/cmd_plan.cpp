@@ -268,7 +268,7 @@ Command add_plan(CLI::App& app, const CliOptions& cli) {
   auto args = std::make_shared<PlanArgs>();
   PlanArgs& pa = *args;
   auto* plan = app.add_subcommand("plan", "Search for the best plan (degrees, batch, per-op sharding) and compare it with Megatron's");
-  plan->add_option("--model", pa.model, "A model preset or the path of a config.json")->required();
+  plan->add_option("--model", pa.model, "A model: a preset (see 'shardwise models'; also its Hugging Face id), a config.json, or a checkpoint folder holding one")->required();
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);

@@ -237,7 +237,7 @@ Command add_simulate(CLI::App& app) {
   SimulateArgs& sa = *args;
   auto* simulate = app.add_subcommand("simulate",
                                       "Predict throughput, latency and memory of one plan: degrees, batch and per-op sharding");
-  simulate->add_option("--model", sa.model, "A model preset or the path of a config.json");
+  simulate->add_option("--model", sa.model, "A model: a preset (see 'shardwise models'; also its Hugging Face id), a config.json, or a checkpoint folder holding one");
   simulate->add_option("--cluster", sa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML");
   simulate->add_option("--workload", sa.workload, "A workload preset or YAML (default decode-16k)");
   add_workload_flags(simulate, sa.overrides);

@@ -138,7 +138,7 @@ Command add_sweep(CLI::App& app, const CliOptions& cli) {
   auto args = std::make_shared<SweepArgs>();
   SweepArgs& swa = *args;
   auto* sweep = app.add_subcommand("sweep", "Plan every point of GPU types x counts (x formats x engines) and price it (docs/sweep.md)");
-  sweep->add_option("--model", swa.model, "A model preset, config.json or folder")->required();
+  sweep->add_option("--model", swa.model, "A model: a preset (see 'shardwise models'; also its Hugging Face id), a config.json, or a checkpoint folder holding one")->required();
   sweep->add_option("--workload", swa.workload, "A workload preset or YAML (default chat-1k-1k)");
   add_workload_flags(sweep, swa.overrides);
   sweep->add_option("--gpus", swa.gpus, "GPU types, comma-separated (h100,h200,b200,...)")->delimiter(',')->required();

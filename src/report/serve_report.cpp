@@ -272,8 +272,9 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   }
   if (target_rate > 0) {
     const ServeResult& x = r.deployment_result;
-    s += fmt::format("fewest GPUs  {} for {} requests/s: {} replicas of {} ({} GPUs each)\n", d.total_gpus(), target_rate, d.replicas,
-                     shape(b.plan, moe), d.instance_gpus());
+    s += fmt::format("fewest GPUs  {} for {} requests/s: {} {} of {} ({} GPU{})\n", d.total_gpus(), target_rate, d.replicas,
+                     d.replicas == 1 ? "replica" : "replicas", shape(b.plan, moe), d.instance_gpus(),
+                     d.instance_gpus() == 1 ? "" : fmt::format("s each"));
     s += fmt::format("simulated    at {} requests/s: TTFT p50 {} p99 {}, TPOT p50 {} p99 {}, goodput {:.3f} requests/s; {:.1f} output tokens/s per GPU\n",
                      target_rate, ms_text(x.ttft_ms.p50), ms_text(x.ttft_ms.p99), ms_text(x.tpot_ms.p50), ms_text(x.tpot_ms.p99),
                      x.goodput_requests_per_s, x.output_tok_s_per_gpu);

@@ -227,12 +227,22 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     Metrics m;
   };
   std::vector<Screened> feasible;
+  std::optional<Screened> largest_refused;  // why nothing fits: the shape with the most GPUs and the least memory, and its reason
   const auto screen_one = [&](Plan p) {
     p.deg.replicas = 1;
     p.batch = 0;
     ++out.screened;
     Metrics m = evaluate(ctx, p, nullptr, false);
-    if (!m.feasible()) return;
+    if (!m.feasible()) {
+      // the most GPUs, then the least memory per GPU: the nearest to fitting
+      const auto gpus = p.deg.instance_gpus();
+      if (m.infeasible == Infeasible::kInvalidPlan) return;  // breaks a rule: not a near miss
+      if (!largest_refused || gpus > largest_refused->plan.deg.instance_gpus() ||
+          (gpus == largest_refused->plan.deg.instance_gpus() && m.memory.total().value() < largest_refused->m.memory.total().value())) {
+        largest_refused = Screened{p, m};
+      }
+      return;
+    }
     for (const Screened& s : feasible) {
       if (same_plan(s.plan, p)) return;
     }
@@ -280,6 +290,12 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   out.screen_feasible = static_cast<std::int64_t>(feasible.size());
   if (feasible.empty()) {
     out.reason = fmt::format("no instance shape of the {} screened fits memory and the SLOs' closed-form bound", out.screened);
+    if (largest_refused) {
+      const Degrees& d = largest_refused->plan.deg;
+      const Metrics why = evaluate(ctx, largest_refused->plan);  // with its reason (the screen's evaluations skip the text)
+      out.reason += fmt::format("; the nearest, tp {} x attn_dp {} x pp {} (ep {}, {} GPUs): {}", d.tp, d.attn_dp, d.pp, d.ep, d.instance_gpus(),
+                                why.reason);
+    }
     out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (opt.watch && opt.watch->stopped() != StopReason::kNone) out.stopped = opt.watch->stop_text();
     return out;

@@ -115,6 +115,9 @@ TEST(ServePlan, AnImpossibleSloSaysWhy) {
   const ServePlanResult r = plan_serving(ctx, make_space(ctx.model, ctx.cluster, ctx.workload), std::nullopt, options(4));
   EXPECT_LT(r.best, 0);
   EXPECT_FALSE(r.reason.empty());
+  // the nearest shape (the most GPUs, the least memory) and the limit it broke, as offline plan says
+  EXPECT_NE(r.reason.find("; the nearest, tp "), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("TPOT"), std::string::npos) << r.reason;
 }
 
 TEST(ServePlan, TuningTheEngineSettingsNeverLoses) {
