@@ -1,4 +1,5 @@
 // shardwise simulate: one plan's metrics, by the closed form or the serving simulation.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
+#include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
 #include "plan/plan_json.hpp"
 #include "report/serve_report.hpp"
@@ -21,7 +23,8 @@ constexpr std::uint64_t kMaxServeSeed = std::uint64_t{1} << 62;  // as a workloa
 
 struct SimulateArgs {
   EngineArgs engine;
-  std::string model, cluster, workload, sharding = "megatron", plan_file;
+  std::string model, cluster, workload, plan_file;
+  std::optional<std::string> sharding;  // none: megatron, or with --engine what that engine runs
   WorkloadOverrides overrides;
   std::optional<std::int32_t> tp, pp, ep, attn_dp, replicas, micro_batches, redundant_experts;
   // disaggregated: the prefill pool (the degrees above and --replicas are then the decode pool's)
@@ -112,7 +115,7 @@ int run_simulate(SimulateArgs a) {
     plan_overrides.batch = plan.batch == 0 ? std::string("max") : std::to_string(plan.batch);
     src.plan_overrides = &plan_overrides;
   } else {
-    auto sh = load_sharding(a.sharding);
+    auto sh = load_sharding(a.sharding.value_or("megatron"));
     if (!sh) return fail(sh.error());
     plan.sharding = *sh;
   }
@@ -135,7 +138,7 @@ int run_simulate(SimulateArgs a) {
   note("--redundant-experts", a.redundant_experts);
   if (a.two_batch_overlap) flags += flags.empty() ? "--two-batch-overlap" : " --two-batch-overlap";
   if (a.overrides.batch) flags += (flags.empty() ? "--batch " : " --batch ") + *a.overrides.batch;
-  if (a.plan_file.empty() && a.sharding != "megatron") flags += (flags.empty() ? "--sharding " : " --sharding ") + a.sharding;
+  if (a.plan_file.empty() && a.sharding) flags += (flags.empty() ? "--sharding " : " --sharding ") + *a.sharding;
   if (a.tp) plan.deg.tp = *a.tp;
   if (a.pp) plan.deg.pp = *a.pp;
   if (a.ep) plan.deg.ep = *a.ep;
@@ -169,6 +172,22 @@ int run_simulate(SimulateArgs a) {
   if (!params) return fail(params.error());
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *engine);
   note_calibration(a.cost, ctx, plan);
+  if (const auto kind = a.engine.name ? parse_serve_engine(*a.engine.name) : std::nullopt; kind && a.plan_file.empty()) {
+    // --engine: the sharding that engine runs for these degrees, unless --sharding says otherwise
+    // (under attention DP the dense MLPs data-parallel: vLLM and TensorRT-LLM always, SGLang
+    // with --moe-dense-tp-size 1, which its launch passes)
+    const std::vector<Sharding> runs = engine_shardings(*kind, ctx, plan.deg);
+    if (!a.sharding) {
+      plan.sharding = runs.front();
+      if (plan.deg.attn_dp > 1 && std::find(runs.begin(), runs.end(), dp_mlp_sharding()) != runs.end()) plan.sharding = dp_mlp_sharding();
+    } else if (std::find(runs.begin(), runs.end(), plan.sharding) == runs.end()) {
+      cli::note(fmt::format("{} runs these degrees with sharding {}; simulating --sharding {} as given", *a.engine.name,
+                       sharding_to_string(runs.front()), *a.sharding));
+    }
+    if (const auto why = engine_limits(*kind, ctx, plan); !why.empty()) {
+      cli::note(fmt::format("{} cannot run this plan as it is: {}", *a.engine.name, why.front()));
+    }
+  }
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);
   // an invalid plan is bad input (exit 2); an infeasible one (memory, SLO) is a result
@@ -257,7 +276,7 @@ Command add_simulate(CLI::App& app) {
                      "MoE with attention DP and EP: run each step as two micro-batches whose all-to-all overlaps the other's compute "
                      "(vLLM --enable-dbo, SGLang --enable-two-batch-overlap; docs/cost-model.md)");
   simulate->add_option("--sharding", sa.sharding,
-                       "Per-op sharding: megatron (default), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
+                       "Per-op sharding: megatron (default; with --engine, what that engine runs for the degrees), allgather (the paper's FFN2-on-hidden), dp-mlp (Megatron's with "
                        "the dense MLPs data-parallel, as engines run attention DP), or a YAML/JSON file mapping op slots to dimensions");
   simulate->add_option("--plan", sa.plan_file, "A plan.json (degrees, batch, sharding); flags given beside it override it");
   add_engine_flags(simulate, sa.engine);

@@ -457,5 +457,10 @@ expect 2 "^shardwise: --slo: expected comma-separated bounds" -- simulate --mode
 "$bin" plan --model meta-llama/Llama-3.1-8B --cluster h100x1 --workload chat-1k-1k --engine vllm --search exact --out "$tmp/hf.json" >/dev/null 2>&1 || bad "plan with an HF id"
 expect 0 '^vllm serve meta-llama/Llama-3.1-8B ' -- launch --plan "$tmp/hf.json"
 
+# simulate --engine follows the engine's sharding (issue 28, item 2): dp-mlp under attention DP
+expect 0 'sharding +ffn1=none ffn2=none' -- simulate --model deepseek-v3 --cluster h100x72 --attn-dp 72 --ep 72 --redundant-experts 32 --engine sglang --batch 4608
+expect 2 'the MLP width 72 \(tp x attn_dp\) does not divide' -- simulate --model deepseek-v3 --cluster h100x72 --attn-dp 72 --ep 72 --redundant-experts 32 --batch 4608
+expect 0 'note: vllm runs these degrees with sharding embedding=none ffn1=none ffn2=none lm_head=none; simulating --sharding megatron as given' -- simulate --model deepseek-v3 --cluster h100x32 --attn-dp 32 --ep 32 --engine vllm --sharding megatron --batch 64
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
