@@ -26,7 +26,7 @@ namespace {
 struct PlanArgs {
   EngineArgs serve;
   CostArgs cost;  // --kernel-tables, --silicon
-  std::string model, cluster, workload, engine = "rl", out, save_policy, load_policy, report;
+  std::string model, cluster, workload, engine = "auto", out, save_policy, load_policy, report;
   std::vector<std::string> compare;
   WorkloadOverrides overrides;
   std::int64_t budget = 4000;
@@ -178,6 +178,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     warm = std::move(p).value();
   }
   PlanOutcome o;
+  o.auto_search = a.engine == "auto";
   o.space_size = space.size();
   if (rl_engine) {
     const rl::AgentSettings settings = a.engine == "rl" ? rl::improved_settings() : rl::AgentSettings{};
@@ -272,7 +273,7 @@ Command add_plan(CLI::App& app, const CliOptions& cli) {
   plan->add_option("--cluster", pa.cluster, "A cluster preset '<gpu>x<count>' or the path of a cluster YAML")->required();
   plan->add_option("--workload", pa.workload, "A workload preset or YAML")->required();
   add_workload_flags(plan, pa.overrides);
-  plan->add_option("--search", pa.engine, "Search engine: rl (Learning to Shard's elite history as a masked local search with polishing, no network: it was measured to add nothing; default), rl-paper (the paper's policy network and PPO, as published), exact (the optimum of "
+  plan->add_option("--search", pa.engine, "Search engine: auto (default: exact, the certified optimum, for the closed-form objective every plan search here optimises; the serving planner simulates the screen it gives), rl (Learning to Shard's elite history as a masked local search with polishing, no network: it was measured to add nothing), rl-paper (the paper's policy network and PPO, as published), exact (the optimum of "
                  "degrees and sharding over the batch ladder, each winner at its own largest feasible batch), megatron, rw (random walk), sa (simulated annealing), ga (genetic)");
   plan->add_option("--budget", pa.budget, "Simulator calls the search may make, invalid ones included (default 4000)");
   plan->add_option("--redundant-experts", pa.redundant_experts,

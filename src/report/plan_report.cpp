@@ -59,6 +59,9 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
                         o.space_size, s.calls, s.wall_s, s.stopped_by_time ? " (time limit: not proven optimal)" : "")
           : fmt::format("search       {} over {:.3g} joint configurations: {} calls ({} infeasible) in {:.2f} s{}\n", s.engine,
                         o.space_size, s.calls, s.invalid_calls, s.wall_s, s.stopped_by_time ? " (time limit)" : "");
+  if (o.auto_search) {
+    out += "choice       --search auto: exact, the certified optimum of the closed form (rl, rw, sa, ga: --search NAME)\n";
+  }
   if (!s.overlap_note.empty()) out += "refined      " + s.overlap_note + " (docs/cost-model.md, \"Two-batch overlap\")\n";
   if (s.engine == "rl") {
     // rl runs no network (docs/search.md): its policy steps are uniform masked samples and elite mutations
@@ -118,6 +121,7 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
   j["plan"] = json::parse(plan_to_json(file));
   j["found"] = o.search.found;
   j["engine"] = o.search.engine;
+  j["search_auto"] = o.auto_search;  // --search auto chose the engine
   j["space_size"] = o.space_size;
   j["evaluations"] = o.search.calls;
   j["invalid_evaluations"] = o.search.invalid_calls;

@@ -26,6 +26,7 @@ struct PlanOutcome {
   std::optional<Plan> closest;
   std::optional<Metrics> closest_metrics;
   std::string invalid_example;
+  bool auto_search = false;  // --search auto chose the engine (the output says which and why)
 };
 
 std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOutcome& o);

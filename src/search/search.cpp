@@ -368,10 +368,10 @@ Engine find_engine(const std::string& name) {
   if (name == "rw") return search_random_walk;
   if (name == "sa") return search_annealing;
   if (name == "ga") return search_genetic;
-  if (name == "exact") return search_exact;
+  if (name == "exact" || name == "auto") return search_exact;  // auto: the closed form's certified optimum
   return nullptr;
 }
 
-const char* engine_names() { return "exact, megatron, rw, sa, ga, rl, rl-paper"; }
+const char* engine_names() { return "auto, exact, megatron, rw, sa, ga, rl, rl-paper"; }
 
 }  // namespace shardwise

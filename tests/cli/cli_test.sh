@@ -68,7 +68,9 @@ expect 2 "simulate: expected --model" -- simulate --cluster h100x8
 expect 0 'baseline +Megatron heuristic' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500
 expect 0 '"baseline_megatron":' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 500 --json
 expect 0 '"evaluations": 500' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search ga --budget 500 --json
-expect 0 '"engine": "rl"' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 300 --json
+expect 0 '"engine": "rl"' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 300 --search rl --json
+expect 0 '"search_auto": true' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --json
+expect 0 '^choice +--search auto: exact, the certified optimum' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k
 "$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --context 4096 --kv-dtype fp8 --search ga --budget 800 \
   --threads 2 --out "$tmp/best.json" --json > "$tmp/plan.out" 2>&1
 planned=$(sed -n '/"metrics"/,$p' "$tmp/plan.out" | grep -m1 '"throughput_tok_s_per_gpu"' | tr -d ' ')
@@ -77,14 +79,14 @@ if [ -n "$planned" ] && [ "$planned" = "$replayed" ]; then ok; else bad "plan --
 one=$("$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --search ga --budget 800 --seed 7 --threads 1 --json | grep -m1 '"sharding"')
 two=$("$bin" plan --model mixtral-8x7b --cluster h100x16 --workload decode-16k --search ga --budget 800 --seed 7 --threads 2 --json | grep -m1 '"sharding"')
 if [ "$one" = "$two" ]; then ok; else bad "the same seed gave different plans with 1 and 2 threads"; fi
-expect 2 '--search: expected one of exact, megatron, rw, sa, ga, rl, rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
+expect 2 '--search: expected one of auto, exact, megatron, rw, sa, ga, rl, rl-paper' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search magic
 expect 2 '--budget: expected a positive number' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --budget 0
 
 # The HTML report and engines compared beside the chosen one
 expect 0 '^sa .*100\.0%' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --search sa --compare rw,ga --budget 300 --report "$tmp/r.html"
 if grep -q 'data-chart="frontier"' "$tmp/r.html" && grep -q '<td>ga</td>' "$tmp/r.html"; then ok; else bad "--report wrote no frontier chart or no ga row"; fi
 expect 0 '"compared": \[' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --compare rw --budget 100 --json
-expect 2 '--compare: expected engine names from exact, megatron' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --compare rw,magic
+expect 2 '--compare: expected engine names from auto, exact, megatron' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --compare rw,magic
 expect 2 '--report: expected a writable file path' -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --report /no/such/dir/r.html
 
 # launch: commands for a saved plan
