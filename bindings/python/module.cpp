@@ -380,6 +380,7 @@ PYBIND11_MODULE(shardwise, m) {
           py::gil_scoped_release release;
           // engine=: only the plans that engine runs as planned, all of them (as plan --engine)
           o.search = kind ? shardwise::search_for_engine(ctx, space, opt, *kind) : eng(ctx, space, opt);
+          shardwise::refine_batch(ctx, o.search);
           shardwise::refine_two_batch_overlap(ctx, space, opt, o.search, kind);
         }
         finish(watch);

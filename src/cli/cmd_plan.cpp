@@ -200,6 +200,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   } else {
     o.search = engine(ctx, space, opt);
   }
+  refine_batch(ctx, o.search);
   refine_two_batch_overlap(ctx, space, opt, o.search, serve_kind);
   if (tty) std::fputc('\n', stderr);
   if (o.search.found) note_calibration(a.cost, ctx, o.search.best);
@@ -214,6 +215,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
       };
     }
     o.compared.push_back(find_engine(name)(ctx, space, copt));
+    refine_batch(ctx, o.compared.back());
     if (tty) std::fputc('\n', stderr);
   }
   SearchOptions base_opt = opt;

@@ -62,6 +62,7 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
   if (o.auto_search) {
     out += "choice       --search auto: exact, the certified optimum of the closed form (rl, rw, sa, ga: --search NAME)\n";
   }
+  if (!s.batch_note.empty()) out += "refined      " + s.batch_note + " (as exact takes each winner's)\n";
   if (!s.overlap_note.empty()) out += "refined      " + s.overlap_note + " (docs/cost-model.md, \"Two-batch overlap\")\n";
   if (s.engine == "rl") {
     // rl runs no network (docs/search.md): its policy steps are uniform masked samples and elite mutations

@@ -195,6 +195,20 @@ SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, 
   return t.finish();
 }
 
+bool refine_batch(const SimContext& ctx, SearchResult& r) {
+  if (!r.found || r.engine == "megatron" || r.engine == "exact") return false;
+  Plan q = r.best;
+  q.batch = 0;  // max: the largest that fits memory and the SLOs
+  const Metrics m = evaluate(ctx, q, nullptr, false);
+  if (!m.feasible() || !(m.objective > r.best_value * (1.0 + 1e-12))) return false;
+  r.batch_note = fmt::format("batch {} -> {}, its largest feasible batch ({:.1f} -> {:.1f} tokens/s per GPU)", r.best.batch, m.batch, r.best_value,
+                             m.objective);
+  q.batch = m.batch;
+  r.best = q;
+  r.best_value = m.objective;
+  return true;
+}
+
 bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, const SearchOptions& opt, SearchResult& r,
                               std::optional<ServeEngine> engine) {
   if (!r.found || r.best.two_batch_overlap || !ctx.model.is_moe()) return false;
@@ -223,11 +237,17 @@ bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, c
         for (const Sharding& sh : shardings) {
           q.sharding = sh;
           if (validate_plan(q, ctx.model, ctx.cluster)) continue;
-          for (const std::int64_t per_group : space.batch) {
-            q.batch = per_group * q.deg.attn_dp;
+          // the ladder's batches and, without another objective, the largest feasible one (as
+          // refine_batch gives the search's winner: the comparison stays like for like)
+          std::vector<std::int64_t> batches;
+          for (const std::int64_t per_group : space.batch) batches.push_back(per_group * q.deg.attn_dp);
+          if (!opt.objective) batches.push_back(0);
+          for (const std::int64_t b : batches) {
+            q.batch = b;
             const Metrics m = evaluate(ctx, q, nullptr, false);
             if (m.feasible() && (!best || m.objective > best_m.objective)) {
               best = q;
+              best->batch = m.batch;
               best_m = m;
             }
           }

@@ -87,6 +87,9 @@ struct SearchResult {
   std::string not_certified;
   // refine_two_batch_overlap: the search's plan and value before the overlap was added ("" if it was not)
   std::string overlap_note;
+  // refine_batch: the batch the search found and the largest feasible one its winner took
+  // instead, as exact takes each winner's ("" when the search's batch was already the best)
+  std::string batch_note;
 };
 
 // The evaluator and bookkeeping shared by every engine: budget, time limit,
@@ -126,6 +129,12 @@ SearchResult search_megatron(const SimContext& ctx, const SearchSpace& space, Se
 // degree tuple and batch of the space the engine allows, under each sharding it runs those
 // degrees with (one or two). The optimum of that space (plan --engine).
 SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, SearchOptions opt, ServeEngine engine);
+// The winner of a sampling engine (rl, rl-paper, rw, sa, ga) at its own largest feasible batch,
+// as exact takes each winner's (the batch ladder's values are samples; the best batch lies
+// between them): one closed-form evaluation beyond the budget, after the search, leaving its
+// history as it ran. Not for Megatron's baseline (exhaustive over the ladder, as published) or
+// exact. True when it improved the plan (batch_note says how).
+bool refine_batch(const SimContext& ctx, SearchResult& r);
 // Two-batch overlap beside a search's winner: the search's space holds no overlap choice (it
 // couples the exact search's slot groups), so it is tried afterwards on the best plan, where
 // the plan allows it (MoE, attention DP, EP, one stage) and `engine`, if given, runs it: at

@@ -147,6 +147,7 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
         const SimContext ctx = make_context(model, *cl, v.w, params, v.traits);
         const SearchSpace space = make_space(model, *cl, v.w);
         SearchResult r = v.kind ? search_for_engine(ctx, space, opt.search_options, *v.kind) : search(ctx, space, opt.search_options);
+        refine_batch(ctx, r);
         refine_two_batch_overlap(ctx, space, opt.search_options, r, v.kind);
         if (should_stop(watch)) {
           p.reason = "not planned: the sweep was stopped by " + watch->stop_text() + " during this point's search";

@@ -232,5 +232,42 @@ TEST(Search, NothingFeasibleNamesTheClosestPlan) {
   EXPECT_FALSE(f.closest.has_value());
 }
 
+
+TEST(Search, RefineBatchTakesTheWinnersLargestFeasibleBatch) {
+  // a sampling engine's winner at a ladder batch below its largest feasible one
+  auto m = load_model("llama-3.1-70b");
+  auto c = cluster_from_preset("h100x8");
+  auto w = load_workload("chat-1k-1k");
+  ASSERT_TRUE(m.ok() && c.ok() && w.ok());
+  const SimContext ctx = make_context(*m, *c, *w, cost_params_for("h100"));
+  Plan p;
+  p.deg.tp = 4;
+  p.deg.replicas = 2;
+  p.batch = 8;
+  SearchResult r;
+  r.engine = "rl";
+  r.found = true;
+  r.best = p;
+  r.best_value = evaluate(ctx, p).objective;
+  Plan at_max = p;
+  at_max.batch = 0;
+  const Metrics mx = evaluate(ctx, at_max);
+  ASSERT_GT(mx.batch, 8);
+  ASSERT_TRUE(refine_batch(ctx, r));
+  EXPECT_EQ(r.best.batch, mx.batch);
+  EXPECT_DOUBLE_EQ(r.best_value, mx.objective);
+  EXPECT_NE(r.batch_note.find("batch 8 -> "), std::string::npos);
+  EXPECT_FALSE(refine_batch(ctx, r));  // already at its best batch: nothing to do
+  // Megatron's baseline (exhaustive over the ladder, as published) and exact keep theirs
+  for (const char* engine : {"megatron", "exact"}) {
+    SearchResult b;
+    b.engine = engine;
+    b.found = true;
+    b.best = p;
+    b.best_value = evaluate(ctx, p).objective;
+    EXPECT_FALSE(refine_batch(ctx, b)) << engine;
+    EXPECT_EQ(b.best.batch, 8) << engine;
+  }
+}
 }  // namespace
 }  // namespace shardwise
