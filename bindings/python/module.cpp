@@ -362,9 +362,13 @@ PYBIND11_MODULE(shardwise, m) {
         if (target_rate > 0 && !serve) raise(Error{"target_rate", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is searched)", value_text(max_num_seqs)});
         if (auto e = shardwise::serve_plan_workload_error(in.workload, ov, workload, false)) raise(*e);
+        // engine="any": every layout (as --engine any), not only those an engine runs
+        const bool any_layout = py::isinstance<py::str>(engine) && engine.cast<std::string>() == "any";
+        if (any_layout && !engine_version.is_none()) raise(Error{"engine_version", "", "a named engine beside it (not engine='any')", value_text(engine_version)});
+        const py::object engine_named = any_layout ? py::object(py::none()) : engine;
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
                                                                   cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration),
-                                                                  engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
+                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs));
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
         shardwise::Watch watch(python_control(time_limit));
@@ -375,7 +379,7 @@ PYBIND11_MODULE(shardwise, m) {
         opt.watch = &watch;
         shardwise::PlanOutcome o;
         o.space_size = space.size();
-        const std::optional<shardwise::ServeEngine> kind = engine.is_none() ? std::nullopt : shardwise::parse_serve_engine(as_str("engine", engine));
+        const std::optional<shardwise::ServeEngine> kind = engine_named.is_none() ? std::nullopt : shardwise::parse_serve_engine(as_str("engine", engine_named));
         {
           py::gil_scoped_release release;
           // engine=: only the plans that engine runs as planned, all of them (as plan --engine)
@@ -397,6 +401,7 @@ PYBIND11_MODULE(shardwise, m) {
           so.requests = in.workload.serve.requests > 0 ? in.workload.serve.requests : 1000;
           so.steady_checks = in.workload.serve.requests == 0;  // as plan --mode serve without --requests
           so.engine = kind;
+          so.runnable_only = !any_layout;
           so.watch = &watch;
           shardwise::ServePlanResult r;
           {

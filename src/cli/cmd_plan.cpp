@@ -36,6 +36,7 @@ struct PlanArgs {
   int threads = 0;
   bool json = false;
   double target_rate = 0;  // plan --mode serve: the fewest GPUs serving this many requests/s
+  bool any_layout = false;  // --engine any: every layout, not only those an engine runs
   int top_k = 24;
   bool no_disagg = false;
 };
@@ -67,6 +68,7 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   so.top_k = a.top_k;
   so.disaggregated = !a.no_disagg;
   if (a.serve.name) so.engine = parse_serve_engine(*a.serve.name);
+  so.runnable_only = !a.any_layout;
   so.target_rate = a.target_rate;
   so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
   so.steady_checks = ctx.workload.serve.requests == 0;  // no --requests: the target rate checked at steady state
@@ -92,6 +94,18 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   }
   print(a.json ? serve_plan_json(ctx, file, r, a.target_rate, so.requests) : serve_plan_text(ctx, r, a.target_rate, so.requests));
   return 0;
+}
+
+int run_plan(const PlanArgs& a, const CliOptions& cli);
+
+// --engine any: the free search (every layout), as without --engine outside serve mode
+int run_plan_any(const PlanArgs& given, const CliOptions& cli) {
+  if (!given.serve.name || *given.serve.name != "any") return run_plan(given, cli);
+  if (given.serve.version) return fail(Error{"--engine-version", "", "a named engine beside it (not --engine any)", *given.serve.version});
+  PlanArgs a = given;
+  a.serve.name.reset();
+  a.any_layout = true;
+  return run_plan(a, cli);
 }
 
 int run_plan(const PlanArgs& a, const CliOptions& cli) {
@@ -303,7 +317,7 @@ Command add_plan(CLI::App& app, const CliOptions& cli) {
   plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 24; 0: all)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
-  return {plan, [args, cli] { return run_plan(*args, cli); }};
+  return {plan, [args, cli] { return run_plan_any(*args, cli); }};
 }
 
 }  // namespace shardwise::cli

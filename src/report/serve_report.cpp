@@ -211,6 +211,16 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   s += fmt::format("screen       {} instance shapes by the closed form, {} fit memory and the SLOs' bound; the best {} simulated "
                    "({} requests each, Poisson arrivals): {} simulations in {:.2f} s\n",
                    r.screened, r.screen_feasible, r.candidates.size(), grouped(requests), r.simulations, r.wall_s);
+  if (r.not_runnable > 0) {
+    s += fmt::format("             {} more layouts no engine runs as planned were left out (--engine any keeps them)\n", r.not_runnable);
+  }
+  if (r.best >= 0 && !r.disagg_chosen) {
+    // which engines start the chosen deployment as planned (launch needs no nearest plan for them)
+    std::string names;
+    for (const ServeEngine e : engines_running(ctx, r.deployment)) names += (names.empty() ? "" : ", ") + std::string(to_string(e));
+    s += names.empty() ? "engines      NO engine runs this layout as planned: launch prints each engine's nearest plan and its cost\n"
+                       : fmt::format("engines      runs as planned on {}\n", names);
+  }
   s += "certified    no: the best of the simulated shapes, not a proven optimum (the exact optimiser certifies the closed form "
        "only; docs/search.md, \"Where exact cannot certify\")\n";
   if (!r.stopped.empty()) {
@@ -252,8 +262,8 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   const Degrees& d = r.deployment.deg;
   if (r.disagg_chosen) {
     const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
-    s += fmt::format("aggregated   #{}: {} x {} replicas = {} GPUs: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
-                     shape(b.plan, moe), d.replicas, d.total_gpus(), r.deployment_rate, r.deployment_rate / static_cast<double>(d.total_gpus()));
+    s += fmt::format("aggregated   #{}: {} x {} replica{} = {} GPUs: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
+                     shape(b.plan, moe), d.replicas, d.replicas == 1 ? "" : "s", d.total_gpus(), r.deployment_rate, r.deployment_rate / static_cast<double>(d.total_gpus()));
     s += fmt::format("chosen       disaggregated #{}: {} prefill x {} + {} decode x {} = {} GPUs: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n",
                      r.disagg_best + 1, c.plan.prefill.deg.replicas, shape(c.plan.prefill, moe), c.plan.decode.deg.replicas, shape(c.plan.decode, moe),
                      c.plan.gpus(), c.max_rate, c.per_gpu());
@@ -279,8 +289,8 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                      target_rate, ms_text(x.ttft_ms.p50), ms_text(x.ttft_ms.p99), ms_text(x.tpot_ms.p50), ms_text(x.tpot_ms.p99),
                      x.goodput_requests_per_s, x.output_tok_s_per_gpu);
   } else {
-    s += fmt::format("chosen       #{}: {} x {} replicas = {} GPUs of {}: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
-                     shape(b.plan, moe), d.replicas, d.total_gpus(), ctx.cluster.num_gpus, r.deployment_rate, b.per_gpu());
+    s += fmt::format("chosen       #{}: {} x {} replica{} = {} GPUs of {}: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
+                     shape(b.plan, moe), d.replicas, d.replicas == 1 ? "" : "s", d.total_gpus(), ctx.cluster.num_gpus, r.deployment_rate, b.per_gpu());
   }
   s += "\nfrontier of the chosen instance (Poisson arrivals at shares of its max rate in the SLOs):\n";
   s += fmt::format("{:>10} {:>17} {:>11} {:>10} {:>10}  {}\n", "req/s", "output t/s/GPU", "t/s/user", "TTFT p99", "TPOT p99", "SLOs");

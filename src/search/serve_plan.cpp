@@ -216,6 +216,23 @@ std::optional<Error> serve_plan_workload_error(const Workload& w, const Workload
   return std::nullopt;
 }
 
+std::vector<ServeEngine> engines_running(const SimContext& ctx, const Plan& p) {
+  std::vector<ServeEngine> out;
+  // its degrees, and its sharding among those the engine runs them with (slots without an op in
+  // this model compared at Megatron's choice)
+  const Sharding mine = canonical_sharding(p.sharding, ctx.graph);
+  for (const ServeEngine e : {ServeEngine::kVllm, ServeEngine::kSglang, ServeEngine::kTrtllm}) {
+    if (!engine_limits(e, ctx, p).empty()) continue;
+    for (const Sharding& sh : engine_shardings(e, ctx, p.deg)) {
+      if (canonical_sharding(sh, ctx.graph) == mine) {
+        out.push_back(e);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, const std::optional<Plan>& extra,
                              const ServePlanOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -231,6 +248,10 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   const auto screen_one = [&](Plan p) {
     p.deg.replicas = 1;
     p.batch = 0;
+    if (opt.runnable_only && !opt.engine && engines_running(ctx, p).empty()) {
+      ++out.not_runnable;  // a layout no engine runs as planned: left out unless --engine any
+      return;
+    }
     ++out.screened;
     Metrics m = evaluate(ctx, p, nullptr, false);
     if (!m.feasible()) {

@@ -61,6 +61,9 @@ struct ServePlanOptions {
   bool disaggregated = true;     // also size disaggregated deployments on the cluster (not with a target rate)
   bool tune_engine = true;       // try other running-sequence caps and prefill chunks on the best 3
   std::optional<ServeEngine> engine;  // screen only the layouts this engine runs (plan --engine)
+  // without an engine: only the layouts at least one engine (vLLM, SGLang, TensorRT-LLM) runs as
+  // planned (plan --mode serve's default); false: every layout (plan --engine any)
+  bool runnable_only = false;
   int disagg_shapes = 2;         // the best prefill and decode shapes paired
   std::function<void(int, int)> progress;  // candidates simulated, of how many
   Watch* watch = nullptr;        // a time limit or an interrupt ends the planning early (ServePlanResult::stopped)
@@ -75,6 +78,7 @@ std::optional<Error> serve_plan_workload_error(const Workload& w, const Workload
 struct ServePlanResult {
   std::int64_t screened = 0;            // instance shapes the closed form evaluated
   std::int64_t screen_feasible = 0;     // of them, those that fit and pass the SLOs' necessary condition
+  std::int64_t not_runnable = 0;        // shapes left out because no engine runs them (runnable_only)
   std::vector<ServeCandidate> candidates;  // the simulated ones, in screen order
   int best = -1;                        // index into candidates (the most requests/s per GPU)
   Plan deployment;                      // the best instance with its replicas
@@ -89,6 +93,10 @@ struct ServePlanResult {
   std::string reason;                   // why nothing was found (empty otherwise)
   std::string stopped;                  // what ended the planning early ("the time limit (30 s)"), empty when it ran to the end
 };
+
+// The engines (vllm, sglang, trtllm) that run `p` as planned: its degrees (engine_limits) and
+// its sharding among those the engine runs them with (engine_shardings).
+std::vector<ServeEngine> engines_running(const SimContext& ctx, const Plan& p);
 
 // The plan file of the chosen deployment (plan --mode serve --out, and the Python plan()):
 // the plan (or the decode pool beside `prefill_pool`) at batch max, its traffic (mode serve,

@@ -464,5 +464,10 @@ expect 0 'sharding +ffn1=none ffn2=none' -- simulate --model deepseek-v3 --clust
 expect 2 'the MLP width 72 \(tp x attn_dp\) does not divide' -- simulate --model deepseek-v3 --cluster h100x72 --attn-dp 72 --ep 72 --redundant-experts 32 --batch 4608
 expect 0 'note: vllm runs these degrees with sharding embedding=none ffn1=none ffn2=none lm_head=none; simulating --sharding megatron as given' -- simulate --model deepseek-v3 --cluster h100x32 --attn-dp 32 --ep 32 --engine vllm --sharding megatron --batch 64
 
+# serve plans: by default only layouts an engine runs as planned; --engine any keeps every layout (issue 27, item 3)
+expect 0 '^engines +runs as planned on ' -- plan --model llama-3.1-8b --cluster h100x2 --workload chat-1k-1k --mode serve --requests 200 --top-k 2 --no-disagg
+expect 0 '^engines +' -- plan --model llama-3.1-8b --cluster h100x2 --workload chat-1k-1k --mode serve --requests 200 --top-k 2 --no-disagg --engine any
+expect 2 '^shardwise: --engine-version: expected a named engine beside it' -- plan --model llama-3.1-8b --cluster h100x2 --workload chat-1k-1k --mode serve --engine any --engine-version 0.11
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

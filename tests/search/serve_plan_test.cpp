@@ -139,5 +139,27 @@ TEST(ServePlan, TuningTheEngineSettingsNeverLoses) {
   }
 }
 
+
+TEST(ServePlan, ByDefaultOnlyLayoutsAnEngineRuns) {
+  const SimContext ctx = serve_ctx(25, "h100x4");
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  // the paper's FFN2-on-hidden sharding: no engine runs it (engine_limits), so the default
+  // screen leaves it out and --engine any (runnable_only false) keeps it
+  Plan odd;
+  odd.deg.tp = 2;
+  odd.sharding = paper_allgather_sharding();
+  ASSERT_TRUE(engines_running(ctx, odd).empty());
+  Plan megatron = odd;
+  megatron.sharding = megatron_sharding();
+  EXPECT_EQ(engines_running(ctx, megatron).size(), 3U);  // tp 2, Megatron's sharding: every engine
+  ServePlanOptions only = options(2), any = options(2);
+  only.runnable_only = true;
+  const ServePlanResult a = plan_serving(ctx, space, odd, only), b = plan_serving(ctx, space, odd, any);
+  EXPECT_GE(a.not_runnable, 1);
+  EXPECT_EQ(b.not_runnable, 0);
+  EXPECT_EQ(a.screened + a.not_runnable, b.screened);
+  ASSERT_GE(a.best, 0);
+  EXPECT_FALSE(engines_running(ctx, a.candidates[static_cast<std::size_t>(a.best)].plan).empty());
+}
 }  // namespace
 }  // namespace shardwise
