@@ -15,11 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string lengths_text(const std::optional<LengthDist>& d, std::int64_t fallback) {
-  if (!d) return fmt::format("{}", fallback);
-  if (d->kind == LengthDist::Kind::kFixed) return fmt::format("{:.0f}", d->mean);
-  return fmt::format("{:.0f} mean ({} distinct lengths as measured)", mean_of(*d), d->bins.size());
-}
 
 // The median absolute error of the rows whose metric starts with `prefix` (nullopt: none).
 std::optional<double> median_abs(const std::vector<CheckRow>& rows, std::string_view prefix) {
@@ -43,7 +38,7 @@ std::string check_text(const SimContext& ctx, const Deployment& d, const CheckRe
                  : plan_lines(ctx, d.plan);
   const Workload& w = r.workload;
   s += fmt::format("traffic      {} requests, {}; input {}, output {} tokens\n", w.serve.requests, arrivals_label(w),
-                   lengths_text(w.serve.input, w.isl), lengths_text(w.serve.output, w.osl));
+                   lengths_label(w.serve.input, w.isl), lengths_label(w.serve.output, w.osl));
   s += fmt::format("engine       {}{}\n", ctx.engine.name, ctx.engine.version.empty() ? "" : " " + ctx.engine.version);
   for (const auto& n : r.notes) s += "note         " + n + "\n";
   for (const auto& n : warnings) s += "warning      " + n + "\n";

@@ -13,16 +13,6 @@ using nlohmann::json;
 
 std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1e3) : fmt::format("{:.1f} ms", ms); }
 
-std::string lengths_label(const std::optional<LengthDist>& d, std::int64_t fixed) {
-  if (!d) return grouped(fixed);
-  switch (d->kind) {
-    case LengthDist::Kind::kFixed: return grouped(static_cast<std::int64_t>(d->mean));
-    case LengthDist::Kind::kUniform: return fmt::format("uniform {}..{}", grouped(d->min), grouped(d->max));
-    case LengthDist::Kind::kLognormal: return fmt::format("lognormal mean {} sigma {}", grouped(static_cast<std::int64_t>(d->mean)), d->sigma);
-    case LengthDist::Kind::kHistogram: return fmt::format("histogram of {} bins, mean {:.0f}", d->bins.size(), mean_of(*d));
-  }
-  return "?";
-}
 
 std::string slo_label(const Workload& w) {
   std::string s;
@@ -39,6 +29,17 @@ json stats_json(const LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
 }
 }  // namespace
+
+std::string lengths_label(const std::optional<LengthDist>& d, std::int64_t fixed) {
+  if (!d) return grouped(fixed);
+  switch (d->kind) {
+    case LengthDist::Kind::kFixed: return grouped(static_cast<std::int64_t>(d->mean));
+    case LengthDist::Kind::kUniform: return fmt::format("uniform {}..{}", grouped(d->min), grouped(d->max));
+    case LengthDist::Kind::kLognormal: return fmt::format("lognormal mean {} sigma {}", grouped(static_cast<std::int64_t>(d->mean)), d->sigma);
+    case LengthDist::Kind::kHistogram: return fmt::format("histogram of {} bins, mean {:.0f}", d->bins.size(), mean_of(*d));
+  }
+  return "?";
+}
 
 std::string arrivals_label(const Workload& w) {
   const Arrivals& a = w.serve.arrivals;

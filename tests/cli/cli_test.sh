@@ -434,7 +434,7 @@ cat > "$tmp/vllm4.json" <<'RES'
 RES
 sed 's/"request_rate": 4.0/"request_rate": 8.0/' "$tmp/vllm4.json" > "$tmp/vllm8.json"
 expect 0 'TTFT p99 \(ms\) +[0-9.]+ +91\.40 +[-+][0-9.]+%' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json"
-expect 0 'traffic +200 requests, Poisson at 4 requests/s; input 1024, output 128 tokens' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json"
+expect 0 'traffic +200 requests, Poisson at 4 requests/s; input 1,024, output 128 tokens' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json"
 expect 0 '"metric": "tpot_mean_ms"' -- check --plan "$tmp/p8.json" --measured "$tmp/vllm4.json" --json
 printf '{"completed": 3, "mean_ttft_ms": "fast"}' > "$tmp/badres.json"
 expect 2 "^shardwise: $tmp/badres.json: field 'mean_ttft_ms': expected a number, found the string \"fast\"" -- check --plan "$tmp/p8.json" --measured "$tmp/badres.json"
