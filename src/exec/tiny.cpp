@@ -185,8 +185,9 @@ std::string describe_case(const Case& c) {
   std::string moe = m.is_moe() ? fmt::format(", {} experts top-{} of {} ({} shared of {})", m.moe.num_experts, m.moe.top_k, m.moe.expert_ffn,
                                              m.moe.num_shared, m.moe.shared_ffn)
                                : "";
-  return fmt::format("hidden {}, {} layers, vocab {}, {}, MLP {}{}{}; batch {} in {} micro-batches, prompt {}, {} decode steps", m.hidden,
-                     m.num_layers, m.vocab, attn, m.ffn, m.mlp_gated ? " gated" : "", moe, c.plan.batch, c.m, c.isl, c.decode_steps);
+  return fmt::format("hidden {}, {} layers, vocab {}, {}, MLP {}{}{}; batch {} in {} micro-batch{}, prompt {}, {} decode steps", m.hidden,
+                     m.num_layers, m.vocab, attn, m.ffn, m.mlp_gated ? " gated" : "", moe, c.plan.batch, c.m, c.m == 1 ? "" : "es", c.isl,
+                     c.decode_steps);
 }
 
 // --- weights ------------------------------------------------------------------

@@ -378,7 +378,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   if (l.nodes == 1 && d.replicas > l.per_node && l.gpus_per_node % l.instance_gpus != 0) {
     notes.push_back(fmt::format("{} GPUs per instance do not divide a node of {}: instances straddle nodes", l.instance_gpus, l.gpus_per_node));
   }
-  s += fmt::format("# layout     {} GPUs per instance ({}), {} replica{} = {} of {} GPUs\n", l.instance_gpus,
+  s += fmt::format("# layout     {} GPU{} per instance ({}), {} replica{} = {} of {} GPUs\n", l.instance_gpus, l.instance_gpus == 1 ? "" : "s",
                    l.nodes > 1 ? fmt::format("{} nodes of {}", l.nodes, l.gpus_per_node)
                                : fmt::format("{} instance{} per node of {}", l.per_node, l.per_node > 1 ? "s" : "", l.gpus_per_node),
                    d.replicas, d.replicas > 1 ? "s" : "", d.total_gpus(), ctx.cluster.num_gpus);

@@ -158,8 +158,8 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
     s += fmt::format("input        {:.1f} input tokens/s per GPU\n", m.input_tok_s_per_gpu);
     s += fmt::format("ttft         {:.2f} ms\n", m.ttft_s * 1e3);
   }
-  s += fmt::format("step time    {:.3f} ms per micro-batch and stage ({} micro-batches, {} phase; {:.3f} ms of it engine overhead)\n",
-                   m.step_s * 1e3, m.micro_batches, to_string(bd.phase), ctx.params.step_overhead_us * 1e-3);
+  s += fmt::format("step time    {:.3f} ms per micro-batch and stage ({} micro-batch{}, {} phase; {:.3f} ms of it engine overhead)\n",
+                   m.step_s * 1e3, m.micro_batches, m.micro_batches == 1 ? "" : "es", to_string(bd.phase), ctx.params.step_overhead_us * 1e-3);
   if (plan.two_batch_overlap) {
     s += bd.two_batch_overlap ? std::string("overlap      two-batch: two micro-batches per step, each one's all-to-all beside the other's "
                                             "compute; the ops below are one micro-batch's\n")
