@@ -22,6 +22,7 @@
 #include "cost/engine_limits.hpp"
 #include "model/loader.hpp"
 #include "report/launch_plan.hpp"
+#include "support/command_words.hpp"
 
 namespace shardwise {
 namespace {
@@ -113,32 +114,6 @@ const Rules& trtllm_rules() {
   return r;
 }
 
-// The words of the first command starting with `first` (continuation lines joined), quotes
-// of shell_quote removed.
-std::vector<std::string> words_of(const std::string& text, const std::string& first) {
-  const auto at = text.find(first);
-  EXPECT_NE(at, std::string::npos) << first;
-  std::vector<std::string> out;
-  if (at == std::string::npos) return out;
-  std::string cmd;
-  for (std::size_t i = at; i < text.size(); ++i) {
-    if (text[i] == '\n' && text[i - 1] != '\\') break;
-    cmd += text[i];
-  }
-  std::string w;
-  bool quoted = false;
-  for (const char c : cmd + " ") {
-    if (c == '\'') {
-      quoted = !quoted;
-    } else if (!quoted && (c == ' ' || c == '\n' || c == '\\')) {
-      if (!w.empty()) out.push_back(w);
-      w.clear();
-    } else {
-      w += c;
-    }
-  }
-  return out;
-}
 
 // Every flag known to the engine's parser and of its type and range; the flags and values.
 std::map<std::string, std::string> check_words(const std::vector<std::string>& words, const Rules& rules, const std::string& what) {
@@ -235,7 +210,7 @@ TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBou
       ASSERT_NE(text->find("runs this plan as it is"), std::string::npos) << what << "\n" << *text;
       switch (e) {
         case ServeEngine::kVllm: {
-          auto a = check_words(words_of(*text, "vllm serve"), vllm_rules(), what);
+          auto a = check_words(test_support::command_words(*text, "vllm serve"), vllm_rules(), what);
           EXPECT_EQ(a["--max-num-seqs"], std::to_string(c.seqs)) << what;  // per DP rank, as simulated
           EXPECT_EQ(a["--max-num-batched-tokens"], std::to_string(c.tokens)) << what;
           EXPECT_GE(std::stoll(a["--max-num-batched-tokens"]), std::stoll(a["--max-num-seqs"])) << what;  // vLLM's post-parse check
@@ -246,7 +221,7 @@ TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBou
           break;
         }
         case ServeEngine::kSglang: {
-          auto a = check_words(words_of(*text, "sglang.launch_server"), sglang_rules(), what);
+          auto a = check_words(test_support::command_words(*text, "sglang.launch_server"), sglang_rules(), what);
           EXPECT_EQ(a["--tp-size"], std::to_string(width)) << what;
           // the server's totals, which SGLang divides by dp_size under DP attention
           EXPECT_EQ(std::stoll(a["--max-running-requests"]) / dp, c.seqs) << what;
@@ -262,7 +237,7 @@ TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBou
           break;
         }
         case ServeEngine::kTrtllm: {
-          auto a = check_words(words_of(*text, "trtllm-serve"), trtllm_rules(), what);
+          auto a = check_words(test_support::command_words(*text, "trtllm-serve"), trtllm_rules(), what);
           EXPECT_EQ(a["--max_batch_size"], std::to_string(c.seqs)) << what;  // per attention-DP rank
           EXPECT_EQ(a["--max_num_tokens"], std::to_string(c.tokens)) << what;
           EXPECT_EQ(a["--tp_size"], std::to_string(width)) << what;

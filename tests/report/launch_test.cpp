@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "model/loader.hpp"
+#include "support/command_words.hpp"
 
 namespace shardwise {
 namespace {
@@ -330,32 +331,8 @@ TEST(ShellQuote, ByHand) {
 // The benchmark command: the planned traffic in each tool's own conventions
 // (vllm/benchmarks/datasets.py: uniform in [L (1 - r), L (1 + r)]; SGLang's compute_random_lens:
 // uniform in [L r, L]; aiperf: a normal of the given mean and standard deviation).
-std::map<std::string, std::string> flags_of(const std::string& text, const std::string& first_word) {
-  std::map<std::string, std::string> out;
-  const auto at = text.find(first_word);
-  EXPECT_NE(at, std::string::npos) << first_word;
-  if (at == std::string::npos) return out;
-  std::string cmd;  // the command's lines up to the first one without a continuation
-  for (std::size_t i = at; i < text.size(); ++i) {
-    if (text[i] == '\n' && (i == 0 || text[i - 1] != '\\')) break;
-    cmd += text[i];
-  }
-  std::vector<std::string> words;
-  std::string w;
-  for (const char ch : cmd + " ") {
-    if (ch == ' ' || ch == '\n' || ch == '\\') {
-      if (!w.empty()) words.push_back(w);
-      w.clear();
-    } else {
-      w += ch;
-    }
-  }
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i].rfind("--", 0) != 0) continue;
-    const bool value = i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0;
-    out[words[i]] = value ? words[i + 1] : "";
-  }
-  return out;
+std::map<std::string, std::string> flags_of(const std::string& text, const std::string& first) {
+  return test_support::command_flags(text, first);
 }
 
 TEST(BenchCommand, ReplaysThePlannedTrafficInEachToolsConventions) {
