@@ -93,14 +93,9 @@ Expected<Workload> workload_of_run(const Workload& base, const MeasuredRun& run,
                                    *run.max_concurrency));
     }
   } else if (run.max_concurrency && *run.max_concurrency < run.completed) {
-    if (disaggregated) {
-      return Error{run.file, "max_concurrency",
-                   "a Poisson rate or all requests at once for a disaggregated plan (a closed loop over two pools is not simulated yet)",
-                   std::to_string(*run.max_concurrency)};
-    }
     a.kind = Arrivals::Kind::kClosed;
     std::int64_t users = *run.max_concurrency;
-    if (users % replicas != 0) {
+    if (!disaggregated && users % replicas != 0) {  // (a disaggregated plan's pools route every user themselves)
       const std::int64_t even = std::max<std::int64_t>(replicas, (users + replicas / 2) / replicas * replicas);
       notes->push_back(fmt::format("{} users do not split evenly over the {} replicas: simulated with {}", users, replicas, even));
       users = even;

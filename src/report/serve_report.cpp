@@ -52,9 +52,11 @@ std::string arrivals_label(const Workload& w) {
   return "?";
 }
 
-std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s);
+// `pools`: a disaggregated deployment's result (its counts and occupancy are over every
+// instance of both pools, not one instance's)
+std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s, bool pools = false);
 // The steady-state window and whether its halves agree (docs/serving.md, "Steady state").
-std::string steady_line(const SimContext& ctx, const ServeResult& r);
+std::string steady_line(const SimContext& ctx, const ServeResult& r, bool pools = false);
 
 std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResult& r, double wall_s) {
   const Workload& w = ctx.workload;
@@ -70,7 +72,8 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
   return s + serve_body(ctx, r, wall_s);
 }
 
-std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s) {
+std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_s, bool pools) {
+  const char* counted = pools ? "in all (both pools)" : "per instance";
   std::string s = fmt::format("SLOs         {}\n", slo_label(ctx.workload));
   if (r.stopped) {  // no statistics: the requests finished by then are the early, lightly loaded ones
     s += fmt::format("STOPPED      {} (no statistics: those of the requests finished so far would be biased)\n", r.reason);
@@ -95,19 +98,19 @@ std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_
     s += fmt::format("load         offered {:.3f} requests/s of a capacity of {:.3f} (every request queued at once): {:.0f}%\n",
                      r.offered_requests_per_s, r.capacity_requests_per_s, 100.0 * r.offered_requests_per_s / r.capacity_requests_per_s);
   }
-  s += fmt::format("occupancy    {:.1f} requests in the system, {:.1f} running (time averages per instance); {} preemptions\n", r.mean_in_system,
-                   r.mean_running, grouped(r.preemptions));
+  s += fmt::format("occupancy    {:.1f} requests in the system, {:.1f} {} (time averages {}); {} preemptions\n", r.mean_in_system,
+                   r.mean_running, pools ? "past their first token" : "running", pools ? "over both pools" : "per instance", grouped(r.preemptions));
   s += fmt::format("mean request {:.1f} ms waiting, {:.1f} ms admission to first token, {:.1f} ms decoding\n", r.queue_ms, r.prefill_ms, r.decode_ms);
   s += fmt::format("bottleneck   {}: {}\n", to_string(r.bottleneck), r.bottleneck_note);
   s += r.feasible ? std::string("verdict      feasible\n") : fmt::format("INFEASIBLE   {}\n", r.reason);
-  s += fmt::format("simulated    {} requests per instance, {} iterations, {} step evaluations in {:.1f} ms ({:.2f}M events/s)\n",
-                   grouped(r.requests), grouped(r.iterations), grouped(r.step_evaluations), wall_s * 1e3,
+  s += fmt::format("simulated    {} requests {}, {} iterations, {} step evaluations in {:.1f} ms ({:.2f}M events/s)\n",
+                   grouped(r.requests), counted, grouped(r.iterations), grouped(r.step_evaluations), wall_s * 1e3,
                    wall_s > 0 ? static_cast<double>(r.events) / wall_s / 1e6 : 0.0);
-  s += steady_line(ctx, r);
+  s += steady_line(ctx, r, pools);
   return s;
 }
 
-std::string steady_line(const SimContext& ctx, const ServeResult& r) {
+std::string steady_line(const SimContext& ctx, const ServeResult& r, bool pools) {
   const bool auto_length = ctx.workload.serve.requests == 0;
   if (r.window_s <= 0) {
     return fmt::format("steady state the whole run measured ({})\n", r.requests < kMinWindowed
@@ -125,8 +128,8 @@ std::string steady_line(const SimContext& ctx, const ServeResult& r) {
   if (!r.stable && r.capacity_requests_per_s > 0 && r.offered_requests_per_s > r.capacity_requests_per_s) {
     s += "note         no steady state exists above the capacity: the queue grows however long the run\n";
   } else if (!r.stable) {
-    s += auto_length ? fmt::format("note         not steady at {} requests per instance (the automatic length's limit, or the time "
-                                   "limit): the figures are a transient's\n", grouped(r.requests))
+    s += auto_length ? fmt::format("note         not steady at {} requests {} (the automatic length's limit, or the time "
+                                   "limit): the figures are a transient's\n", grouped(r.requests), pools ? "in all" : "per instance")
                      : fmt::format("note         --requests {} is too short for a steady state here: the figures are a transient's "
                                    "(leave --requests out to let the length grow until it is steady)\n", grouped(ctx.workload.serve.requests));
   }
@@ -406,7 +409,7 @@ std::string serve_disagg_text(const SimContext& ctx, const DisaggPlan& d, const 
                        r.prefill_capacity, r.decode_capacity);
     }
   }
-  return s + serve_body(ctx, r.total, wall_s);
+  return s + serve_body(ctx, r.total, wall_s, true);
 }
 
 std::string serve_disagg_json(const SimContext& ctx, const DisaggPlan& d, const DisaggResult& r, double wall_s) {

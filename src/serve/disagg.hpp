@@ -39,8 +39,9 @@ double kv_transfer_s(const SimContext& ctx, const DisaggPlan& d, double bytes);
 double prefill_instance_rate(const SimContext& ctx, const Plan& instance);
 double decode_instance_rate(const SimContext& ctx, const Plan& instance);
 
-// Poisson, all-at-once and trace arrivals (a closed loop would tie the prefill pool's
-// arrivals to the decode pool's completions: refused with the reason).
+// Poisson, all-at-once, trace and closed-loop arrivals (a closed loop's users send their
+// next request when the decode pool finishes their last: the pools are simulated together).
+// Without a request count the length doubles until the steady-state window's halves agree.
 DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, const ServeOptions& opt = {});
 
 }  // namespace shardwise

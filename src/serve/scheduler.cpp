@@ -76,280 +76,306 @@ std::vector<Req> make_requests(const Workload& w, std::int64_t replicas) {
   return out;
 }
 
-// The scheduler, iteration by iteration, over one instance's requests.
-Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::vector<Req>& reqs, Arrivals::Kind kind,
-         std::int64_t users, Watch* watch) {
-  const EngineTraits& eng = ctx.engine;
+// One instance's scheduler, iteration by iteration.
+Instance::Instance(const SimContext& ctx, const Plan& plan, StepTimes& steps)
+    : eng_(ctx.engine), steps_(steps), first_arrival_(std::numeric_limits<double>::infinity()) {
   const Workload& w = ctx.workload;
   const std::int64_t a = std::max<std::int64_t>(1, plan.deg.attn_dp);
-  const std::int64_t n = static_cast<std::int64_t>(reqs.size());
-  const std::int64_t B = std::max<std::int64_t>(1, eng.kv_block_tokens);
-  const std::int64_t total_blocks = steps.kv_tokens() / B;
-  const std::int64_t watermark = eng.reserve_full_kv ? 0 : total_blocks / 100;  // vLLM keeps 1% free for admissions
-  const std::int64_t budget0 = std::max<std::int64_t>(1, eng.max_num_tokens) * a;
-  const std::int64_t cap = std::max<std::int64_t>(1, eng.max_num_seqs) * a;
-  const double tps = tokens_per_step(w);
-  const std::int64_t dec_tokens = 1 + w.spec_tokens;
-  const std::int64_t run_steps = std::max<std::int64_t>(1, eng.decode_steps);
-  const auto blocks_for = [&](std::int64_t tokens) { return (tokens + B - 1) / B; };
+  block_ = std::max<std::int64_t>(1, eng_.kv_block_tokens);
+  total_blocks_ = steps.kv_tokens() / block_;
+  watermark_ = eng_.reserve_full_kv ? 0 : total_blocks_ / 100;  // vLLM keeps 1% free for admissions
+  budget0_ = std::max<std::int64_t>(1, eng_.max_num_tokens) * a;
+  cap_ = std::max<std::int64_t>(1, eng_.max_num_seqs) * a;
+  tps_ = tokens_per_step(w);
+  dec_tokens_ = 1 + w.spec_tokens;
+  run_steps_ = std::max<std::int64_t>(1, eng_.decode_steps);
+  free_blocks_ = total_blocks_;
+}
 
-  Core out;
-  auto& rec = out.rec;
-  rec.resize(static_cast<std::size_t>(n));
-  std::vector<std::int64_t> prompt(static_cast<std::size_t>(n)), done(static_cast<std::size_t>(n), 0), blocks(static_cast<std::size_t>(n), 0);
-  std::vector<double> gen(static_cast<std::size_t>(n), 0.0);
-  // output tokens folded into the prompt by a preemption's recompute: the KV holds
-  // done + gen - base tokens (base counted once, as prompt)
-  std::vector<double> base(static_cast<std::size_t>(n), 0.0);
-  std::vector<std::int64_t> preempted_at(static_cast<std::size_t>(n), -1);  // the iteration of the last preemption
-  std::vector<char> finished(static_cast<std::size_t>(n), 0), ready(static_cast<std::size_t>(n), 0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto u = static_cast<std::size_t>(i);
-    rec[u].input = reqs[u].isl;
-    rec[u].output = reqs[u].osl;
-    rec[u].arrival_s = reqs[u].arrival;
-    rec[u].admitted_s = rec[u].first_token_s = -1;
-    prompt[u] = reqs[u].isl;
-    if (reqs[u].ready) {  // prefilled elsewhere: its first token is out, its KV arrives with it
-      ready[u] = 1;
-      gen[u] = 1.0;
-      rec[u].first_token_s = reqs[u].arrival;
-    }
+std::int64_t Instance::add(const Req& r) {
+  RequestRecord x;
+  x.input = r.isl;
+  x.output = r.osl;
+  x.arrival_s = r.arrival;
+  x.admitted_s = x.first_token_s = -1;
+  double g = 0;
+  if (r.ready) {  // prefilled elsewhere: its first token is out, its KV arrives with it
+    g = 1.0;
+    x.first_token_s = r.arrival;
   }
-  std::deque<std::int64_t> waiting;
-  std::vector<std::int64_t> running, dec, pre_idx, pre_tok;
-  std::int64_t free_blocks = total_blocks, completed = 0, next = 0, iterations = 0, preemptions = 0;
-  std::int64_t waiting_iters = 0, kv_blocked_iters = 0, cap_iters = 0;
-  // iterations left of the current multi-step decode run (EngineTraits::decode_steps): while
-  // any are, the running sequences only decode and nothing is admitted
-  std::int64_t run_left = 0;
-  double t = 0, in_sys = 0, run_int = 0, first_arrival = std::numeric_limits<double>::infinity();
-  const bool closed = kind == Arrivals::Kind::kClosed;
-  const auto arrive = [&](std::int64_t i, double at) {
-    rec[static_cast<std::size_t>(i)].arrival_s = at;
-    first_arrival = std::min(first_arrival, at);
-    in_sys += t - at;  // waited since its arrival inside the last iteration
-    waiting.push_back(i);
-  };
-  if (closed) {
-    for (; next < std::min(users, n); ++next) arrive(next, 0.0);
+  out_.rec.push_back(x);
+  prompt_.push_back(r.isl);
+  done_.push_back(0);
+  blocks_.push_back(0);
+  preempted_at_.push_back(-1);
+  gen_.push_back(g);
+  base_.push_back(0.0);
+  finished_.push_back(0);
+  ready_.push_back(r.ready ? 1 : 0);
+  return static_cast<std::int64_t>(out_.rec.size()) - 1;
+}
+
+void Instance::arrive(std::int64_t i, double at) {
+  if (!busy()) t_ = std::max(t_, at);
+  auto& r = out_.rec[static_cast<std::size_t>(i)];
+  r.arrival_s = at;
+  if (ready_[static_cast<std::size_t>(i)] != 0) r.first_token_s = at;
+  first_arrival_ = std::min(first_arrival_, at);
+  in_sys_ += t_ - at;  // waited since its arrival inside the last iteration
+  waiting_.push_back(i);
+}
+
+std::int64_t Instance::preempt_last() {
+  const std::int64_t v = running_.back();
+  running_.pop_back();
+  const auto u = static_cast<std::size_t>(v);
+  free_blocks_ += blocks_[u];
+  blocks_[u] = 0;
+  done_[u] = 0;
+  prompt_[u] = out_.rec[u].input + static_cast<std::int64_t>(gen_[u]);  // recomputed: prompt and output so far
+  base_[u] = static_cast<double>(static_cast<std::int64_t>(gen_[u]));
+  preempted_at_[u] = iterations_;
+  ++out_.rec[u].preemptions;
+  ++preemptions_;
+  waiting_.push_front(v);
+  return v;
+}
+
+// Grows r's blocks to hold `tokens`, preempting the newest running requests; false if r itself was preempted.
+bool Instance::grow(std::int64_t r, std::int64_t tokens) {
+  const auto u = static_cast<std::size_t>(r);
+  if (eng_.reserve_full_kv || tokens <= blocks_[u] * block_) return true;  // the blocks it holds suffice
+  const std::int64_t need = blocks_for(tokens) - blocks_[u];
+  while (need > free_blocks_) {
+    if (preempt_last() == r) return false;
   }
-  const auto preempt_last = [&]() {
-    const std::int64_t v = running.back();
-    running.pop_back();
-    const auto u = static_cast<std::size_t>(v);
-    free_blocks += blocks[u];
-    blocks[u] = 0;
-    done[u] = 0;
-    prompt[u] = rec[u].input + static_cast<std::int64_t>(gen[u]);  // recomputed: prompt and output so far
-    base[u] = static_cast<double>(static_cast<std::int64_t>(gen[u]));
-    preempted_at[u] = iterations;
-    ++rec[u].preemptions;
-    ++preemptions;
-    waiting.push_front(v);
-    return v;
-  };
-  // Grows r's blocks to hold `tokens`, preempting the newest running requests; false if r itself was preempted.
-  const auto grow = [&](std::int64_t r, std::int64_t tokens) {
+  if (need > 0) {
+    free_blocks_ -= need;
+    blocks_[u] += need;
+  }
+  return true;
+}
+
+void Instance::finish(std::int64_t r) {
+  const auto u = static_cast<std::size_t>(r);
+  out_.rec[u].finish_s = t_;
+  finished_[u] = 1;
+  free_blocks_ += blocks_[u];
+  blocks_[u] = 0;
+  ++completed_;
+  just_finished_.push_back(r);
+}
+
+Instance::Step Instance::step() {
+  just_finished_.clear();
+  just_first_.clear();
+  dec_.clear();
+  pre_idx_.clear();
+  pre_tok_.clear();
+  std::int64_t budget = budget0_;
+  double ctx_sum = 0;  // the decodes' contexts
+  const bool locked = run_left_ > 0;
+  // 1. the running requests, oldest first: a prompt's next chunk, or a decode
+  bool prefilling = false, chunk_blocked = false;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    const std::int64_t r = running_[i];
     const auto u = static_cast<std::size_t>(r);
-    if (eng.reserve_full_kv || tokens <= blocks[u] * B) return true;  // the blocks it holds suffice
-    const std::int64_t need = blocks_for(tokens) - blocks[u];
-    while (need > free_blocks) {
-      if (preempt_last() == r) return false;
+    if (done_[u] < prompt_[u]) {
+      if (budget <= 0 || locked) continue;
+      const std::int64_t c = std::min(prompt_[u] - done_[u], budget);
+      if (eng_.prefill_first && !eng_.reserve_full_kv && blocks_for(done_[u] + c) - blocks_[u] > free_blocks_) {
+        // no blocks for the next chunk: the running requests decode this iteration and free some
+        // (a prefill-first engine that preempted here could retake the prompt forever)
+        chunk_blocked = true;
+        continue;
+      }
+      if (!grow(r, done_[u] + c)) break;
+      pre_idx_.push_back(r);
+      pre_tok_.push_back(c);
+      budget -= c;
+      prefilling = true;
+    } else if (!eng_.prefill_first) {
+      if (budget < dec_tokens_) continue;
+      if (!grow(r, done_[u] + static_cast<std::int64_t>(std::ceil(gen_[u] - base_[u] + tps_)))) break;
+      dec_.push_back(r);
+      ctx_sum += static_cast<double>(done_[u]) + gen_[u] - base_[u];
+      budget -= dec_tokens_;
     }
-    if (need > 0) {
-      free_blocks -= need;
-      blocks[u] += need;
+  }
+  // 2. waiting requests, first come first served, while the cap, the budget and the KV cache allow
+  const bool had_waiting = !waiting_.empty();
+  bool kv_blocked = false, admitted_ready = false;
+  // (no admission while a running prompt waits for blocks: the decodes must free them first)
+  while (!locked && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
+    const std::int64_t r = waiting_.front();
+    const auto u = static_cast<std::size_t>(r);
+    if (preempted_at_[u] == iterations_) break;  // preempted this iteration: back in a later one
+    const bool cached = ready_[u] != 0;
+    const std::int64_t c = cached ? 0 : std::min(prompt_[u], budget);
+    const std::int64_t hold = cached ? prompt_[u] + 1 : c;  // a cached prompt and its first token
+    const std::int64_t need =
+        eng_.reserve_full_kv ? blocks_for(prompt_[u] + out_.rec[u].output - static_cast<std::int64_t>(gen_[u])) : blocks_for(hold);
+    const std::int64_t keep = running_.empty() ? 0 : watermark_;
+    if (need + keep > free_blocks_) {
+      kv_blocked = true;
+      break;
     }
-    return true;
-  };
-  while (completed < n) {
-    if (watch && (iterations & 1023) == 0) {
+    waiting_.pop_front();
+    free_blocks_ -= need;
+    blocks_[u] += need;
+    if (out_.rec[u].admitted_s < 0) out_.rec[u].admitted_s = t_;
+    running_.push_back(r);
+    if (cached) {  // decodes from the next iteration on
+      ready_[u] = 0;
+      done_[u] = prompt_[u];
+      admitted_ready = true;
+      continue;
+    }
+    pre_idx_.push_back(r);
+    pre_tok_.push_back(c);
+    budget -= c;
+    prefilling = true;
+  }
+  if (had_waiting) {
+    ++waiting_iters_;
+    kv_blocked_iters_ += kv_blocked;
+    cap_iters_ += !kv_blocked && !waiting_.empty() && static_cast<std::int64_t>(running_.size()) >= cap_;
+  }
+  // prefill-first engines decode only when no prompt is scheduled
+  if (eng_.prefill_first && !prefilling) {
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      const std::int64_t r = running_[i];
+      const auto u = static_cast<std::size_t>(r);
+      if (done_[u] < prompt_[u]) continue;  // a prompt waiting for blocks (chunk_blocked) does not decode
+      if (!grow(r, done_[u] + static_cast<std::int64_t>(std::ceil(gen_[u] - base_[u] + tps_)))) break;
+      dec_.push_back(r);
+      ctx_sum += static_cast<double>(done_[u]) + gen_[u] - base_[u];
+    }
+  }
+  std::int64_t ptok = 0;
+  for (std::int64_t c : pre_tok_) ptok += c;
+  if (locked && dec_.empty()) {  // nothing left to decode in this run: the scheduler decides again
+    run_left_ = 0;
+    return Step::kNoWork;
+  }
+  if (dec_.empty() && ptok == 0 && admitted_ready) return Step::kNoWork;  // nothing to compute until the next iteration
+  if (dec_.empty() && ptok == 0 && chunk_blocked && running_.size() > 1) {
+    preempt_last();  // prompts hold every block and none can go on: the newest gives its blocks back
+    return Step::kNoWork;
+  }
+  if (dec_.empty() && ptok == 0) return Step::kStalled;
+  const auto nd = static_cast<std::int64_t>(dec_.size());
+  const double c_mean = nd > 0 ? ctx_sum / static_cast<double>(nd) : 0.0;
+  const auto np = static_cast<std::int64_t>(pre_idx_.size());
+  const double dt = eng_.prefill_first && ptok > 0 ? steps_.prefill(ptok, np) : steps_.mixed(nd, c_mean, ptok, np);
+  const bool saturated = completed_ > 0 && !waiting_.empty();  // a request still waits after admission
+  if (saturated) {
+    std::int64_t first_tokens = 0;  // prompts that end in this iteration (each yields a token)
+    for (std::size_t k = 0; k < pre_idx_.size(); ++k) {
+      const auto u = static_cast<std::size_t>(pre_idx_[k]);
+      first_tokens += done_[u] + pre_tok_[k] >= prompt_[u] ? 1 : 0;
+    }
+    ++out_.sat_iters;
+    out_.sat_s += dt;
+    out_.sat_tokens += static_cast<double>(nd) * tps_ + static_cast<double>(first_tokens);
+  }
+  in_sys_ += static_cast<double>(running_.size() + waiting_.size()) * dt;
+  run_int_ += static_cast<double>(running_.size()) * dt;
+  t_ += dt;
+  ++iterations_;
+  // an iteration that decodes at a scheduling decision starts a run of decode_steps
+  if (locked) {
+    --run_left_;
+  } else if (nd > 0) {
+    run_left_ = run_steps_ - 1;
+  }
+  for (std::int64_t r : dec_) {
+    const auto u = static_cast<std::size_t>(r);
+    gen_[u] += tps_;
+    if (gen_[u] >= static_cast<double>(out_.rec[u].output) - 1e-9) finish(r);
+  }
+  for (std::size_t k = 0; k < pre_idx_.size(); ++k) {
+    const std::int64_t r = pre_idx_[k];
+    const auto u = static_cast<std::size_t>(r);
+    done_[u] += pre_tok_[k];
+    if (done_[u] < prompt_[u]) continue;
+    if (out_.rec[u].first_token_s < 0) {
+      out_.rec[u].first_token_s = t_;
+      just_first_.push_back(r);
+    }
+    gen_[u] += 1.0;  // the prompt's last chunk yields the next token
+    if (gen_[u] >= static_cast<double>(out_.rec[u].output) - 1e-9) finish(r);
+  }
+  if (!just_finished_.empty()) std::erase_if(running_, [&](std::int64_t r) { return finished_[static_cast<std::size_t>(r)] != 0; });
+  return Step::kRan;
+}
+
+Core Instance::result() && {
+  ServeResult& res = out_.res;
+  const auto n = static_cast<std::int64_t>(out_.rec.size());
+  res.iterations = iterations_;
+  res.preemptions = preemptions_;
+  res.events = iterations_ + 2 * n;
+  const double makespan = t_ - (std::isfinite(first_arrival_) ? first_arrival_ : 0.0);
+  res.makespan_s = makespan;
+  res.mean_in_system = makespan > 0 ? in_sys_ / makespan : 0.0;
+  res.mean_running = makespan > 0 ? run_int_ / makespan : 0.0;
+  res.kv_blocked_share = waiting_iters_ > 0 ? static_cast<double>(kv_blocked_iters_) / static_cast<double>(waiting_iters_) : 0.0;
+  res.seq_cap_share = waiting_iters_ > 0 ? static_cast<double>(cap_iters_) / static_cast<double>(waiting_iters_) : 0.0;
+  res.requests = n;
+  return std::move(out_);
+}
+
+// The scheduler over one instance's requests.
+Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::vector<Req>& reqs, Arrivals::Kind kind,
+         std::int64_t users, Watch* watch) {
+  const std::int64_t n = static_cast<std::int64_t>(reqs.size());
+  Instance in(ctx, plan, steps);
+  for (const Req& r : reqs) in.add(r);
+  const bool closed = kind == Arrivals::Kind::kClosed;
+  std::int64_t next = 0;
+  if (closed) {
+    for (; next < std::min(users, n); ++next) in.arrive(next, 0.0);
+  }
+  while (in.completed() < n) {
+    if (watch && (in.iterations() & 1023) == 0) {
       // the statistics that follow a run (sorting every latency) are kept inside the limit too
       if (watch->should_stop(kStatsSecondsPerRequest * static_cast<double>(n))) {
+        Core out;
         out.res.feasible = false;
         out.res.stopped = true;
         out.res.reason = fmt::format("by {} after {:.1f} s, {} of {} requests of one instance done", watch->stop_text(), watch->elapsed_s(),
-                                     completed, n);
+                                     in.completed(), n);
         return out;
       }
       watch->progress([&] {
-        return fmt::format("simulating requests: {} of {} done ({} iterations), {:.0f} s", completed, n, iterations, watch->elapsed_s());
+        return fmt::format("simulating requests: {} of {} done ({} iterations), {:.0f} s", in.completed(), n, in.iterations(),
+                           watch->elapsed_s());
       });
     }
     if (!closed) {
-      while (next < n && reqs[static_cast<std::size_t>(next)].arrival <= t) {
-        arrive(next, reqs[static_cast<std::size_t>(next)].arrival);
+      while (next < n && reqs[static_cast<std::size_t>(next)].arrival <= in.now()) {
+        in.arrive(next, reqs[static_cast<std::size_t>(next)].arrival);
         ++next;
       }
     }
-    if (running.empty() && waiting.empty()) {
+    if (!in.busy()) {
       if (next >= n) break;  // nothing left (cannot happen while completed < n)
-      t = reqs[static_cast<std::size_t>(next)].arrival;  // idle until the next arrival
+      in.idle_until(reqs[static_cast<std::size_t>(next)].arrival);  // idle until the next arrival
       continue;
     }
-    dec.clear();
-    pre_idx.clear();
-    pre_tok.clear();
-    std::int64_t budget = budget0;
-    double ctx_sum = 0;  // the decodes' contexts
-    const bool locked = run_left > 0;
-    // 1. the running requests, oldest first: a prompt's next chunk, or a decode
-    bool prefilling = false, chunk_blocked = false;
-    for (std::size_t i = 0; i < running.size(); ++i) {
-      const std::int64_t r = running[i];
-      const auto u = static_cast<std::size_t>(r);
-      if (done[u] < prompt[u]) {
-        if (budget <= 0 || locked) continue;
-        const std::int64_t c = std::min(prompt[u] - done[u], budget);
-        if (eng.prefill_first && !eng.reserve_full_kv && blocks_for(done[u] + c) - blocks[u] > free_blocks) {
-          // no blocks for the next chunk: the running requests decode this iteration and free some
-          // (a prefill-first engine that preempted here could retake the prompt forever)
-          chunk_blocked = true;
-          continue;
-        }
-        if (!grow(r, done[u] + c)) break;
-        pre_idx.push_back(r);
-        pre_tok.push_back(c);
-        budget -= c;
-        prefilling = true;
-      } else if (!eng.prefill_first) {
-        if (budget < dec_tokens) continue;
-        if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] - base[u] + tps)))) break;
-        dec.push_back(r);
-        ctx_sum += static_cast<double>(done[u]) + gen[u] - base[u];
-        budget -= dec_tokens;
-      }
-    }
-    // 2. waiting requests, first come first served, while the cap, the budget and the KV cache allow
-    const bool had_waiting = !waiting.empty();
-    bool kv_blocked = false, admitted_ready = false;
-    // (no admission while a running prompt waits for blocks: the decodes must free them first)
-    while (!locked && !waiting.empty() && budget > 0 && static_cast<std::int64_t>(running.size()) < cap && !chunk_blocked) {
-      const std::int64_t r = waiting.front();
-      const auto u = static_cast<std::size_t>(r);
-      if (preempted_at[u] == iterations) break;  // preempted this iteration: back in a later one
-      const bool cached = ready[u] != 0;
-      const std::int64_t c = cached ? 0 : std::min(prompt[u], budget);
-      const std::int64_t hold = cached ? prompt[u] + 1 : c;  // a cached prompt and its first token
-      const std::int64_t need = eng.reserve_full_kv ? blocks_for(prompt[u] + rec[u].output - static_cast<std::int64_t>(gen[u])) : blocks_for(hold);
-      const std::int64_t keep = running.empty() ? 0 : watermark;
-      if (need + keep > free_blocks) {
-        kv_blocked = true;
-        break;
-      }
-      waiting.pop_front();
-      free_blocks -= need;
-      blocks[u] += need;
-      if (rec[u].admitted_s < 0) rec[u].admitted_s = t;
-      running.push_back(r);
-      if (cached) {  // decodes from the next iteration on
-        ready[u] = 0;
-        done[u] = prompt[u];
-        admitted_ready = true;
-        continue;
-      }
-      pre_idx.push_back(r);
-      pre_tok.push_back(c);
-      budget -= c;
-      prefilling = true;
-    }
-    if (had_waiting) {
-      ++waiting_iters;
-      kv_blocked_iters += kv_blocked;
-      cap_iters += !kv_blocked && !waiting.empty() && static_cast<std::int64_t>(running.size()) >= cap;
-    }
-    // prefill-first engines decode only when no prompt is scheduled
-    if (eng.prefill_first && !prefilling) {
-      for (std::size_t i = 0; i < running.size(); ++i) {
-        const std::int64_t r = running[i];
-        const auto u = static_cast<std::size_t>(r);
-        if (done[u] < prompt[u]) continue;  // a prompt waiting for blocks (chunk_blocked) does not decode
-        if (!grow(r, done[u] + static_cast<std::int64_t>(std::ceil(gen[u] - base[u] + tps)))) break;
-        dec.push_back(r);
-        ctx_sum += static_cast<double>(done[u]) + gen[u] - base[u];
-      }
-    }
-    std::int64_t ptok = 0;
-    for (std::int64_t c : pre_tok) ptok += c;
-    if (locked && dec.empty()) {  // nothing left to decode in this run: the scheduler decides again
-      run_left = 0;
-      continue;
-    }
-    if (dec.empty() && ptok == 0 && admitted_ready) continue;  // nothing to compute until the next iteration
-    if (dec.empty() && ptok == 0 && chunk_blocked && running.size() > 1) {
-      preempt_last();  // prompts hold every block and none can go on: the newest gives its blocks back
-      continue;
-    }
-    if (dec.empty() && ptok == 0) {
+    const Instance::Step s = in.step();
+    if (s == Instance::Step::kStalled) {
+      Core out;
       out.res.feasible = false;
       out.res.reason = "the scheduler stalled: no request could be scheduled (an internal error; please report it)";
       return out;
     }
-    const auto nd = static_cast<std::int64_t>(dec.size());
-    const double c_mean = nd > 0 ? ctx_sum / static_cast<double>(nd) : 0.0;
-    const auto np = static_cast<std::int64_t>(pre_idx.size());
-    const double dt = eng.prefill_first && ptok > 0 ? steps.prefill(ptok, np) : steps.mixed(nd, c_mean, ptok, np);
-    const bool saturated = completed > 0 && !waiting.empty();  // a request still waits after admission
-    if (saturated) {
-      std::int64_t first_tokens = 0;  // prompts that end in this iteration (each yields a token)
-      for (std::size_t k = 0; k < pre_idx.size(); ++k) {
-        const auto u = static_cast<std::size_t>(pre_idx[k]);
-        first_tokens += done[u] + pre_tok[k] >= prompt[u] ? 1 : 0;
-      }
-      ++out.sat_iters;
-      out.sat_s += dt;
-      out.sat_tokens += static_cast<double>(nd) * tps + static_cast<double>(first_tokens);
+    if (closed) {  // each user's next request
+      for (std::size_t k = 0; k < in.finished().size() && next < n; ++k) in.arrive(next++, in.now());
     }
-    in_sys += static_cast<double>(running.size() + waiting.size()) * dt;
-    run_int += static_cast<double>(running.size()) * dt;
-    t += dt;
-    ++iterations;
-    // an iteration that decodes at a scheduling decision starts a run of decode_steps
-    if (locked) {
-      --run_left;
-    } else if (nd > 0) {
-      run_left = run_steps - 1;
-    }
-    bool any_finished = false;
-    const auto finish = [&](std::int64_t r) {
-      any_finished = true;
-      const auto u = static_cast<std::size_t>(r);
-      rec[u].finish_s = t;
-      finished[u] = 1;
-      free_blocks += blocks[u];
-      blocks[u] = 0;
-      ++completed;
-      if (closed && next < n) arrive(next++, t);  // the user's next request
-    };
-    for (std::int64_t r : dec) {
-      const auto u = static_cast<std::size_t>(r);
-      gen[u] += tps;
-      if (gen[u] >= static_cast<double>(rec[u].output) - 1e-9) finish(r);
-    }
-    for (std::size_t k = 0; k < pre_idx.size(); ++k) {
-      const std::int64_t r = pre_idx[k];
-      const auto u = static_cast<std::size_t>(r);
-      done[u] += pre_tok[k];
-      if (done[u] < prompt[u]) continue;
-      if (rec[u].first_token_s < 0) rec[u].first_token_s = t;
-      gen[u] += 1.0;  // the prompt's last chunk yields the next token
-      if (gen[u] >= static_cast<double>(rec[u].output) - 1e-9) finish(r);
-    }
-    if (any_finished) std::erase_if(running, [&](std::int64_t r) { return finished[static_cast<std::size_t>(r)] != 0; });
   }
-  ServeResult& res = out.res;
-  res.iterations = iterations;
-  res.preemptions = preemptions;
-  res.events = iterations + 2 * n;
-  const double makespan = t - (std::isfinite(first_arrival) ? first_arrival : 0.0);
-  res.makespan_s = makespan;
-  res.mean_in_system = makespan > 0 ? in_sys / makespan : 0.0;
-  res.mean_running = makespan > 0 ? run_int / makespan : 0.0;
-  res.kv_blocked_share = waiting_iters > 0 ? static_cast<double>(kv_blocked_iters) / static_cast<double>(waiting_iters) : 0.0;
-  res.seq_cap_share = waiting_iters > 0 ? static_cast<double>(cap_iters) / static_cast<double>(waiting_iters) : 0.0;
-  res.requests = n;
-  return out;
+  return std::move(in).result();
 }
 
 // The saturated completion rate of one instance: the requests all queued at once, repeated

@@ -2,7 +2,9 @@
 // of requests (docs/serving.md, "The scheduler"), and the request generator. serving.cpp
 // (one plan) and disagg.cpp (prefill and decode pools) run it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "core/control.hpp"
@@ -38,6 +40,61 @@ struct Core {
   std::int64_t sat_iters = 0;
   double sat_s = 0, sat_tokens = 0;
 };
+// One engine instance's scheduler, an iteration at a time (docs/serving.md, "The
+// scheduler"): requests are added, arrive, and each step() runs one iteration from the
+// instance's clock. run() drives one instance over a list of requests; a disaggregated
+// closed loop drives the pools' instances together, the earliest clock first (an arrival
+// between two iterations is admitted at the next one, as an engine admits it).
+class Instance {
+ public:
+  Instance(const SimContext& ctx, const Plan& plan, StepTimes& steps);
+  // A request of this instance (not yet arrived): its local index.
+  std::int64_t add(const Req& r);
+  // Local request i arrives at `at` (at most the clock when the instance is busy; an idle
+  // instance's clock moves on to it).
+  void arrive(std::int64_t i, double at);
+  // The clock: the start of the next iteration.
+  [[nodiscard]] double now() const { return t_; }
+  // Idle until `at` (no request running or waiting).
+  void idle_until(double at) { t_ = std::max(t_, at); }
+  [[nodiscard]] bool busy() const { return !running_.empty() || !waiting_.empty(); }
+  enum class Step : std::uint8_t { kRan, kNoWork, kStalled };
+  // One iteration (kRan; the requests whose prompt ended, and those that finished, listed in
+  // first_tokens() and finished()), a scheduling pass that computes nothing (kNoWork), or a
+  // stall (an internal error).
+  Step step();
+  [[nodiscard]] const std::vector<std::int64_t>& finished() const { return just_finished_; }
+  [[nodiscard]] const std::vector<std::int64_t>& first_tokens() const { return just_first_; }
+  [[nodiscard]] std::int64_t completed() const { return completed_; }
+  [[nodiscard]] std::int64_t iterations() const { return iterations_; }
+  [[nodiscard]] const RequestRecord& record(std::int64_t i) const { return out_.rec[static_cast<std::size_t>(i)]; }
+  // The run's records and counters (makespan from the first arrival to the clock).
+  Core result() &&;
+
+ private:
+  std::int64_t preempt_last();
+  bool grow(std::int64_t r, std::int64_t tokens);
+  [[nodiscard]] std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_ - 1) / block_; }
+  void finish(std::int64_t r);
+
+  const EngineTraits& eng_;
+  StepTimes& steps_;
+  std::int64_t block_, total_blocks_, watermark_, budget0_, cap_, dec_tokens_, run_steps_;
+  double tps_;
+  Core out_;
+  std::vector<std::int64_t> prompt_, done_, blocks_, preempted_at_;
+  std::vector<double> gen_, base_;  // base: output tokens folded into the prompt by a preemption's recompute
+  std::vector<char> finished_, ready_;
+  std::deque<std::int64_t> waiting_;
+  std::vector<std::int64_t> running_, dec_, pre_idx_, pre_tok_, just_finished_, just_first_;
+  std::int64_t free_blocks_, completed_ = 0, iterations_ = 0, preemptions_ = 0;
+  std::int64_t waiting_iters_ = 0, kv_blocked_iters_ = 0, cap_iters_ = 0;
+  // iterations left of the current multi-step decode run (EngineTraits::decode_steps): while
+  // any are, the running sequences only decode and nothing is admitted
+  std::int64_t run_left_ = 0;
+  double t_ = 0, in_sys_ = 0, run_int_ = 0, first_arrival_;
+};
+
 // The scheduler over `reqs` (sorted by arrival unless closed loop, where `users` send them).
 // A watch that asks to stop ends the run early: the result is then infeasible with
 // `stopped` set and the reason.

@@ -77,11 +77,7 @@ std::optional<Error> arrivals_error(const Workload& w, std::int64_t replicas, bo
                                     const std::string& field) {
   const Arrivals& a = w.serve.arrivals;
   if (a.kind != Arrivals::Kind::kClosed || a.concurrency < 1) return std::nullopt;
-  if (disaggregated) {
-    return Error{origin, field, "a rate (--rate R, or arrivals: {pattern: poisson, rate: R}) with a disaggregated plan: closed-loop users are "
-                 "not simulated there (the decode pool's completions would drive the prefill pool's arrivals)",
-                 fmt::format("{} closed-loop users", a.concurrency)};
-  }
+  if (disaggregated) return std::nullopt;  // the pools route every user's requests themselves
   if (replicas > 1 && a.concurrency % replicas != 0) {
     return Error{origin, field, fmt::format("a number of users that splits evenly over the {} replicas (a multiple of {})", replicas, replicas),
                  std::to_string(a.concurrency)};

@@ -87,8 +87,8 @@ struct ServeOptions {
 };
 
 // Arrivals a deployment cannot be simulated with: bad input (exit 2), never an INFEASIBLE
-// result. Closed-loop users with a disaggregated plan (the decode pool's completions would
-// drive the prefill pool's arrivals), users that do not split evenly over the replicas.
+// result. Closed-loop users that do not split evenly over the replicas of an aggregated
+// plan (a disaggregated plan's pools route every user's requests themselves).
 // The error names `origin` (the flag, or the workload file) and `field` ("" for a flag).
 std::optional<Error> arrivals_error(const Workload& w, std::int64_t replicas, bool disaggregated, const std::string& origin,
                                     const std::string& field);

@@ -169,7 +169,11 @@ TEST(CheckWorkload, ReplaysTheBenchmarksTraffic) {
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->serve.arrivals.kind, Arrivals::Kind::kClosed);
   EXPECT_EQ(w->serve.arrivals.concurrency, 8);  // round(7 / 2) x 2
-  EXPECT_FALSE(workload_of_run(serve_workload(), run, 1, true, &notes).ok());  // closed loop, disaggregated: refused
+  // a disaggregated plan's pools route every user: 7 users as measured
+  w = workload_of_run(serve_workload(), run, 2, true, &notes);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->serve.arrivals.kind, Arrivals::Kind::kClosed);
+  EXPECT_EQ(w->serve.arrivals.concurrency, 7);
   // a rate: Poisson; per-request lengths: their histogram
   run.request_rate = 2.5;
   run.input_lens = {100, 100, 300};

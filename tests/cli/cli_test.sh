@@ -260,6 +260,8 @@ dis=(simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode
 expect 0 'prefill pool 1 instances of tp 1' -- "${dis[@]}"
 expect 0 'KV transfer +134\.2 MB per request over nvlink' -- "${dis[@]}"
 expect 0 '"disaggregated": \{' -- "${dis[@]}" --json
+# closed-loop users over both pools (the decode pool's completions send the users' next requests)
+expect 0 'closed loop, 12 users' -- simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --concurrency 12 --requests 400 --replicas 3 --prefill-instances 1
 expect 0 'decode pool +3 instances' -- simulate --plan "$data/good/plan-disagg.json"
 expect 0 'sglang_router.launch_router' -- launch --plan "$data/good/plan-disagg.json" --engine sglang
 expect 0 'disaggregation-mode prefill' -- launch --plan "$data/good/plan-disagg.json" --engine sglang
@@ -395,7 +397,7 @@ mkfifo "$tmp/fifo.yaml" && expect 2 "fifo.yaml: expected a regular file, found a
 
 # issue 30: bad input is exit 2 (never an INFEASIBLE result), flags that do not apply are refused
 SV="--model llama-3.1-8b --cluster h100x8 --mode serve --isl 1000 --osl 200"
-expect 2 '^shardwise: --concurrency: expected a rate .* with a disaggregated plan' -- simulate $SV --concurrency 16 --prefill-instances 1
+expect 0 'closed loop, 15 users' -- simulate $SV --concurrency 15 --requests 200 --prefill-instances 1  # the pools route users themselves: no even split
 expect 2 '^shardwise: --concurrency: expected a number of users that splits evenly over the 2 replicas .*, found 3' -- simulate $SV --concurrency 3 --replicas 2
 expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 \(2\^62\), found '18446744073709551615'" -- simulate $SV --rate 5 --seed 18446744073709551615
 expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 \(2\^62\), found '-1'" -- simulate $SV --rate 5 --seed=-1

@@ -83,12 +83,63 @@ TEST(Disagg, PercentilesOrderedAndLittlesLaw) {
   EXPECT_GT(r.decode_capacity, 0);
 }
 
-TEST(Disagg, ClosedLoopIsRefusedWithTheReason) {
-  SimContext ctx = ctx_for(1, 10);
-  ctx.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0, 8};
-  const DisaggResult r = simulate_disaggregated(ctx, pools(1, 1));
-  EXPECT_FALSE(r.total.feasible);
-  EXPECT_NE(r.total.reason.find("closed-loop"), std::string::npos);
+TEST(Disagg, AClosedLoopOfOneUserSendsEachRequestWhenTheLastEnds) {
+  // one user, 3 requests of 1,024 + 128 tokens on 1 prefill and 1 decode instance: each
+  // request arrives when the decode pool finishes the last one, so all three take the same
+  // path alone: TTFT = the prefill of the prompt; then the KV travels and the decode pool
+  // decodes the other 127 tokens at contexts 1025 .. 1151
+  SimContext ctx = ctx_for(1, 3);
+  ctx.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0, 1};
+  const DisaggPlan d = pools(1, 1);
+  ServeOptions opt;
+  opt.keep_records = true;
+  const DisaggResult r = simulate_disaggregated(ctx, d, opt);
+  ASSERT_TRUE(r.total.feasible) << r.total.reason;
+  ASSERT_EQ(r.total.records.size(), 3u);
+  StepTimes st(ctx, d.prefill);
+  const double tx = kv_transfer_s(ctx, d, kv_transfer_bytes(ctx, 1024));
+  double decode = 0;
+  for (int k = 1; k <= 127; ++k) decode += st.decode(1, 1024.0 + k);
+  const double one = st.prefill(1024, 1) + tx + decode;  // a request's time in the system
+  for (std::size_t i = 0; i < 3; ++i) {
+    const RequestRecord& x = r.total.records[i];
+    EXPECT_NEAR(x.arrival_s, static_cast<double>(i) * one, 1e-9) << i;  // sent as the last one ended
+    EXPECT_NEAR(x.first_token_s - x.arrival_s, st.prefill(1024, 1), 1e-9) << i;
+    EXPECT_NEAR(x.finish_s - x.arrival_s, one, 1e-9) << i;
+  }
+}
+
+TEST(Disagg, AClosedLoopKeepsEveryUserInTheSystem) {
+  // N users with no think time over two pools: N requests always in the system, so inside
+  // the steady window the time-averaged occupancy is N, and throughput x mean time in the
+  // system is N (Little's law, 2%); more users never serve fewer requests/s
+  double last_rate = 0;
+  for (std::int64_t users : {6, 48, 240}) {
+    SimContext ctx = ctx_for(1, 3000);
+    ctx.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0, users};
+    ctx.workload.serve.input = LengthDist{LengthDist::Kind::kLognormal, 1024, 0.8, 16, 8192, {}};
+    ctx.workload.serve.output = LengthDist{LengthDist::Kind::kUniform, 0, 0, 16, 496, {}};
+    const DisaggResult r = simulate_disaggregated(ctx, pools(2, 5));
+    ASSERT_TRUE(r.total.requests > 0) << r.total.reason;
+    EXPECT_GT(r.total.window_s, 0) << users;
+    const auto n = static_cast<double>(users);
+    EXPECT_NEAR(r.total.mean_in_system / n, 1.0, 0.02) << users;
+    EXPECT_NEAR(r.total.requests_per_s * r.total.e2e_ms.mean / 1e3 / n, 1.0, 0.02) << users;
+    EXPECT_GT(r.total.requests_per_s, last_rate) << users;
+    last_rate = r.total.requests_per_s;
+  }
+}
+
+TEST(Disagg, WithoutARequestCountTheLengthGrowsUntilSteady) {
+  // the default length (2,000 requests in all) at 30 requests/s on 2 + 6 instances is a
+  // transient (its halves differ by 17%); the automatic length doubles until they agree
+  SimContext ctx = ctx_for(30, 0);
+  ctx.workload.osl = 1024;
+  const DisaggResult r = simulate_disaggregated(ctx, pools(2, 6));
+  ASSERT_TRUE(r.total.feasible) << r.total.reason;
+  EXPECT_TRUE(r.total.stable) << r.total.halves_diff;
+  EXPECT_GT(r.total.length_runs, 1);
+  EXPECT_GT(r.total.requests, kDefaultRequests);
 }
 
 TEST(Disagg, PlanFileRoundTrip) {
