@@ -54,15 +54,16 @@ std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const S
                    "optimum (the exact optimiser certifies the closed form only).</p>",
                    ctx.workload.isl, ctx.workload.osl, slo_text(ctx.workload), r.screened, r.screen_feasible, r.candidates.size(), r.simulations,
                    r.wall_s);
-  const bool found = r.best >= 0 && r.deployment_rate > 0;
-  if (!found) {
-    s += "<p class=\"infeasible\">No deployment: " + escape(r.reason) + "</p></section>";
+  if (!r.found()) {
+    s += "<p class=\"infeasible\">No deployment: " + escape(r.reason) + (r.disagg_reason.empty() ? "" : "; " + escape(r.disagg_reason)) + "</p>";
   } else {
-    const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
     double rate = r.deployment_rate, gpus = static_cast<double>(r.deployment.deg.total_gpus());
-    std::string what = fmt::format("aggregated: {} &times; {} replicas", shape_html(b.plan, moe), r.deployment.deg.replicas);
+    std::string what;
     const ServeResult* at = &r.deployment_result;
-    if (r.disagg_chosen) {
+    if (!r.disagg_chosen) {
+      const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
+      what = fmt::format("aggregated: {} &times; {} replicas", shape_html(b.plan, moe), r.deployment.deg.replicas);
+    } else {
       const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
       rate = c.max_rate;
       gpus = static_cast<double>(c.plan.gpus());

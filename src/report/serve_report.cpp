@@ -203,6 +203,65 @@ std::string shape(const Plan& p, bool moe) {
   if (p.two_batch_overlap) s += " tbo";
   return s;
 }
+
+// The simulated figures of a deployment at the target rate.
+std::string at_target_text(const ServeResult& x, double target_rate) {
+  return fmt::format("             at {} requests/s: TTFT p50 {} p99 {}, TPOT p50 {} p99 {}, goodput {:.3f} requests/s; {:.1f} output tokens/s per GPU\n",
+                     target_rate, ms_text(x.ttft_ms.p50), ms_text(x.ttft_ms.p99), ms_text(x.tpot_ms.p50), ms_text(x.tpot_ms.p99),
+                     x.goodput_requests_per_s, x.output_tok_s_per_gpu);
+}
+
+std::string frontier_text(const ServePlanResult& r, const char* what) {
+  std::string s = fmt::format("\nfrontier of the chosen {} (Poisson arrivals at shares of its max rate in the SLOs):\n", what);
+  s += fmt::format("{:>10} {:>17} {:>11} {:>10} {:>10}  {}\n", "req/s", "output t/s/GPU", "t/s/user", "TTFT p99", "TPOT p99", "SLOs");
+  for (const FrontierPoint& f : r.frontier) {
+    s += fmt::format("{:>10.3f} {:>17.1f} {:>11.1f} {:>10} {:>10}  {}\n", f.rate, f.output_tok_s_per_gpu, f.tok_s_per_user, ms_text(f.ttft_p99_ms),
+                     ms_text(f.tpot_p99_ms), f.feasible ? "met" : "missed");
+  }
+  return s;
+}
+
+// --target-rate: the fewest GPUs aggregated and disaggregated, each with its simulation at
+// the target (or why there is none), then the chosen one.
+std::string target_text(const SimContext& ctx, const ServePlanResult& r, double target_rate) {
+  const bool moe = ctx.model.is_moe();
+  std::string s;
+  const bool agg = r.best >= 0 && r.deployment_rate > 0;
+  if (agg) {
+    const Degrees& d = r.deployment.deg;
+    const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
+    s += fmt::format("aggregated   {} GPUs: {} {} of {} ({} GPU{})\n", d.total_gpus(), d.replicas, d.replicas == 1 ? "replica" : "replicas",
+                     shape(b.plan, moe), d.instance_gpus(), d.instance_gpus() == 1 ? "" : "s each");
+    s += at_target_text(r.deployment_result, target_rate);
+  } else {
+    s += fmt::format("aggregated   none: {}\n", r.reason);
+  }
+  if (r.disagg_best >= 0) {
+    const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+    s += fmt::format("disaggregated {} GPUs: {} prefill x {} + {} decode x {} (#{})\n", c.plan.gpus(), c.plan.prefill.deg.replicas,
+                     shape(c.plan.prefill, moe), c.plan.decode.deg.replicas, shape(c.plan.decode, moe), r.disagg_best + 1);
+    s += at_target_text(c.at_max.total, target_rate);
+  } else if (!r.disagg_reason.empty()) {
+    s += fmt::format("disaggregated none: {}\n", r.disagg_reason);
+  }
+  if (!r.found()) {
+    s += fmt::format("INFEASIBLE   {}\n", r.reason);
+    return s;
+  }
+  if (r.disagg_chosen) {
+    const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+    s += fmt::format("fewest GPUs  {} for {} requests/s: disaggregated, {} prefill x {} + {} decode x {}{}\n", c.plan.gpus(), target_rate,
+                     c.plan.prefill.deg.replicas, shape(c.plan.prefill, moe), c.plan.decode.deg.replicas, shape(c.plan.decode, moe),
+                     agg ? fmt::format(" ({} fewer than aggregated)", r.deployment.deg.total_gpus() - c.plan.gpus()) : std::string(" (no aggregated deployment serves it)"));
+    return s + frontier_text(r, "deployment");
+  }
+  const Degrees& d = r.deployment.deg;
+  const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
+  s += fmt::format("fewest GPUs  {} for {} requests/s: aggregated, {} {} of {} ({} GPU{})\n", d.total_gpus(), target_rate, d.replicas,
+                   d.replicas == 1 ? "replica" : "replicas", shape(b.plan, moe), d.instance_gpus(), d.instance_gpus() == 1 ? "" : "s each");
+  return s + frontier_text(r, "instance");
+}
+
 }  // namespace
 
 std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, double target_rate, std::int64_t requests) {
@@ -218,7 +277,7 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
   if (r.not_runnable > 0) {
     s += fmt::format("             {} more layouts no engine runs as planned were left out (--engine any keeps them)\n", r.not_runnable);
   }
-  if (r.best >= 0 && !r.disagg_chosen) {
+  if (r.best >= 0 && r.deployment_rate > 0 && !r.disagg_chosen) {
     // which engines start the chosen deployment as planned (launch needs no nearest plan for them)
     std::string names;
     for (const ServeEngine e : engines_running(ctx, r.deployment)) names += (names.empty() ? "" : ", ") + std::string(to_string(e));
@@ -244,8 +303,10 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
          " seqs/chunk: the running-sequence cap and the tokens per iteration per attention-DP rank, tried smaller on the best three)\n\n";
   }
   if (!r.disagg.empty()) {
-    s += fmt::format("disaggregated on the same {} GPUs (the best prefill and decode shapes paired, the pools sized to balance):\n",
-                     ctx.cluster.num_gpus);
+    s += target_rate > 0 ? fmt::format("disaggregated for {} requests/s (the best prefill and decode shapes paired, each pool grown from its "
+                                       "saturated bound until the SLOs hold):\n", target_rate)
+                         : fmt::format("disaggregated on the same {} GPUs (the best prefill and decode shapes paired, the pools sized to balance):\n",
+                                       ctx.cluster.num_gpus);
     s += fmt::format("{:>2}  {:<40} {:<40} {:>4} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}\n", "#", "prefill pool", "decode pool", "GPUs",
                      "pre req/s", "dec req/s", "max in SLO", "req/s/GPU", "TTFT p99", "TPOT p99");
     for (std::size_t i = 0; i < r.disagg.size(); ++i) {
@@ -256,9 +317,11 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                        c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.total.ttft_ms.p99) : "-",
                        c.max_rate > 0 ? ms_text(c.at_max.total.tpot_ms.p99) : "-");
     }
-    s += "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the whole deployment's requests/s)\n\n";
+    s += target_rate > 0 ? "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the target, met by the whole deployment)\n\n"
+                         : "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the whole deployment's requests/s)\n\n";
   }
-  if (r.best < 0 || r.deployment_rate <= 0) {
+  if (target_rate > 0) return s + target_text(ctx, r, target_rate);
+  if (!r.found()) {
     s += fmt::format("INFEASIBLE   {}\n", r.reason);
     return s;
   }
@@ -271,43 +334,21 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
     s += fmt::format("chosen       disaggregated #{}: {} prefill x {} + {} decode x {} = {} GPUs: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n",
                      r.disagg_best + 1, c.plan.prefill.deg.replicas, shape(c.plan.prefill, moe), c.plan.decode.deg.replicas, shape(c.plan.decode, moe),
                      c.plan.gpus(), c.max_rate, c.per_gpu());
-    s += "\nfrontier of the chosen deployment (Poisson arrivals at shares of its max rate in the SLOs):\n";
-    s += fmt::format("{:>10} {:>17} {:>11} {:>10} {:>10}  {}\n", "req/s", "output t/s/GPU", "t/s/user", "TTFT p99", "TPOT p99", "SLOs");
-    for (const FrontierPoint& f : r.frontier) {
-      s += fmt::format("{:>10.3f} {:>17.1f} {:>11.1f} {:>10} {:>10}  {}\n", f.rate, f.output_tok_s_per_gpu, f.tok_s_per_user, ms_text(f.ttft_p99_ms),
-                       ms_text(f.tpot_p99_ms), f.feasible ? "met" : "missed");
-    }
-    return s;
+    return s + frontier_text(r, "deployment");
   }
   if (r.disagg_best >= 0) {
     const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
     s += fmt::format("disaggregated best #{}: {} GPUs, {:.3f} requests/s within the SLOs ({:.4f} per GPU): the aggregated plan serves more per GPU\n",
                      r.disagg_best + 1, c.plan.gpus(), c.max_rate, c.per_gpu());
   }
-  if (target_rate > 0) {
-    const ServeResult& x = r.deployment_result;
-    s += fmt::format("fewest GPUs  {} for {} requests/s: {} {} of {} ({} GPU{})\n", d.total_gpus(), target_rate, d.replicas,
-                     d.replicas == 1 ? "replica" : "replicas", shape(b.plan, moe), d.instance_gpus(),
-                     d.instance_gpus() == 1 ? "" : fmt::format("s each"));
-    s += fmt::format("simulated    at {} requests/s: TTFT p50 {} p99 {}, TPOT p50 {} p99 {}, goodput {:.3f} requests/s; {:.1f} output tokens/s per GPU\n",
-                     target_rate, ms_text(x.ttft_ms.p50), ms_text(x.ttft_ms.p99), ms_text(x.tpot_ms.p50), ms_text(x.tpot_ms.p99),
-                     x.goodput_requests_per_s, x.output_tok_s_per_gpu);
-  } else {
-    s += fmt::format("chosen       #{}: {} x {} replica{} = {} GPUs of {}: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
-                     shape(b.plan, moe), d.replicas, d.replicas == 1 ? "" : "s", d.total_gpus(), ctx.cluster.num_gpus, r.deployment_rate, b.per_gpu());
-  }
-  s += "\nfrontier of the chosen instance (Poisson arrivals at shares of its max rate in the SLOs):\n";
-  s += fmt::format("{:>10} {:>17} {:>11} {:>10} {:>10}  {}\n", "req/s", "output t/s/GPU", "t/s/user", "TTFT p99", "TPOT p99", "SLOs");
-  for (const FrontierPoint& f : r.frontier) {
-    s += fmt::format("{:>10.3f} {:>17.1f} {:>11.1f} {:>10} {:>10}  {}\n", f.rate, f.output_tok_s_per_gpu, f.tok_s_per_user, ms_text(f.ttft_p99_ms),
-                     ms_text(f.tpot_p99_ms), f.feasible ? "met" : "missed");
-  }
-  return s;
+  s += fmt::format("chosen       #{}: {} x {} replica{} = {} GPUs of {}: {:.3f} requests/s within the SLOs ({:.4f} per GPU)\n", r.best + 1,
+                   shape(b.plan, moe), d.replicas, d.replicas == 1 ? "" : "s", d.total_gpus(), ctx.cluster.num_gpus, r.deployment_rate, b.per_gpu());
+  return s + frontier_text(r, "instance");
 }
 
 std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const ServePlanResult& r, double target_rate, std::int64_t requests) {
   json j;
-  const bool found = r.best >= 0 && r.deployment_rate > 0;
+  const bool found = r.found();
   j["feasible"] = found;
   j["reason"] = found ? json(nullptr) : json(r.reason);
   j["stopped"] = r.stopped.empty() ? json(nullptr) : json(r.stopped);
@@ -353,12 +394,14 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
   }
   j["disaggregated_candidates"] = dis;
   j["disaggregated_best"] = r.disagg_best;
+  j["disaggregated_reason"] = r.disagg_reason.empty() ? json(nullptr) : json(r.disagg_reason);
   j["chosen"] = r.disagg_chosen ? "disaggregated" : "aggregated";
   if (found) {
     PlanFile f = file;
     f.plan = r.deployment;
-    j["aggregated_requests_per_s"] = r.deployment_rate;
-    j["aggregated_gpus"] = r.deployment.deg.total_gpus();
+    const bool agg = r.best >= 0 && r.deployment_rate > 0;  // (a target rate only disaggregated deployments serve: none)
+    j["aggregated_requests_per_s"] = agg ? json(r.deployment_rate) : json(nullptr);
+    j["aggregated_gpus"] = agg ? json(r.deployment.deg.total_gpus()) : json(nullptr);
     double rate = r.deployment_rate;
     std::int64_t gpus = r.deployment.deg.total_gpus();
     if (r.disagg_chosen) {

@@ -194,6 +194,114 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
   }
 }
 
+// Whether a latency misses one of its SLO bounds (the mean and each percentile).
+bool misses(const LatencyStats& s, const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
+  if (mean && s.mean > *mean) return true;
+  for (const SloBound& b : pcts) {
+    if (s.stat(b.pct) > b.ms) return true;
+  }
+  return false;
+}
+
+// The fewest GPUs of disaggregated deployments that serve opt.target_rate within the SLOs
+// (docs/serving.md, "Planning"): for each pair of the best prefill and decode shapes, the
+// pools start at the fewest instances whose saturated rates reach the target (x = ceil(R /
+// prefill rate), y = ceil(R / decode rate)) and the deployment is simulated at the target;
+// while it fails, the pool that failed grows by one instance (overloaded: the pool of the
+// smaller capacity; TTFT, which only the prefill pool serves: prefill; TPOT: decode), within
+// the cluster. Each pair's first passing deployment is a candidate; the best takes the
+// fewest GPUs (then the most capacity).
+void disaggregate_for_rate(const SimContext& ctx, const std::vector<Plan>& shapes, const ServePlanOptions& opt, ServePlanResult& out) {
+  const std::int64_t n = ctx.cluster.num_gpus;
+  const double target = opt.target_rate;
+  const Workload& w = ctx.workload;
+  const auto pre = best_for_role(ctx, shapes, true, opt.disagg_shapes);
+  const auto dec = best_for_role(ctx, shapes, false, opt.disagg_shapes);
+  if (pre.empty() || dec.empty()) {
+    out.disagg_reason = fmt::format("no shape fits the {} role's closed-form bound", pre.empty() ? "prefill (TTFT)" : "decode (TPOT)");
+    return;
+  }
+  ServeOptions so;
+  so.watch = opt.watch;
+  std::vector<std::string> why;  // each pair's reason, when none passes
+  for (const Plan& p : pre) {
+    const double cp = prefill_instance_rate(at_rate(ctx, 0, opt.requests), p);
+    ++out.simulations;
+    for (const Plan& q : dec) {
+      if (should_stop(opt.watch)) return;
+      const double cd = decode_instance_rate(at_rate(ctx, 0, opt.requests), q);
+      ++out.simulations;
+      if (cp <= 0 || cd <= 0) {
+        why.push_back(fmt::format("{} x {}: a request does not fit the {} instance's KV cache", p.deg.instance_gpus(), q.deg.instance_gpus(),
+                                  cp <= 0 ? "prefill" : "decode"));
+        continue;
+      }
+      const std::int64_t gp = p.deg.instance_gpus(), gd = q.deg.instance_gpus();
+      auto x = static_cast<std::int64_t>(std::ceil(target / cp - 1e-9)), y = static_cast<std::int64_t>(std::ceil(target / cd - 1e-9));
+      x = std::max<std::int64_t>(1, x);
+      y = std::max<std::int64_t>(1, y);
+      DisaggCandidate c;
+      c.plan.prefill = p;
+      c.plan.decode = q;
+      c.prefill_rate = cp;
+      c.decode_rate = cd;
+      std::string last;
+      bool ok = false;
+      for (int tries = 0; tries < 24 && x * gp + y * gd <= n && !should_stop(opt.watch); ++tries) {
+        c.plan.prefill.deg.replicas = static_cast<std::int32_t>(x);
+        c.plan.decode.deg.replicas = static_cast<std::int32_t>(y);
+        DisaggResult r = simulate_disaggregated(at_rate(ctx, target, opt.steady_checks ? 0 : 2 * opt.requests), c.plan, so);
+        ++out.simulations;
+        if (r.total.feasible) {
+          c.max_rate = target;
+          c.at_max = std::move(r);
+          ok = true;
+          break;
+        }
+        if (r.total.stopped) return;
+        last = r.total.reason;
+        const ServeResult& t = r.total;
+        if (t.capacity_requests_per_s > 0 && t.offered_requests_per_s > t.capacity_requests_per_s) {
+          (r.prefill_capacity < r.decode_capacity ? x : y) += 1;
+        } else if (misses(t.ttft_ms, w.ttft_ms, w.ttft_pct)) {
+          ++x;
+        } else if (misses(t.tpot_ms, w.tpot_ms, w.tpot_pct)) {
+          ++y;
+        } else {
+          break;  // neither pool's size is the reason
+        }
+      }
+      const std::string pair = fmt::format("prefill {} + decode {} GPUs per instance", gp, gd);
+      if (ok) {
+        out.disagg.push_back(std::move(c));
+      } else if (x * gp + y * gd > n) {
+        why.push_back(fmt::format("{}: {} + {} instances needed at least ({} GPUs, over the cluster's {}){}", pair, x, y, x * gp + y * gd, n,
+                                  last.empty() ? "" : "; the last tried: " + last));
+      } else {
+        why.push_back(fmt::format("{}: {}", pair, last.empty() ? "stopped" : last));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < out.disagg.size(); ++i) {
+    const DisaggCandidate& c = out.disagg[i];
+    if (out.disagg_best < 0) {
+      out.disagg_best = static_cast<int>(i);
+      continue;
+    }
+    const DisaggCandidate& b = out.disagg[static_cast<std::size_t>(out.disagg_best)];
+    const double cap = std::min(c.prefill_rate * c.plan.prefill.deg.replicas, c.decode_rate * c.plan.decode.deg.replicas);
+    const double bcap = std::min(b.prefill_rate * b.plan.prefill.deg.replicas, b.decode_rate * b.plan.decode.deg.replicas);
+    if (c.plan.gpus() < b.plan.gpus() || (c.plan.gpus() == b.plan.gpus() && cap > bcap)) out.disagg_best = static_cast<int>(i);
+  }
+  if (out.disagg_best >= 0) {
+    const DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
+    out.disagg_chosen = out.deployment_rate <= 0 || d.plan.gpus() < out.deployment.deg.total_gpus();
+  } else {
+    out.disagg_reason = fmt::format("no disaggregated deployment on up to {} GPUs serves {} requests/s within the SLOs", n, target);
+    for (const std::string& x : why) out.disagg_reason += "; " + x;
+  }
+}
+
 }  // namespace
 
 std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare) {
@@ -437,6 +545,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   }
   // 4. disaggregated deployments on the same GPUs
   if (opt.disaggregated && opt.target_rate <= 0) disaggregate(ctx, feasible_plans(feasible), opt, out);
+  if (opt.disaggregated && opt.target_rate > 0 && !should_stop(opt.watch)) disaggregate_for_rate(ctx, feasible_plans(feasible), opt, out);
   // 5. the frontier of the chosen deployment
   ServeOptions so;
   so.watch = opt.watch;
@@ -466,7 +575,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
 }
 
 PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t requests) {
-  if (r.best < 0 || r.deployment_rate <= 0) return file;
+  if (!r.found()) return file;
   file.plan = r.deployment;
   file.plan.batch = 0;
   file.overrides.mode = "serve";
@@ -478,9 +587,11 @@ PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t r
   } else {
     file.overrides.requests.reset();
   }
-  const ServeCandidate& best = r.candidates[static_cast<std::size_t>(r.best)];
-  file.max_num_seqs = best.max_num_seqs;
-  file.max_num_tokens = best.max_num_tokens;
+  if (r.best >= 0) {
+    const ServeCandidate& best = r.candidates[static_cast<std::size_t>(r.best)];
+    file.max_num_seqs = best.max_num_seqs;
+    file.max_num_tokens = best.max_num_tokens;
+  }
   if (r.disagg_chosen) {  // the decode pool at the top, the prefill pool beside it
     const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
     file.plan = c.plan.decode;

@@ -58,7 +58,7 @@ struct ServePlanOptions {
   bool steady_checks = false;
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
-  bool disaggregated = true;     // also size disaggregated deployments on the cluster (not with a target rate)
+  bool disaggregated = true;     // also size disaggregated deployments (on the cluster, or the fewest GPUs for the target rate)
   bool tune_engine = true;       // try other running-sequence caps and prefill chunks on the best 3
   std::optional<ServeEngine> engine;  // screen only the layouts this engine runs (plan --engine)
   // without an engine: only the layouts at least one engine (vLLM, SGLang, TensorRT-LLM) runs as
@@ -87,11 +87,15 @@ struct ServePlanResult {
   std::vector<FrontierPoint> frontier;  // the chosen deployment at 10% .. 100% of its max rate (per instance when aggregated)
   std::vector<DisaggCandidate> disagg;  // disaggregated deployments on the cluster's GPUs
   int disagg_best = -1;
-  bool disagg_chosen = false;           // the best disaggregated deployment serves more requests/s per GPU
+  bool disagg_chosen = false;           // the best disaggregated deployment serves more requests/s per GPU (a target
+                                        // rate: takes fewer GPUs, or is the only one that serves it)
+  std::string disagg_reason;            // why no disaggregated deployment was found (empty when one was, or none was sought)
   std::int64_t simulations = 0;
   double wall_s = 0;
   std::string reason;                   // why nothing was found (empty otherwise)
   std::string stopped;                  // what ended the planning early ("the time limit (30 s)"), empty when it ran to the end
+  // a deployment was found: the aggregated one, or the disaggregated one chosen
+  [[nodiscard]] bool found() const { return (best >= 0 && deployment_rate > 0) || disagg_chosen; }
 };
 
 // The engines (vllm, sglang, trtllm) that run `p` as planned: its degrees (engine_limits) and

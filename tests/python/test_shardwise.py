@@ -178,6 +178,9 @@ class PlanAndLaunch(unittest.TestCase):
         self.assertTrue(r["feasible"], r["reason"])
         self.assertLessEqual(r["gpus"], 4)
         self.assertIn("frontier", r)
+        self.assertIn(r["chosen"], ("aggregated", "disaggregated"))
+        # the disaggregated deployments sized for the target, or why there is none
+        self.assertTrue(r["disaggregated_candidates"] or r["disaggregated_reason"])
         json.dumps(r)  # plain data all the way down
 
 

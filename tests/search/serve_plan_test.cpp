@@ -99,6 +99,42 @@ TEST(ServePlan, TargetRateTakesTheFewestGpusThatHoldIt) {
   EXPECT_NE(no.reason.find("no plan on up to 8 GPUs"), std::string::npos) << no.reason;
 }
 
+TEST(ServePlan, TargetRateSizesDisaggregatedPoolsAndTakesTheFewestGpus) {
+  // Llama-3.1-8B at 2.5 instances' worth of traffic on up to 8 H100: the best disaggregated
+  // deployment holds the target (re-simulated), a pool with an instance fewer does not, and
+  // the chosen deployment is whichever of the two takes fewer GPUs
+  const SimContext ctx = serve_ctx(30, "h100x8");
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  const ServePlanResult one = plan_serving(ctx, space, std::nullopt, options(4));
+  ASSERT_GE(one.best, 0);
+  const double target = 2.5 * one.candidates[static_cast<std::size_t>(one.best)].max_rate;
+  const ServePlanResult r = plan_serving(ctx, space, std::nullopt, options(4, target));
+  ASSERT_GT(r.deployment_rate, 0) << r.reason;
+  ASSERT_GE(r.disagg_best, 0) << r.disagg_reason;
+  const DisaggCandidate& d = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+  EXPECT_EQ(d.max_rate, target);
+  EXPECT_LE(d.plan.gpus(), 8);
+  for (const DisaggCandidate& c : r.disagg) EXPECT_GE(c.plan.gpus(), d.plan.gpus());  // the fewest GPUs of the pairs
+  SimContext at_target = at(ctx, target, 600);  // 2 x the planner's requests, as it simulates pools
+  EXPECT_TRUE(simulate_disaggregated(at_target, d.plan).total.feasible);
+  for (const bool prefill : {true, false}) {
+    DisaggPlan fewer = d.plan;
+    Plan& pool = prefill ? fewer.prefill : fewer.decode;
+    if (pool.deg.replicas < 2) continue;
+    pool.deg.replicas -= 1;
+    EXPECT_FALSE(simulate_disaggregated(at_target, fewer).total.feasible) << (prefill ? "prefill" : "decode") << " pool one instance smaller";
+  }
+  EXPECT_EQ(r.disagg_chosen, d.plan.gpus() < r.deployment.deg.total_gpus());
+  EXPECT_TRUE(r.found());
+  // no pair fits one GPU: the reason says so, and the aggregated deployment stands
+  const SimContext small = serve_ctx(30, "h100x1");
+  const ServePlanResult s = plan_serving(small, make_space(small.model, small.cluster, small.workload), std::nullopt, options(4, 2.0));
+  EXPECT_LT(s.disagg_best, 0);
+  EXPECT_FALSE(s.disagg_chosen);
+  EXPECT_NE(s.disagg_reason.find("over the cluster's 1"), std::string::npos) << s.disagg_reason;
+  EXPECT_TRUE(s.found()) << s.reason;
+}
+
 TEST(ServePlan, EveryCandidateSimulatedIsNeverWorseThanTheScreen) {
   const SimContext ctx = serve_ctx(30);
   const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
