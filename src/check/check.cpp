@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cost/engine.hpp"
 #include "serve/disagg.hpp"
 
 namespace shardwise {
@@ -36,6 +37,11 @@ Expected<PlanDeployment> plan_deployment(const PlanFile& f, const std::string& f
                                          bool seqs_given, bool tokens_given) {
   if (f.max_num_seqs && !seqs_given) engine.max_num_seqs = *f.max_num_seqs;
   if (f.max_num_tokens && !tokens_given) engine.max_num_tokens = *f.max_num_tokens;
+  if (f.decode_steps && engine.decode_steps <= 1) {  // (a --decode-steps given wins)
+    auto e = with_decode_steps(engine, *f.decode_steps);
+    if (!e) return Error{file, "engine_settings.decode_steps", e.error().expected, e.error().found};
+    engine = *e;
+  }
   PlanDeployment out{make_context(model, cluster, workload, params, engine), {f.plan, f.prefill_pool}};
   for (const Plan* p : {&out.d.plan, out.d.prefill ? &*out.d.prefill : nullptr}) {
     if (p == nullptr) continue;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
+#include "cost/engine.hpp"
 #include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
 #include "plan/plan_json.hpp"
@@ -86,7 +87,7 @@ int run_simulate(SimulateArgs a) {
   }
   Plan plan;
   std::optional<Plan> file_prefill;
-  std::optional<std::int64_t> file_seqs, file_tokens;
+  std::optional<std::int64_t> file_seqs, file_tokens, file_steps;
   bool engine_from_plan = false;
   InputSource src;
   WorkloadOverrides plan_overrides;
@@ -97,6 +98,7 @@ int run_simulate(SimulateArgs a) {
     file_prefill = f->prefill_pool;
     file_seqs = f->max_num_seqs;
     file_tokens = f->max_num_tokens;
+    file_steps = f->decode_steps;
     // the engine the plan was made for, unless --engine names one
     if (!a.engine.name && f->engine) {
       a.engine.name = f->engine;
@@ -168,6 +170,11 @@ int run_simulate(SimulateArgs a) {
   // a serve plan's engine settings, unless flags give them
   if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
   if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
+  if (file_steps && !a.engine.decode_steps) {
+    auto e = with_decode_steps(*engine, *file_steps);
+    if (!e) return fail(blame(e.error(), "--decode-steps", a.plan_file, "engine_settings.decode_steps"));
+    engine = std::move(e);
+  }
   auto params = cost_params_of(a.cost, in->cluster.gpu.name);
   if (!params) return fail(params.error());
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *engine);

@@ -142,12 +142,16 @@ void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
                   "Tokens one iteration of an attention-DP rank may prefill (the engine's max_num_tokens; default 8192)");
   cmd->add_option("--max-num-seqs", e.max_num_seqs,
                   "Serve: running sequences per attention-DP rank (vLLM --max-num-seqs, TensorRT-LLM max_batch_size; default: the engine's)");
+  cmd->add_option("--decode-steps", e.decode_steps,
+                  "Serve: decode iterations per scheduling decision, nothing admitted between them (SGLang --num-continuous-decode-steps; "
+                  "vLLM 0.11 and TensorRT-LLM: 1, the default)");
 }
 
 Expected<EngineTraits> engine_of(const EngineArgs& a) {
   std::string why;
   auto e = engine_traits_of(a.name, a.version, a.max_num_tokens, a.max_num_seqs, &why);
   if (e && !why.empty()) note(why);
+  if (e && a.decode_steps) return with_decode_steps(*e, *a.decode_steps);
   return e;
 }
 

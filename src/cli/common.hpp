@@ -66,7 +66,7 @@ bool any_override(const WorkloadOverrides& o);
 // The engine profile flags of simulate and plan (docs/cost-model.md, "Engine profiles").
 struct EngineArgs {
   std::optional<std::string> name, version;  // given empty ('') is an error, not "none"
-  std::optional<std::int64_t> max_num_tokens, max_num_seqs;
+  std::optional<std::int64_t> max_num_tokens, max_num_seqs, decode_steps;
 };
 void add_engine_flags(CLI::App* cmd, EngineArgs& e);
 // The traits, with a note on stderr when the version is newer than the profile describes.

@@ -127,6 +127,21 @@ bool is_version_text(std::string_view v) {
   return false;
 }
 
+Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps) {
+  if (steps < 1 || steps > kMaxDecodeSteps) {
+    return Error{"--decode-steps", "", fmt::format("decode iterations per scheduling decision from 1 to {}", kMaxDecodeSteps), std::to_string(steps)};
+  }
+  if (steps > 1 && (e.name == "vllm" || e.name == "trtllm")) {
+    return Error{"--decode-steps", "",
+                 e.name == "vllm" ? "1 with vllm (vLLM 0.11 schedules every iteration: --num-scheduler-steps went with its V0 engine; "
+                                    "SGLang has --num-continuous-decode-steps)"
+                                  : "1 with trtllm (TensorRT-LLM schedules every iteration; SGLang has --num-continuous-decode-steps)",
+                 std::to_string(steps)};
+  }
+  e.decode_steps = steps;
+  return e;
+}
+
 Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
                                         std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs,
                                         std::string* note) {

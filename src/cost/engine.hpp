@@ -26,6 +26,11 @@ std::string engine_profile_names();  // "sglang, trtllm, vllm"
 Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
                                         std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs,
                                         std::string* note = nullptr);
+// The engine with `steps` decode iterations per scheduling decision (--decode-steps; the
+// Python keyword decode_steps=): SGLang runs them (--num-continuous-decode-steps); vLLM 0.11
+// (multi-step scheduling was removed with its V0 engine) and TensorRT-LLM have none, so
+// more than 1 is refused for them. Errors name the flag.
+Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps);
 // "0.11", "0.10.2rc1", "1.0.post1": dotted numbers (at most four), then an optional
 // rc/a/b/post/dev suffix with its number.
 bool is_version_text(std::string_view v);

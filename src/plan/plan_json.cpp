@@ -74,10 +74,11 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.requests) ov["requests"] = *o.requests;
   if (o.seed) ov["seed"] = *o.seed;
   if (!ov.empty()) j["workload_overrides"] = ov;
-  if (f.max_num_seqs || f.max_num_tokens) {
+  if (f.max_num_seqs || f.max_num_tokens || f.decode_steps) {
     json es = json::object();
     if (f.max_num_seqs) es["max_num_seqs"] = *f.max_num_seqs;
     if (f.max_num_tokens) es["max_num_tokens"] = *f.max_num_tokens;
+    if (f.decode_steps) es["decode_steps"] = *f.decode_steps;
     j["engine_settings"] = es;
   }
   if (f.engine) {
@@ -111,9 +112,10 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   f.workload = r.string_or("workload", "");
   if (auto d = r.object("degrees", true)) read_degrees(*d, f.plan.deg);
   if (auto es = r.object("engine_settings", false)) {
-    es->reject_unknown({"max_num_seqs", "max_num_tokens"});
+    es->reject_unknown({"max_num_seqs", "max_num_tokens", "decode_steps"});
     if (es->has("max_num_seqs")) f.max_num_seqs = es->integer("max_num_seqs", 1, kMaxBatch);
     if (es->has("max_num_tokens")) f.max_num_tokens = es->integer("max_num_tokens", 1, kMaxTokens);
+    if (es->has("decode_steps")) f.decode_steps = es->integer("decode_steps", 1, 1024);
   }
   if (auto en = r.object("engine", false)) {
     en->reject_unknown({"name", "version"});

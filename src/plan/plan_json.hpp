@@ -24,6 +24,9 @@ struct PlanFile {
   // the tokens per iteration, per attention-DP rank. JSON "engine_settings": {"max_num_seqs",
   // "max_num_tokens"}; simulate and launch apply them unless flags say otherwise.
   std::optional<std::int64_t> max_num_seqs = std::nullopt, max_num_tokens = std::nullopt;
+  // decode iterations per scheduling decision ("engine_settings": {"decode_steps"}; SGLang's
+  // --num-continuous-decode-steps), when the plan was made with more than the engine's 1
+  std::optional<std::int64_t> decode_steps = std::nullopt;
   // The serving engine the plan was made for (plan --engine): JSON "engine": {"name",
   // "version"}; simulate --plan and launch use it unless --engine says otherwise. The name
   // and version are checked where they are used (the engine profiles live above plan/).

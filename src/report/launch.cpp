@@ -361,6 +361,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                 p.redundant_experts, p.redundant_experts, p.redundant_experts,
                                 ctx.model.moe.num_experts + p.redundant_experts));
   }
+  if (file.decode_steps && *file.decode_steps > 1 && o.engine != ServeEngine::kSglang) {
+    notes.push_back(fmt::format("the plan was made with {} decode iterations per scheduling decision; {} schedules every iteration (SGLang "
+                                "has --num-continuous-decode-steps): its serving prediction here runs 1",
+                                *file.decode_steps, to_string(o.engine)));
+  }
   if (kv_dtype != DType::kBf16 && kv_dtype != DType::kFp16 && !fp8_kv) {
     notes.push_back(fmt::format("KV cache in {}: not offered by the engine's flags here; the commands keep the checkpoint's KV format",
                                 to_string(kv_dtype)));
@@ -501,6 +506,8 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
       // two-batch overlap runs over the DeepEP all-to-all
       if (p.two_batch_overlap) common.insert(common.end(), {"--moe-a2a-backend", "deepep", "--enable-two-batch-overlap"});
+      // decode iterations per scheduling decision, as simulated (server_args.py: num_continuous_decode_steps, default 1)
+      if (ctx.engine.decode_steps > 1) common.insert(common.end(), {"--num-continuous-decode-steps", std::to_string(ctx.engine.decode_steps)});
       if (!o.role.empty()) common.insert(common.end(), {"--disaggregation-mode", o.role, "--disaggregation-transfer-backend", "mooncake"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);

@@ -264,6 +264,9 @@ dis=(simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode
 expect 0 'prefill pool 1 instances of tp 1' -- "${dis[@]}"
 expect 0 'KV transfer +134\.2 MB per request over nvlink' -- "${dis[@]}"
 expect 0 '"disaggregated": \{' -- "${dis[@]}" --json
+# decode steps per scheduling decision: SGLang runs them, vLLM refuses (issue 27)
+expect 0 '4 decode iterations per scheduling decision' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --rate 2 --requests 100 --engine sglang --decode-steps 4
+expect 2 '^shardwise: --decode-steps: expected 1 with vllm' -- simulate --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --rate 2 --engine vllm --decode-steps 4
 # closed-loop users over both pools (the decode pool's completions send the users' next requests)
 expect 0 'closed loop, 12 users' -- simulate --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --concurrency 12 --requests 400 --replicas 3 --prefill-instances 1
 expect 0 'decode pool +3 instances' -- simulate --plan "$data/good/plan-disagg.json"

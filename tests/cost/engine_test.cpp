@@ -69,6 +69,24 @@ TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
   for (const char* e : {"vllm", "sglang", "trtllm"}) EXPECT_EQ(load_engine_profile(e)->decode_steps, 1) << e;
 }
 
+TEST(EngineProfile, DecodeStepsFromTheFlagRunWhereTheEngineHasThem) {
+  // SGLang (--num-continuous-decode-steps) and the generic engine take them; vLLM 0.11 and
+  // TensorRT-LLM schedule every iteration: only 1; out of range names the flag
+  auto sg = with_decode_steps(*load_engine_profile("sglang"), 4);
+  ASSERT_TRUE(sg.ok()) << sg.error().message();
+  EXPECT_EQ(sg->decode_steps, 4);
+  EXPECT_EQ(with_decode_steps(EngineTraits{}, 8)->decode_steps, 8);
+  for (const char* e : {"vllm", "trtllm"}) {
+    EXPECT_EQ(with_decode_steps(*load_engine_profile(e), 1)->decode_steps, 1) << e;
+    auto no = with_decode_steps(*load_engine_profile(e), 2);
+    ASSERT_FALSE(no.ok()) << e;
+    EXPECT_EQ(no.error().file, "--decode-steps");
+    EXPECT_NE(no.error().message().find("--num-continuous-decode-steps"), std::string::npos) << no.error().message();
+  }
+  EXPECT_EQ(with_decode_steps(EngineTraits{}, 0).error().file, "--decode-steps");
+  EXPECT_FALSE(with_decode_steps(EngineTraits{}, 1025).ok());
+}
+
 TEST(EngineProfile, TheBudgetSetsTheOfflinePrefillChunk) {
   Workload w;
   w.mode = Mode::kOffline;

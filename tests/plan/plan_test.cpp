@@ -139,11 +139,16 @@ TEST(PlanJson, TheEngineItWasMadeForRoundTrips) {
   f.plan.batch = 8;
   f.engine = "sglang";
   f.engine_version = "0.5";
+  f.decode_steps = 4;
   const std::string text = plan_to_json(f);
   auto back = parse_plan_json(text, "p.json");
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->engine, std::optional<std::string>("sglang"));
   EXPECT_EQ(back->engine_version, std::optional<std::string>("0.5"));
+  EXPECT_EQ(back->decode_steps, std::optional<std::int64_t>(4));  // engine_settings.decode_steps
+  auto zero = parse_plan_json(R"({"schema": "shardwise-plan/1", "degrees": {"tp": 1}, "batch": 1, "engine_settings": {"decode_steps": 0}})", "p.json");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message().find("engine_settings.decode_steps"), std::string::npos) << zero.error().message();
   // none recorded: none read back, and no "engine" key written
   PlanFile g;
   g.plan.batch = 8;

@@ -85,6 +85,7 @@ const Rules& sglang_rules() {
       {"--quantization", choice({"fp8", "w8a8_fp8", "modelopt_fp8", "modelopt_fp4", "awq", "gptq", "mxfp4"})},
       {"--moe-a2a-backend", choice({"none", "deepep", "mooncake"})},  // deepep/mooncake force ep_size = tp_size
       {"--enable-two-batch-overlap", kFlag},
+      {"--num-continuous-decode-steps", integer(1)},  // num_continuous_decode_steps: int = 1
       {"--disaggregation-mode", choice({"null", "prefill", "decode"})},
       {"--disaggregation-transfer-backend", choice({"mooncake", "nixl", "ascend", "fake"})},
       {"--disaggregation-bootstrap-port", integer(1, 65535)},
@@ -160,6 +161,7 @@ struct Case {
   std::string model, cluster;
   Plan plan;
   std::int64_t seqs = 0, tokens = 0;  // the serve plan's engine settings, per attention-DP rank
+  std::int64_t steps = 0;             // decode iterations per scheduling decision (0: not recorded)
 };
 
 TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBounds) {
@@ -180,6 +182,7 @@ TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBou
     Case c{"deepseek-v3", "h200x16", {}, 256, 8192};
     c.plan.deg = Degrees{1, 1, 16, 16, 1};  // attention DP 16, EP 16
     c.plan.sharding = dp_mlp_sharding();
+    c.steps = 2;  // SGLang --num-continuous-decode-steps; vLLM and TensorRT-LLM have none (a note)
     cases.push_back(c);
   }
   {
@@ -199,6 +202,7 @@ TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBou
     f.workload = "chat-1k-1k";
     f.max_num_seqs = c.seqs;
     f.max_num_tokens = c.tokens;
+    if (c.steps > 0) f.decode_steps = c.steps;
     const std::int64_t dp = c.plan.deg.attn_dp, width = std::int64_t{c.plan.deg.tp} * dp;
     for (const ServeEngine e : {ServeEngine::kVllm, ServeEngine::kSglang, ServeEngine::kTrtllm}) {
       const std::string what = c.model + " on " + c.cluster + ", " + to_string(e);
@@ -226,6 +230,11 @@ TEST(EngineArgs, LaunchCommandsParseUnderEachEnginesRulesAndCarryTheSimulatedBou
           // the server's totals, which SGLang divides by dp_size under DP attention
           EXPECT_EQ(std::stoll(a["--max-running-requests"]) / dp, c.seqs) << what;
           EXPECT_EQ(std::stoll(a["--chunked-prefill-size"]) / dp, c.tokens) << what;
+          if (c.steps > 1) {
+            EXPECT_EQ(a["--num-continuous-decode-steps"], std::to_string(c.steps)) << what;
+          } else {
+            EXPECT_FALSE(a.count("--num-continuous-decode-steps")) << what;  // the default, 1
+          }
           if (dp > 1) {
             EXPECT_EQ(a["--dp-size"], std::to_string(dp)) << what;
             EXPECT_TRUE(a.count("--enable-dp-attention")) << what;
