@@ -148,6 +148,8 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
       }
       if (bx == 0) continue;
       DisaggCandidate c;
+      c.max_num_seqs = ctx.engine.max_num_seqs;
+      c.max_num_tokens = ctx.engine.max_num_tokens;
       c.plan.prefill = p;
       c.plan.prefill.deg.replicas = static_cast<std::int32_t>(bx);
       c.plan.decode = q;
@@ -241,6 +243,8 @@ void disaggregate_for_rate(const SimContext& ctx, const std::vector<Plan>& shape
       x = std::max<std::int64_t>(1, x);
       y = std::max<std::int64_t>(1, y);
       DisaggCandidate c;
+      c.max_num_seqs = ctx.engine.max_num_seqs;
+      c.max_num_tokens = ctx.engine.max_num_tokens;
       c.plan.prefill = p;
       c.plan.decode = q;
       c.prefill_rate = cp;
@@ -599,8 +603,9 @@ PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t r
     file.prefill_pool = c.plan.prefill;
     file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
     if (requests > 0) file.overrides.requests = 2 * requests;
-    file.max_num_seqs.reset();
-    file.max_num_tokens.reset();
+    // the settings the pools were simulated with (launch starts both pools with them)
+    file.max_num_seqs = c.max_num_seqs;
+    file.max_num_tokens = c.max_num_tokens;
   }
   return file;
 }

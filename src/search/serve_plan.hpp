@@ -39,6 +39,8 @@ struct DisaggCandidate {
   double prefill_rate = 0, decode_rate = 0;  // one instance's saturated requests/s in its role
   double max_rate = 0;                       // requests/s the deployment serves within the SLOs
   DisaggResult at_max;
+  // the engine settings both pools were simulated with (per attention-DP rank): what launch starts
+  std::int64_t max_num_seqs = 0, max_num_tokens = 0;
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.gpus()); }
 };
 

@@ -126,6 +126,16 @@ TEST(ServePlan, TargetRateSizesDisaggregatedPoolsAndTakesTheFewestGpus) {
   }
   EXPECT_EQ(r.disagg_chosen, d.plan.gpus() < r.deployment.deg.total_gpus());
   EXPECT_TRUE(r.found());
+  // the plan file of a disaggregated choice records the settings both pools were simulated
+  // with (launch starts them so), never the closed form's batch
+  EXPECT_EQ(d.max_num_seqs, ctx.engine.max_num_seqs);
+  EXPECT_EQ(d.max_num_tokens, ctx.engine.max_num_tokens);
+  ServePlanResult chosen = r;
+  chosen.disagg_chosen = true;
+  const PlanFile f = serve_plan_file(PlanFile{}, chosen, 300);
+  ASSERT_TRUE(f.prefill_pool.has_value());
+  EXPECT_EQ(f.max_num_seqs, std::optional<std::int64_t>(ctx.engine.max_num_seqs));
+  EXPECT_EQ(f.max_num_tokens, std::optional<std::int64_t>(ctx.engine.max_num_tokens));
   // no pair fits one GPU: the reason says so, and the aggregated deployment stands
   const SimContext small = serve_ctx(30, "h100x1");
   const ServePlanResult s = plan_serving(small, make_space(small.model, small.cluster, small.workload), std::nullopt, options(4, 2.0));
