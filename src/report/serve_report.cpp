@@ -230,7 +230,7 @@ std::string target_text(const SimContext& ctx, const ServePlanResult& r, double 
   if (agg) {
     const Degrees& d = r.deployment.deg;
     const ServeCandidate& b = r.candidates[static_cast<std::size_t>(r.best)];
-    s += fmt::format("aggregated   {} GPUs: {} {} of {} ({} GPU{})\n", d.total_gpus(), d.replicas, d.replicas == 1 ? "replica" : "replicas",
+    s += fmt::format("aggregated   {} GPU{}: {} {} of {} ({} GPU{})\n", d.total_gpus(), d.total_gpus() == 1 ? "" : "s", d.replicas, d.replicas == 1 ? "replica" : "replicas",
                      shape(b.plan, moe), d.instance_gpus(), d.instance_gpus() == 1 ? "" : "s each");
     s += at_target_text(r.deployment_result, target_rate);
   } else {

@@ -248,7 +248,7 @@ expect 0 '^certified +no: ' -- "${splan[@]}"
 expect 0 '"certified": false' -- "${splan[@]}" --json
 expect 0 'fewest GPUs +[0-9]+ for 6 requests/s' -- "${splan[@]}" --target-rate 6
 # the best of each: aggregated and disaggregated (or why there is none), then the fewest GPUs
-expect 0 '^aggregated +[0-9]+ GPUs: ' -- "${splan[@]}" --target-rate 6
+expect 0 '^aggregated +[0-9]+ GPUs?: ' -- "${splan[@]}" --target-rate 6
 expect 0 '^disaggregated +([0-9]+ GPUs: [0-9]+ prefill x|none: )' -- "${splan[@]}" --target-rate 6
 expect 0 'disaggregated +none: no disaggregated deployment on up to 1 GPUs' -- plan --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --requests 300 --target-rate 1
 expect 0 '"requests_per_s_per_gpu":' -- "${splan[@]}" --json
