@@ -321,6 +321,7 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                          : "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the whole deployment's requests/s)\n\n";
   }
   if (target_rate > 0) return s + target_text(ctx, r, target_rate);
+  if (r.disagg.empty() && !r.disagg_reason.empty()) s += fmt::format("disaggregated none: {}\n\n", r.disagg_reason);
   if (!r.found()) {
     s += fmt::format("INFEASIBLE   {}\n", r.reason);
     return s;

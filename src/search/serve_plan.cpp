@@ -125,14 +125,22 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
   ServeOptions so;
   so.watch = opt.watch;
   so.measure_capacity = false;
+  std::vector<std::string> why;  // each pair's reason, when none is sized
+  if (pre.empty() || dec.empty()) why.push_back(fmt::format("no shape fits the {} role's closed-form bound", pre.empty() ? "prefill (TTFT)" : "decode (TPOT)"));
   for (const Plan& p : pre) {
     const double cp = prefill_instance_rate(at_rate(ctx, 0, opt.requests), p);
     ++out.simulations;
-    if (cp <= 0) continue;
+    if (cp <= 0) {
+      why.push_back(fmt::format("a prompt does not fit the KV cache of a prefill instance of {} GPUs", p.deg.instance_gpus()));
+      continue;
+    }
     for (const Plan& q : dec) {
       const double cd = decode_instance_rate(at_rate(ctx, 0, opt.requests), q);
       ++out.simulations;
-      if (cd <= 0) continue;
+      if (cd <= 0) {
+        why.push_back(fmt::format("a request does not fit the KV cache of a decode instance of {} GPUs", q.deg.instance_gpus()));
+        continue;
+      }
       // x prefill and y decode instances within the cluster, the pools' rates balanced
       const std::int64_t gp = p.deg.instance_gpus(), gd = q.deg.instance_gpus();
       std::int64_t bx = 0, by = 0;
@@ -146,7 +154,10 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
           by = y;
         }
       }
-      if (bx == 0) continue;
+      if (bx == 0) {
+        why.push_back(fmt::format("prefill {} + decode {} GPUs per instance: one of each needs {} GPUs, over the cluster's {}", gp, gd, gp + gd, n));
+        continue;
+      }
       DisaggCandidate c;
       c.max_num_seqs = ctx.engine.max_num_seqs;
       c.max_num_tokens = ctx.engine.max_num_tokens;
@@ -182,6 +193,10 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
       c.at_max = ok ? std::move(*ok) : std::move(last);
       out.disagg.push_back(std::move(c));
     }
+  }
+  if (out.disagg.empty()) {
+    out.disagg_reason = fmt::format("no disaggregated deployment fits the cluster's {} GPUs", n);
+    for (const std::string& x : why) out.disagg_reason += "; " + x;
   }
   for (std::size_t i = 0; i < out.disagg.size(); ++i) {
     if (out.disagg[i].max_rate <= 0) continue;

@@ -251,6 +251,7 @@ expect 0 'fewest GPUs +[0-9]+ for 6 requests/s' -- "${splan[@]}" --target-rate 6
 expect 0 '^aggregated +[0-9]+ GPUs?: ' -- "${splan[@]}" --target-rate 6
 expect 0 '^disaggregated +([0-9]+ GPUs: [0-9]+ prefill x|none: )' -- "${splan[@]}" --target-rate 6
 expect 0 'disaggregated +none: no disaggregated deployment on up to 1 GPUs' -- plan --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --requests 300 --target-rate 1
+expect 0 'disaggregated +none: no disaggregated deployment fits the cluster.s 1 GPUs; prefill 1 \+ decode 1 GPUs per instance: one of each needs 2 GPUs' -- plan --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --requests 300
 expect 0 '"requests_per_s_per_gpu":' -- "${splan[@]}" --json
 expect 0 'INFEASIBLE +no plan on up to 4 GPUs serves 10000 requests/s' -- "${splan[@]}" --target-rate 10000
 expect 2 '^shardwise: --target-rate: expected --mode serve' -- plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --target-rate 5
