@@ -117,82 +117,113 @@ std::vector<Plan> best_for_role(const SimContext& ctx, const std::vector<Plan>& 
   return out;
 }
 
+// The pairs of the best prefill and decode shapes with each instance's saturated rate in its
+// role, each shape simulated once (disaggregate and disaggregate_for_rate size pools from
+// them). `why` gets a line per shape or role that pairs with nothing.
+struct RolePair {
+  Plan prefill, decode;
+  double prefill_rate = 0, decode_rate = 0;
+};
+std::vector<RolePair> role_pairs(const SimContext& ctx, const std::vector<Plan>& shapes, const ServePlanOptions& opt, std::int64_t& sims,
+                                 std::vector<std::string>& why) {
+  const auto pre = best_for_role(ctx, shapes, true, opt.disagg_shapes);
+  const auto dec = best_for_role(ctx, shapes, false, opt.disagg_shapes);
+  if (pre.empty() || dec.empty()) {
+    why.push_back(fmt::format("no shape fits the {} role's closed-form bound", pre.empty() ? "prefill (TTFT)" : "decode (TPOT)"));
+    return {};
+  }
+  const auto rated = [&](const std::vector<Plan>& plans, bool prefill) {
+    std::vector<std::pair<Plan, double>> out;
+    for (const Plan& p : plans) {
+      if (should_stop(opt.watch)) break;
+      const SimContext c = at_rate(ctx, 0, opt.requests);
+      const double r = prefill ? prefill_instance_rate(c, p) : decode_instance_rate(c, p);
+      ++sims;
+      if (r > 0) {
+        out.emplace_back(p, r);
+      } else {
+        why.push_back(fmt::format("a {} does not fit the KV cache of a {} instance of {} GPUs", prefill ? "prompt" : "request",
+                                  prefill ? "prefill" : "decode", p.deg.instance_gpus()));
+      }
+    }
+    return out;
+  };
+  const auto rp = rated(pre, true);
+  const auto rd = rated(dec, false);
+  std::vector<RolePair> out;
+  for (const auto& [p, cp] : rp) {
+    for (const auto& [q, cd] : rd) out.push_back(RolePair{p, q, cp, cd});
+  }
+  return out;
+}
+
+// A candidate of the pair (its pools' replicas still to size) with the settings both pools run.
+DisaggCandidate candidate_of(const SimContext& ctx, const RolePair& pr) {
+  DisaggCandidate c;
+  c.max_num_seqs = ctx.engine.max_num_seqs;
+  c.max_num_tokens = ctx.engine.max_num_tokens;
+  c.plan.prefill = pr.prefill;
+  c.plan.decode = pr.decode;
+  c.prefill_rate = pr.prefill_rate;
+  c.decode_rate = pr.decode_rate;
+  return c;
+}
+
 void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const ServePlanOptions& opt, ServePlanResult& out) {
   const std::int64_t n = ctx.cluster.num_gpus;
   const std::int64_t requests = 2 * opt.requests;
-  const auto pre = best_for_role(ctx, shapes, true, opt.disagg_shapes);
-  const auto dec = best_for_role(ctx, shapes, false, opt.disagg_shapes);
   ServeOptions so;
   so.watch = opt.watch;
   so.measure_capacity = false;
   std::vector<std::string> why;  // each pair's reason, when none is sized
-  if (pre.empty() || dec.empty()) why.push_back(fmt::format("no shape fits the {} role's closed-form bound", pre.empty() ? "prefill (TTFT)" : "decode (TPOT)"));
-  for (const Plan& p : pre) {
-    const double cp = prefill_instance_rate(at_rate(ctx, 0, opt.requests), p);
-    ++out.simulations;
-    if (cp <= 0) {
-      why.push_back(fmt::format("a prompt does not fit the KV cache of a prefill instance of {} GPUs", p.deg.instance_gpus()));
+  for (const RolePair& pr : role_pairs(ctx, shapes, opt, out.simulations, why)) {
+    if (should_stop(opt.watch)) break;
+    const double cp = pr.prefill_rate, cd = pr.decode_rate;
+    // x prefill and y decode instances within the cluster, the pools' rates balanced
+    const std::int64_t gp = pr.prefill.deg.instance_gpus(), gd = pr.decode.deg.instance_gpus();
+    std::int64_t bx = 0, by = 0;
+    double best = 0;
+    for (std::int64_t x = 1; x * gp + gd <= n; ++x) {
+      const std::int64_t y = (n - x * gp) / gd;
+      const double cap = std::min(static_cast<double>(x) * cp, static_cast<double>(y) * cd);
+      if (cap > best * (1 + 1e-9)) {
+        best = cap;
+        bx = x;
+        by = y;
+      }
+    }
+    if (bx == 0) {
+      why.push_back(fmt::format("prefill {} + decode {} GPUs per instance: one of each needs {} GPUs, over the cluster's {}", gp, gd, gp + gd, n));
       continue;
     }
-    for (const Plan& q : dec) {
-      const double cd = decode_instance_rate(at_rate(ctx, 0, opt.requests), q);
-      ++out.simulations;
-      if (cd <= 0) {
-        why.push_back(fmt::format("a request does not fit the KV cache of a decode instance of {} GPUs", q.deg.instance_gpus()));
-        continue;
-      }
-      // x prefill and y decode instances within the cluster, the pools' rates balanced
-      const std::int64_t gp = p.deg.instance_gpus(), gd = q.deg.instance_gpus();
-      std::int64_t bx = 0, by = 0;
-      double best = 0;
-      for (std::int64_t x = 1; x * gp + gd <= n; ++x) {
-        const std::int64_t y = (n - x * gp) / gd;
-        const double cap = std::min(static_cast<double>(x) * cp, static_cast<double>(y) * cd);
-        if (cap > best * (1 + 1e-9)) {
-          best = cap;
-          bx = x;
-          by = y;
+    DisaggCandidate c = candidate_of(ctx, pr);
+    c.plan.prefill.deg.replicas = static_cast<std::int32_t>(bx);
+    c.plan.decode.deg.replicas = static_cast<std::int32_t>(by);
+    // the highest Poisson rate within the SLOs, by bisection below the balanced capacity
+    double lo = 0, hi = best;
+    std::optional<DisaggResult> ok;
+    DisaggResult last = simulate_disaggregated(at_rate(ctx, hi, requests), c.plan, so);
+    ++out.simulations;
+    if (last.total.feasible) {
+      lo = hi;
+      ok = std::move(last);
+    } else {
+      for (int i = 0; i < opt.bisect_steps; ++i) {
+        const double mid = (lo + hi) / 2;
+        DisaggResult r = simulate_disaggregated(at_rate(ctx, mid, requests), c.plan, so);
+        ++out.simulations;
+        if (r.total.feasible) {
+          lo = mid;
+          ok = std::move(r);
+        } else {
+          hi = mid;
+          last = std::move(r);
         }
       }
-      if (bx == 0) {
-        why.push_back(fmt::format("prefill {} + decode {} GPUs per instance: one of each needs {} GPUs, over the cluster's {}", gp, gd, gp + gd, n));
-        continue;
-      }
-      DisaggCandidate c;
-      c.max_num_seqs = ctx.engine.max_num_seqs;
-      c.max_num_tokens = ctx.engine.max_num_tokens;
-      c.plan.prefill = p;
-      c.plan.prefill.deg.replicas = static_cast<std::int32_t>(bx);
-      c.plan.decode = q;
-      c.plan.decode.deg.replicas = static_cast<std::int32_t>(by);
-      c.prefill_rate = cp;
-      c.decode_rate = cd;
-      // the highest Poisson rate within the SLOs, by bisection below the balanced capacity
-      double lo = 0, hi = best;
-      std::optional<DisaggResult> ok;
-      DisaggResult last = simulate_disaggregated(at_rate(ctx, hi, requests), c.plan, so);
-      ++out.simulations;
-      if (last.total.feasible) {
-        lo = hi;
-        ok = std::move(last);
-      } else {
-        for (int i = 0; i < opt.bisect_steps; ++i) {
-          const double mid = (lo + hi) / 2;
-          DisaggResult r = simulate_disaggregated(at_rate(ctx, mid, requests), c.plan, so);
-          ++out.simulations;
-          if (r.total.feasible) {
-            lo = mid;
-            ok = std::move(r);
-          } else {
-            hi = mid;
-            last = std::move(r);
-          }
-        }
-      }
-      c.max_rate = lo;
-      c.at_max = ok ? std::move(*ok) : std::move(last);
-      out.disagg.push_back(std::move(c));
     }
+    c.max_rate = lo;
+    c.at_max = ok ? std::move(*ok) : std::move(last);
+    out.disagg.push_back(std::move(c));
   }
   if (out.disagg.empty()) {
     out.disagg_reason = fmt::format("no disaggregated deployment fits the cluster's {} GPUs", n);
@@ -232,73 +263,51 @@ void disaggregate_for_rate(const SimContext& ctx, const std::vector<Plan>& shape
   const std::int64_t n = ctx.cluster.num_gpus;
   const double target = opt.target_rate;
   const Workload& w = ctx.workload;
-  const auto pre = best_for_role(ctx, shapes, true, opt.disagg_shapes);
-  const auto dec = best_for_role(ctx, shapes, false, opt.disagg_shapes);
-  if (pre.empty() || dec.empty()) {
-    out.disagg_reason = fmt::format("no shape fits the {} role's closed-form bound", pre.empty() ? "prefill (TTFT)" : "decode (TPOT)");
-    return;
-  }
   ServeOptions so;
   so.watch = opt.watch;
   std::vector<std::string> why;  // each pair's reason, when none passes
-  for (const Plan& p : pre) {
-    const double cp = prefill_instance_rate(at_rate(ctx, 0, opt.requests), p);
-    ++out.simulations;
-    for (const Plan& q : dec) {
-      if (should_stop(opt.watch)) return;
-      const double cd = decode_instance_rate(at_rate(ctx, 0, opt.requests), q);
+  for (const RolePair& pr : role_pairs(ctx, shapes, opt, out.simulations, why)) {
+    if (should_stop(opt.watch)) return;
+    const std::int64_t gp = pr.prefill.deg.instance_gpus(), gd = pr.decode.deg.instance_gpus();
+    auto x = static_cast<std::int64_t>(std::ceil(target / pr.prefill_rate - 1e-9));
+    auto y = static_cast<std::int64_t>(std::ceil(target / pr.decode_rate - 1e-9));
+    x = std::max<std::int64_t>(1, x);
+    y = std::max<std::int64_t>(1, y);
+    DisaggCandidate c = candidate_of(ctx, pr);
+    std::string last;
+    bool ok = false;
+    for (int tries = 0; tries < 24 && x * gp + y * gd <= n && !should_stop(opt.watch); ++tries) {
+      c.plan.prefill.deg.replicas = static_cast<std::int32_t>(x);
+      c.plan.decode.deg.replicas = static_cast<std::int32_t>(y);
+      DisaggResult r = simulate_disaggregated(at_rate(ctx, target, opt.steady_checks ? 0 : 2 * opt.requests), c.plan, so);
       ++out.simulations;
-      if (cp <= 0 || cd <= 0) {
-        why.push_back(fmt::format("{} x {}: a request does not fit the {} instance's KV cache", p.deg.instance_gpus(), q.deg.instance_gpus(),
-                                  cp <= 0 ? "prefill" : "decode"));
-        continue;
+      if (r.total.feasible) {
+        c.max_rate = target;
+        c.at_max = std::move(r);
+        ok = true;
+        break;
       }
-      const std::int64_t gp = p.deg.instance_gpus(), gd = q.deg.instance_gpus();
-      auto x = static_cast<std::int64_t>(std::ceil(target / cp - 1e-9)), y = static_cast<std::int64_t>(std::ceil(target / cd - 1e-9));
-      x = std::max<std::int64_t>(1, x);
-      y = std::max<std::int64_t>(1, y);
-      DisaggCandidate c;
-      c.max_num_seqs = ctx.engine.max_num_seqs;
-      c.max_num_tokens = ctx.engine.max_num_tokens;
-      c.plan.prefill = p;
-      c.plan.decode = q;
-      c.prefill_rate = cp;
-      c.decode_rate = cd;
-      std::string last;
-      bool ok = false;
-      for (int tries = 0; tries < 24 && x * gp + y * gd <= n && !should_stop(opt.watch); ++tries) {
-        c.plan.prefill.deg.replicas = static_cast<std::int32_t>(x);
-        c.plan.decode.deg.replicas = static_cast<std::int32_t>(y);
-        DisaggResult r = simulate_disaggregated(at_rate(ctx, target, opt.steady_checks ? 0 : 2 * opt.requests), c.plan, so);
-        ++out.simulations;
-        if (r.total.feasible) {
-          c.max_rate = target;
-          c.at_max = std::move(r);
-          ok = true;
-          break;
-        }
-        if (r.total.stopped) return;
-        last = r.total.reason;
-        const ServeResult& t = r.total;
-        if (t.capacity_requests_per_s > 0 && t.offered_requests_per_s > t.capacity_requests_per_s) {
-          (r.prefill_capacity < r.decode_capacity ? x : y) += 1;
-        } else if (misses(t.ttft_ms, w.ttft_ms, w.ttft_pct)) {
-          ++x;
-        } else if (misses(t.tpot_ms, w.tpot_ms, w.tpot_pct)) {
-          ++y;
-        } else {
-          break;  // neither pool's size is the reason
-        }
-      }
-      const std::string pair = fmt::format("prefill {} + decode {} GPUs per instance", gp, gd);
-      if (ok) {
-        out.disagg.push_back(std::move(c));
-      } else if (x * gp + y * gd > n) {
-        why.push_back(fmt::format("{}: {} + {} instances needed at least ({} GPUs, over the cluster's {}){}", pair, x, y, x * gp + y * gd, n,
-                                  last.empty() ? "" : "; the last tried: " + last));
+      if (r.total.stopped) return;
+      last = r.total.reason;
+      const ServeResult& t = r.total;
+      if (t.capacity_requests_per_s > 0 && t.offered_requests_per_s > t.capacity_requests_per_s) {
+        (r.prefill_capacity < r.decode_capacity ? x : y) += 1;
+      } else if (misses(t.ttft_ms, w.ttft_ms, w.ttft_pct)) {
+        ++x;
+      } else if (misses(t.tpot_ms, w.tpot_ms, w.tpot_pct)) {
+        ++y;
       } else {
-        why.push_back(fmt::format("{}: {}", pair, last.empty() ? "stopped" : last));
+        break;  // neither pool's size is the reason
       }
+    }
+    const std::string pair = fmt::format("prefill {} + decode {} GPUs per instance", gp, gd);
+    if (ok) {
+      out.disagg.push_back(std::move(c));
+    } else if (x * gp + y * gd > n) {
+      why.push_back(fmt::format("{}: {} + {} instances needed at least ({} GPUs, over the cluster's {}){}", pair, x, y, x * gp + y * gd, n,
+                                last.empty() ? "" : "; the last tried: " + last));
+    } else {
+      why.push_back(fmt::format("{}: {}", pair, last.empty() ? "stopped" : last));
     }
   }
   for (std::size_t i = 0; i < out.disagg.size(); ++i) {
