@@ -29,8 +29,10 @@
 #include "report/plan_report.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
+#include "report/sweep_report.hpp"
 #include "search/search.hpp"
 #include "search/serve_plan.hpp"
+#include "search/sweep.hpp"
 #include "core/control.hpp"
 #include "core/files.hpp"
 #include "serve/disagg.hpp"
@@ -283,6 +285,7 @@ PYBIND11_MODULE(shardwise, m) {
         const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);
         const shardwise::SimContext ctx =
             shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
+        if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         shardwise::Breakdown bd;
         const shardwise::Metrics mt = shardwise::evaluate(ctx, p, &bd);
         if (mt.infeasible == shardwise::Infeasible::kInvalidPlan) {
@@ -369,6 +372,7 @@ PYBIND11_MODULE(shardwise, m) {
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
                                                                   cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration),
                                                                   engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs));
+        if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
         shardwise::Watch watch(python_control(time_limit));
@@ -437,6 +441,74 @@ PYBIND11_MODULE(shardwise, m) {
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
       "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "
       "kernel_tables=, silicon= and calibration= as simulate's.");
+
+  m.def(
+      "sweep",
+      [](const std::string& model, const std::vector<std::string>& gpus, const std::vector<std::int64_t>& counts, const std::string& workload,
+         const py::object& dtypes, const py::object& engines, const std::string& search, const py::object& budget_o, const py::object& seed_o,
+         const py::object& threads_o, const py::object& prices, const py::object& target_rate_o, const py::object& top_k_o,
+         const py::object& disaggregated, const py::object& time_limit, const py::kwargs& kw) {
+        const shardwise::WorkloadOverrides ov = overrides_of(kw);
+        const shardwise::ModelSpec m = get(load_model_warned(model));
+        const shardwise::Workload w = get(shardwise::apply_overrides(get(shardwise::load_workload(workload)), ov));
+        const std::int64_t budget = as_int("budget", budget_o), threads = as_int("threads", threads_o), top_k = as_int("top_k", top_k_o);
+        const std::int64_t seed = as_int("seed", seed_o);
+        const double target_rate = as_num("target_rate", target_rate_o);
+        if (budget < 1) raise(Error{"budget", "", "a positive number of evaluations", std::to_string(budget)});
+        if (seed < 0) raise(Error{"seed", "", "an integer from 0 to 2^63-1", std::to_string(seed)});
+        if (threads < 1 || threads > 256) raise(Error{"threads", "", "a thread count from 1 to 256", std::to_string(threads)});
+        if (top_k < 0 || top_k > 1000) raise(Error{"top_k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(top_k)});
+        // the command's checks, their flags named as this function's keywords
+        const auto keyword = [](Error e) {
+          if (e.file.rfind("--", 0) == 0) {
+            e.file = e.file.substr(2);
+            std::replace(e.file.begin(), e.file.end(), '-', '_');
+          }
+          return e;
+        };
+        if (auto e = shardwise::sweep_input_error(w, ov, workload, target_rate, static_cast<int>(top_k))) raise(keyword(*e));
+        shardwise::SweepOptions o;
+        o.gpus = gpus;
+        o.counts = counts;
+        const auto list = [&](const char* name, const py::object& v, const char* any) {
+          std::vector<std::string> out;
+          if (v.is_none()) return std::vector<std::string>{""};
+          if (!py::isinstance<py::list>(v) && !py::isinstance<py::tuple>(v)) raise(Error{name, "", "a list of strings", value_text(v)});
+          for (const auto& x : v) {
+            const std::string t = as_str(name, x);
+            out.push_back(t == any ? "" : t);
+          }
+          return out;
+        };
+        o.dtypes = list("dtypes", dtypes, "auto");
+        o.engines = list("engines", engines, "generic");
+        o.search = search;
+        o.search_options.budget = budget;
+        o.search_options.seed = static_cast<std::uint64_t>(seed);
+        o.search_options.threads = static_cast<int>(threads);
+        o.target_rate = target_rate;
+        o.serve_top_k = static_cast<int>(top_k);
+        o.disaggregated = as_bool("disaggregated", disaggregated);
+        o.serve_requests = w.mode == shardwise::Mode::kServe && ov.requests ? *ov.requests : 0;
+        const shardwise::PriceTable table = get(shardwise::load_prices(prices.is_none() ? "" : as_str("prices", prices)));
+        shardwise::Watch watch(python_control(time_limit));
+        o.search_options.watch = &watch;
+        shardwise::Expected<std::vector<shardwise::SweepPoint>> pts = shardwise::Error{};
+        {
+          py::gil_scoped_release release;
+          pts = shardwise::run_sweep(m, w, o, table);
+        }
+        finish(watch);
+        if (!pts) raise(keyword(pts.error()));
+        return to_py(shardwise::sweep_json(shardwise::SweepHeader{m.name, w.name, w, target_rate, table}, *pts));
+      },
+      py::arg("model"), py::arg("gpus"), py::arg("counts"), py::arg("workload") = "chat-1k-1k", py::arg("dtypes") = py::none(),
+      py::arg("engines") = py::none(), py::arg("search") = "exact", py::arg("budget") = 4000, py::arg("seed") = 1, py::arg("threads") = 1,
+      py::arg("prices") = py::none(), py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("disaggregated") = true,
+      py::arg("time_limit") = py::none(),
+      "Plans every point of gpus x counts (x dtypes x engines) and prices it: the dict of `shardwise sweep --json`. With a serving "
+      "workload (mode='serve' and SLOs) each point is planned as plan(mode='serve') plans it (aggregated or disaggregated; the "
+      "fewest of its GPUs for target_rate=); engine/GPU pairs that cannot exist are skipped with the reason.");
 
   // check(): a plan's prediction beside a benchmark result; calibrate(): the terms fitted on results
   const auto deployment_py = [](const py::object& plan, const py::object& engine, const py::object& engine_version,

@@ -139,6 +139,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   }
   auto serve_engine = engine_of(a.serve);
   if (!serve_engine) return fail(serve_engine.error());
+  if (auto e = engine_gpu_error(*serve_engine, in->cluster.gpu, "--engine")) return fail(*e);
   const std::optional<ServeEngine> serve_kind = a.serve.name ? parse_serve_engine(*a.serve.name) : std::nullopt;
   if (serve_kind && rl_engine_name(a.engine) && (!a.save_policy.empty() || !a.load_policy.empty())) {
     return fail(Error{"--save-policy/--load-policy", "", "no --engine beside them (with --engine the search is exhaustive over what the engine runs)", "--engine " + *a.serve.name});

@@ -156,6 +156,7 @@ int run_simulate(SimulateArgs a) {
                                          "engine.version")
                                  : engine.error());
   }
+  if (auto e = engine_gpu_error(*engine, in->cluster.gpu, engine_from_plan ? a.plan_file : "--engine")) return fail(*e);
   if (a.engine.max_num_seqs && in->workload.mode != Mode::kServe) {  // the closed form's batch is --batch: the cap would be ignored
     return fail(Error{"--max-num-seqs", "", "--mode serve beside it (outside serve the batch is --batch)",
                       fmt::format("{} with mode {}", *a.engine.max_num_seqs, to_string(in->workload.mode))});

@@ -27,6 +27,9 @@ struct SweepArgs {
   std::string seed = "1";
   int threads = 0;
   double time_limit = 0;
+  double target_rate = 0;  // a serving sweep: the fewest GPUs of each point serving this many requests/s
+  int top_k = 24;
+  bool no_disagg = false;
   bool json = false;
   CostArgs cost;  // --kernel-tables, --silicon
 };
@@ -36,15 +39,6 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   if (a.budget < 1) return fail(Error{"--budget", "", "a positive number of evaluations", std::to_string(a.budget)});
   if (auto e = check_threads(a.threads)) return fail(*e);
   if (auto e = check_time_limit(a.time_limit)) return fail(*e);
-  // a sweep prices each point's best plan by the closed form (serve: the offline stream at the
-  // workload's mean lengths): arrivals would be ignored, so they are refused
-  for (const auto& [flag, given] : {std::pair{"--rate", a.overrides.rate.has_value()}, {"--concurrency", a.overrides.concurrency.has_value()},
-                                    {"--requests", a.overrides.requests.has_value()}}) {
-    if (given) {
-      return fail(Error{flag, "", "no arrivals for sweep (each point's plan is priced by the closed form at the workload's mean lengths; "
-                        "simulate a point's plan under load with 'simulate --plan')", "a value given"});
-    }
-  }
   const auto seed = parse_seed(a.seed);
   if (!seed) return fail(Error{"--seed", "", "an integer from 0 to 18446744073709551615", "'" + a.seed + "'"});
   if (!cli.allow_writes && (!a.csv.empty() || !a.svg.empty())) return fail(Error{"--csv/--svg", "", "no file written (this caller forbids writes)", "a path"});
@@ -57,8 +51,9 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   if (!w) return fail(w.error());
   auto wo = apply_overrides(*w, a.overrides);
   if (!wo) return fail(wo.error());
+  if (auto e = sweep_input_error(*wo, a.overrides, a.workload, a.target_rate, a.top_k)) return fail(*e);
   if (wo->mode == Mode::kServe && has_arrivals(*wo)) {
-    note(fmt::format("sweep prices each point by the closed form at the mean lengths: the arrivals of workload {} ({}) are not used", a.workload,
+    note(fmt::format("a serving sweep searches each point's rate: the arrivals of workload {} ({}) are not used", a.workload,
                      to_string(wo->serve.arrivals.kind)));
   }
   auto prices = load_prices(a.prices);
@@ -85,6 +80,10 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   if (!a.engines.empty()) o.engines = a.engines;
   for (std::string& e : o.engines) e = e == "generic" ? "" : e;
   o.search = a.search;
+  o.target_rate = a.target_rate;
+  o.serve_top_k = a.top_k;
+  o.disaggregated = !a.no_disagg;
+  o.serve_requests = wo->mode == Mode::kServe && a.overrides.requests ? *a.overrides.requests : 0;
   o.search_options.budget = a.budget;
   o.search_options.seed = *seed;
   o.search_options.threads = threads_or_cores(a.threads);
@@ -117,15 +116,16 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
     }
     mark_fewest(*pts);
   }
+  const SweepHeader h{model->name, wo->name, *wo, a.target_rate, *prices};
   const int status = [&] {
     if (!a.csv.empty()) {
       if (auto e = write_file_whole(a.csv, sweep_csv(*pts), "--csv")) return fail(*e);
     }
     if (!a.svg.empty()) {
-      const std::string svg = sweep_svg(fmt::format("{} at {}: USD per million output tokens", model->name, wo->name), *pts);
+      const std::string svg = sweep_svg(h, *pts);
       if (auto e = write_file_whole(a.svg, svg, "--svg")) return fail(*e);
     }
-    print(a.json ? sweep_json(model->name, wo->name, *pts) : sweep_text(model->name, wo->name, *pts));
+    print(a.json ? sweep_json(h, *pts) : sweep_text(h, *pts));
     if (auto e = flush_stdout()) return fail(*e);
     return 0;
   }();
@@ -152,6 +152,11 @@ Command add_sweep(CLI::App& app, const CliOptions& cli) {
   sweep->add_option("--time-limit", swa.time_limit,
                     "Stop after this many seconds (default: none): the points not planned by then are listed as such, never priced "
                     "from a partial search; runs over two seconds print progress on stderr");
+  sweep->add_option("--target-rate", swa.target_rate,
+                    "Serve: at each point, the fewest of its GPUs that serve this many requests/s within the SLOs (default: the most "
+                    "requests/s the point's GPUs serve)");
+  sweep->add_option("--top-k", swa.top_k, "Serve: candidates each point's closed-form screen passes to the simulation (default 24; 0: all)");
+  sweep->add_flag("--no-disagg", swa.no_disagg, "Serve: do not size disaggregated prefill/decode deployments beside the aggregated ones");
   sweep->add_option("--prices", swa.prices, "USD per GPU-hour, a YAML like data/prices/default.yaml (default: the shipped placeholders)");
   sweep->add_option("--csv", swa.csv, "Also write the points as CSV");
   sweep->add_option("--svg", swa.svg, "Also write the chart of USD per million output tokens against the GPU count");

@@ -71,7 +71,12 @@ void Watch::progress(const std::function<std::string()>& line) {
   std::unique_lock lock(mu_, std::try_to_lock);
   if (!lock.owns_lock() || t < next_progress_.load()) return;
   next_progress_ = t + c_.progress_every_s;
-  c_.emit(line());
+  c_.emit(context_.empty() ? line() : context_ + ": " + line());
+}
+
+void Watch::set_context(std::string context) {
+  std::lock_guard lock(mu_);
+  context_ = std::move(context);
 }
 
 }  // namespace shardwise

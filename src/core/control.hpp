@@ -43,6 +43,9 @@ class Watch {
   [[nodiscard]] double time_limit_s() const { return c_.time_limit_s; }
   // A progress line, if one is due: `line` is called only then (it may format freely).
   void progress(const std::function<std::string()>& line);
+  // Said before every later progress line ("sweep: point 3 of 36 (16 x h100)"; "" none): the
+  // work around the one that reports (a sweep's point around its serving simulations).
+  void set_context(std::string context);
   // Seconds left before the time limit (a large number when there is none).
   [[nodiscard]] double remaining_s() const;
 
@@ -54,6 +57,7 @@ class Watch {
   std::atomic<double> next_progress_{0};
   std::thread::id owner_;  // the thread that made the watch: the only one that asks `cancelled`
   std::mutex mu_;  // one caller of `cancelled` and `emit` at a time
+  std::string context_;  // under mu_
 };
 
 // A watch that never stops and prints nothing: the default of every options struct.

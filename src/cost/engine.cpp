@@ -56,11 +56,20 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "label", "default_version", "max_num_tokens", "scheduler", "versions"});
+  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
   const std::string def = r.string("default_version");
   e.max_num_tokens = r.integer("max_num_tokens", 1, kMaxBudget);
+  if (const nlohmann::json* v = r.get("vendors")) {
+    const bool ok = v->is_array() && !v->empty() && std::all_of(v->begin(), v->end(), [](const nlohmann::json& x) {
+      return x.is_string() && (x.get<std::string>() == "nvidia" || x.get<std::string>() == "amd");
+    });
+    if (!ok) r.fail_value("vendors", "a list of GPU vendors (nvidia, amd)");
+    if (ok) {
+      for (const auto& x : *v) e.vendors.push_back(x.get<std::string>());
+    }
+  }
   if (auto sc = r.object("scheduler", true)) {
     sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens", "decode_steps"});
     const std::string order = sc->string("order");
@@ -125,6 +134,25 @@ bool is_version_text(std::string_view v) {
     }
   }
   return false;
+}
+
+std::string engine_gpu_mismatch(const EngineTraits& e, const GpuSpec& gpu) {
+  const auto runs = [&](const std::vector<std::string>& v) { return v.empty() || std::find(v.begin(), v.end(), gpu.vendor) != v.end(); };
+  if (runs(e.vendors)) return "";
+  const auto label = [](const std::string& v) { return std::string(v == "amd" ? "AMD" : "NVIDIA"); };
+  std::string built, others;
+  for (const auto& v : e.vendors) built += (built.empty() ? "" : " and ") + label(v);
+  for (const auto& n : {"vllm", "sglang", "trtllm"}) {  // the engines built for the GPU's vendor
+    auto t = load_engine_profile(n);
+    if (t && runs(t->vendors)) others += (others.empty() ? "" : ", ") + std::string(n);
+  }
+  return fmt::format("{} is built for {} GPUs only (for {} GPUs: {})", e.name, built, label(gpu.vendor), others.empty() ? "none" : others);
+}
+
+std::optional<Error> engine_gpu_error(const EngineTraits& e, const GpuSpec& gpu, const std::string& flag) {
+  const std::string why = engine_gpu_mismatch(e, gpu);
+  if (why.empty()) return std::nullopt;
+  return Error{flag, "", fmt::format("an engine built for the GPU ({})", gpu.name), fmt::format("'{}': {}", e.name, why)};
 }
 
 Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps) {

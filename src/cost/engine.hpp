@@ -31,6 +31,11 @@ Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, 
 // (multi-step scheduling was removed with its V0 engine) and TensorRT-LLM have none, so
 // more than 1 is refused for them. Errors name the flag.
 Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps);
+// Bad input when the engine is not built for the GPU's vendor (TensorRT-LLM on an AMD GPU),
+// naming `flag`; nullopt for the generic engine and the engines that run there.
+std::optional<Error> engine_gpu_error(const EngineTraits& e, const GpuSpec& gpu, const std::string& flag);
+// Why (empty: it runs there): "trtllm is built for NVIDIA GPUs only (for AMD GPUs: vllm, sglang)".
+std::string engine_gpu_mismatch(const EngineTraits& e, const GpuSpec& gpu);
 // "0.11", "0.10.2rc1", "1.0.post1": dotted numbers (at most four), then an optional
 // rc/a/b/post/dev suffix with its number.
 bool is_version_text(std::string_view v);

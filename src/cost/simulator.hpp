@@ -115,6 +115,9 @@ struct EngineTraits {
   // many, during which the running sequences only decode; no request is admitted and no
   // prompt runs until the run ends. 1: the scheduler decides every iteration.
   std::int64_t decode_steps = 1;
+  // The GPU vendors the engine is built for (GpuSpec::vendor; empty: any): TensorRT-LLM runs
+  // on NVIDIA GPUs only, vLLM and SGLang on NVIDIA and AMD (ROCm builds).
+  std::vector<std::string> vendors;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 

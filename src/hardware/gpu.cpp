@@ -46,14 +46,14 @@ std::vector<GpuSpec> make_catalog() {
   // 5.3 TB/s; 8 GPUs fully connected by Infinity Fabric, 7 links of 64 GB/s per direction
   // (448 GB/s to its peers); 400 Gb/s per GPU. ROCm builds of vLLM and SGLang.
   c.push_back({"mi300x", teraflops(1307.4), teraflops(2614.9), FlopsPerSecond(0), gigabytes(192), terabytes_per_s(5.3),
-               gigabytes_per_s(448), microseconds(3.0), gigabytes_per_s(64), gigabytes_per_s(50), microseconds(6.0), 8, 8});
+               gigabytes_per_s(448), microseconds(3.0), gigabytes_per_s(64), gigabytes_per_s(50), microseconds(6.0), 8, 8, "amd"});
   // MI325X: MI300X's compute; 256 GB HBM3e at 6 TB/s; the same Infinity Fabric.
   c.push_back({"mi325x", teraflops(1307.4), teraflops(2614.9), FlopsPerSecond(0), gigabytes(256), terabytes_per_s(6.0),
-               gigabytes_per_s(448), microseconds(3.0), gigabytes_per_s(64), gigabytes_per_s(50), microseconds(6.0), 8, 8});
+               gigabytes_per_s(448), microseconds(3.0), gigabytes_per_s(64), gigabytes_per_s(50), microseconds(6.0), 8, 8, "amd"});
   // MI355X: 2.5 PFLOP/s dense BF16, 5 dense FP8, 10 dense MXFP4; 288 GB HBM3e at 8 TB/s;
   // Infinity Fabric 7 links of 76.8 GB/s per direction (537.6 GB/s to its peers).
   c.push_back({"mi355x", teraflops(2500), teraflops(5000), teraflops(10000), gigabytes(288), terabytes_per_s(8.0),
-               gigabytes_per_s(537.6), microseconds(3.0), gigabytes_per_s(128), gigabytes_per_s(50), microseconds(6.0), 8, 8});
+               gigabytes_per_s(537.6), microseconds(3.0), gigabytes_per_s(128), gigabytes_per_s(50), microseconds(6.0), 8, 8, "amd"});
   return c;
 }
 }  // namespace

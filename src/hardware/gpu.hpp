@@ -23,6 +23,7 @@ struct GpuSpec {
   Seconds network_latency;
   int gpus_per_node = 8;
   int nvlink_domain = 8;  // GPUs that share one NVLink fabric (72 for NVL72)
+  std::string vendor = "nvidia";  // nvidia or amd: the serving engines built for it (data/engines/*.yaml, vendors)
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
 

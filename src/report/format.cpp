@@ -49,6 +49,8 @@ std::string si_flop_rate(FlopsPerSecond f) {
   static const char* const n[] = {"FLOP/s", "KFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"};
   return scaled(f.value(), n, 6, 1000.0);
 }
+std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1e3) : fmt::format("{:.1f} ms", ms); }
+
 std::string si_time(Seconds s) {
   const double v = s.value();
   if (v < 1e-3) return fmt::format("{:.1f} us", v * 1e6);

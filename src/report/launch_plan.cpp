@@ -76,6 +76,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   // serve plan's running-sequence cap and token budget: what the serving prediction runs
   auto profile = load_engine_profile(to_string(o.engine), f.engine && *f.engine == to_string(o.engine) ? f.engine_version.value_or("") : "");
   EngineTraits settings = profile ? *profile : EngineTraits{};
+  if (auto e = engine_gpu_error(settings, cluster.gpu, "--engine")) return *e;
   if (f.max_num_seqs) settings.max_num_seqs = *f.max_num_seqs;
   if (f.max_num_tokens) settings.max_num_tokens = *f.max_num_tokens;
   // decode steps where the engine runs them (the others schedule every iteration: a note says so)

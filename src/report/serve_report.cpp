@@ -11,8 +11,13 @@ namespace shardwise {
 namespace {
 using nlohmann::json;
 
-std::string ms_text(double ms) { return ms >= 1000 ? fmt::format("{:.2f} s", ms / 1e3) : fmt::format("{:.1f} ms", ms); }
 
+
+
+json stats_json(const LatencyStats& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
+}
+}  // namespace
 
 std::string slo_label(const Workload& w) {
   std::string s;
@@ -24,11 +29,6 @@ std::string slo_label(const Workload& w) {
   add("TPOT", w.tpot_ms, w.tpot_pct);
   return s.empty() ? "none" : s;
 }
-
-json stats_json(const LatencyStats& s) {
-  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
-}
-}  // namespace
 
 std::string lengths_label(const std::optional<LengthDist>& d, std::int64_t fixed) {
   if (!d) return grouped(fixed);

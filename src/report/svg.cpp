@@ -16,21 +16,56 @@ double text_width(std::string_view s) { return static_cast<double>(s.size()) * k
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
 
-// Legend rows of coloured swatches from (x0, 16), wrapping at the chart's width;
-// `rows` receives the number of rows used.
-std::string legend(const std::vector<std::pair<std::string, std::string>>& items, double x0, int* rows) {
+struct LegendItem {
+  std::string name, color;
+  int glyph = -1;  // XySeries::Glyph of a series drawn with one, else -1 (a swatch)
+  std::string dash;
+};
+
+std::string glyph_svg(int glyph, double x, double y, double r, const std::string& color) {
+  switch (glyph) {
+    case XySeries::kSquare:
+      return fmt::format(R"~(<rect x="{}" y="{}" width="{}" height="{}" fill="{}")~", num(x - r), num(y - r), num(2 * r), num(2 * r), color);
+    case XySeries::kTriangle:
+      return fmt::format(R"~(<path d="M{} {} L{} {} L{} {} Z" fill="{}")~", num(x), num(y - 1.2 * r), num(x + 1.1 * r), num(y + 0.8 * r),
+                         num(x - 1.1 * r), num(y + 0.8 * r), color);
+    case XySeries::kDiamond:
+      return fmt::format(R"~(<path d="M{} {} L{} {} L{} {} L{} {} Z" fill="{}")~", num(x), num(y - 1.3 * r), num(x + 1.3 * r), num(y), num(x),
+                         num(y + 1.3 * r), num(x - 1.3 * r), num(y), color);
+    case XySeries::kCross:
+      return fmt::format(R"~(<path d="M{} {} L{} {} M{} {} L{} {}" stroke="{}" stroke-width="2.2" fill="none")~", num(x - r), num(y - r), num(x + r),
+                         num(y + r), num(x - r), num(y + r), num(x + r), num(y - r), color);
+    default:
+      return fmt::format(R"~(<circle cx="{}" cy="{}" r="{}" fill="{}")~", num(x), num(y), num(r), color);
+  }
+}
+// the element's closing tag for glyph_svg's opening
+const char* glyph_end(int glyph) {
+  return glyph == XySeries::kSquare ? "</rect>" : (glyph == XySeries::kTriangle || glyph == XySeries::kDiamond || glyph == XySeries::kCross) ? "</path>" : "</circle>";
+}
+
+// Legend rows of coloured swatches (a short line and the glyph for a series drawn with one)
+// from (x0, y0), wrapping at the chart's width; `rows` receives the number of rows used.
+std::string legend(const std::vector<LegendItem>& items, double x0, double y0, int* rows) {
   std::string out = "<g class=\"legend\">";
-  double x = x0, y = 16;
+  double x = x0, y = y0;
   *rows = 1;
-  for (const auto& [name, color] : items) {
-    const double w = 16 + text_width(name) + 18;
+  for (const LegendItem& it : items) {
+    const double w = 16 + (it.glyph >= 0 ? 12 : 0) + text_width(it.name) + 18;
     if (x > x0 && x + w > kWidth - 8) {
       x = x0;
       y += 18;
       ++*rows;
     }
-    out += fmt::format(R"~(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)~", num(x), num(y - 10),
-                       color, num(x + 16), num(y), escape(name));
+    if (it.glyph >= 0) {
+      out += fmt::format(R"~(<g class="key"><line x1="{}" x2="{}" y1="{}" y2="{}" stroke="{}" stroke-width="2.2"{}/>)~", num(x), num(x + 24),
+                         num(y - 4), num(y - 4), it.color, it.dash.empty() ? "" : fmt::format(R"~( stroke-dasharray="{}")~", it.dash));
+      out += glyph_svg(it.glyph, x + 12, y - 4, 4, it.color) + "/></g>";
+      out += fmt::format(R"~(<text x="{}" y="{}">{}</text>)~", num(x + 28), num(y), escape(it.name));
+    } else {
+      out += fmt::format(R"~(<rect x="{}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>)~", num(x), num(y - 10),
+                         it.color, num(x + 16), num(y), escape(it.name));
+    }
     x += w;
   }
   return out + "</g>";
@@ -105,11 +140,11 @@ std::string bar_chart(const BarChart& c) {
   double label_w = 60;
   for (const auto& r : c.rows) label_w = std::max(label_w, text_width(r));
   const double left = std::min(label_w + 14, 300.0), right = 30, row_h = 22, axis_h = 46;
-  std::vector<std::pair<std::string, std::string>> items;
-  for (const auto& se : c.series) items.emplace_back(se.name, se.color);
-  if (c.marker > 0) items.emplace_back(c.marker_label, "#e15759");
+  std::vector<LegendItem> items;
+  for (const auto& se : c.series) items.push_back({se.name, se.color, -1, ""});
+  if (c.marker > 0) items.push_back({c.marker_label, "#e15759", -1, ""});
   int legend_rows = 1;
-  const std::string legend_svg = legend(items, left, &legend_rows);
+  const std::string legend_svg = legend(items, left, 16, &legend_rows);
   const double top = 16 + 18.0 * legend_rows;
   const double plot_w = kWidth - left - right;
   const double height = top + row_h * static_cast<double>(c.rows.size()) + axis_h;
@@ -163,12 +198,16 @@ std::string bar_chart(const BarChart& c) {
 
 std::string xy_chart(const XyChart& c) {
   const double left = 78, right = 24, plot_h = 330, axis_h = 50;
-  std::vector<std::pair<std::string, std::string>> items;
-  for (const auto& se : c.series) items.emplace_back(se.name, se.color);
-  for (const auto& r : c.refs) items.emplace_back(r.label, r.color);
+  std::vector<LegendItem> items;
+  for (const auto& se : c.series) {
+    const bool glyphs = c.fit_x && (se.kind == XySeries::kLine || se.kind == XySeries::kDots);  // a chart that tells series by glyph
+    items.push_back({se.name, se.color, glyphs ? static_cast<int>(se.glyph) : -1, se.dash});
+  }
+  for (const auto& r : c.refs) items.push_back({r.label, r.color, -1, ""});
+  const double title_h = c.show_title ? 26 : 0;
   int legend_rows = 1;
-  const std::string legend_svg = legend(items, left, &legend_rows);
-  const double top = 22 + 18.0 * legend_rows;
+  const std::string legend_svg = legend(items, left, 16 + title_h, &legend_rows);
+  const double top = 22 + title_h + 18.0 * legend_rows;
   const double plot_w = kWidth - left - right, height = top + plot_h + axis_h;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, yhi = 0;
   bool any = false;
@@ -192,7 +231,21 @@ std::string xy_chart(const XyChart& c) {
   }
   if (!std::isfinite(xlo)) xlo = c.log_x ? 1 : 0, xhi = xlo + 1;
   std::vector<double> xt;
-  if (c.log_x) {
+  if (c.log_x && c.fit_x && any) {
+    // a little room beyond the data on each side; ticks at the data's own x values
+    std::vector<double> xs;
+    for (const auto& se : c.series) {
+      for (const double x : se.x) {
+        if (x > 0 && std::isfinite(x) && std::find(xs.begin(), xs.end(), x) == xs.end()) xs.push_back(x);
+      }
+    }
+    std::sort(xs.begin(), xs.end());
+    const double pad = xhi > xlo ? std::pow(xhi / xlo, 0.06) : 1.5;
+    xlo /= pad;
+    xhi *= pad;
+    xt = xs.size() <= 12 ? xs : log_ticks(xlo, xhi);
+    if (xs.size() > 12) std::erase_if(xt, [&](double t) { return t < xlo || t > xhi; });
+  } else if (c.log_x) {
     xlo = std::pow(10.0, std::floor(std::log10(xlo)));
     xhi = std::pow(10.0, std::ceil(std::log10(std::max(xhi, xlo * 1.0001))));
     if (xhi <= xlo) xhi = xlo * 10;
@@ -213,6 +266,9 @@ std::string xy_chart(const XyChart& c) {
 
   std::string s = fmt::format(R"~(<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{}" viewBox="0 0 {} {}" width="{}" height="{}" font-size="{}" role="img"><title>{}</title>)~",
                               escape(c.id), num(kWidth), num(height), num(kWidth), num(height), kFont, escape(c.title));
+  if (c.show_title) {
+    s += fmt::format(R"~(<text class="charttitle" x="12" y="20" font-size="15" font-weight="bold">{}</text>)~", escape(c.title));
+  }
   s += legend_svg;
   s += "<g class=\"grid\">";
   for (const double t : xt) s += fmt::format(R"~(<line x1="{0}" x2="{0}" y1="{1}" y2="{2}"/>)~", num(X(t)), num(top), num(top + plot_h));
@@ -237,14 +293,17 @@ std::string xy_chart(const XyChart& c) {
         d += se.kind == XySeries::kStepLine ? fmt::format(" H{} V{}", num(pts[i].first), num(pts[i].second))
                                             : fmt::format(" L{} {}", num(pts[i].first), num(pts[i].second));
       }
-      s += fmt::format(R"~(<path class="series" d="{}" fill="none" stroke="{}" stroke-width="2.2"><title>{}</title></path>)~", d, se.color,
-                       escape(se.name));
+      s += fmt::format(R"~(<path class="series" d="{}" fill="none" stroke="{}" stroke-width="2.2"{}><title>{}</title></path>)~", d, se.color,
+                       se.dash.empty() ? "" : fmt::format(R"~( stroke-dasharray="{}")~", se.dash), escape(se.name));
       if (se.kind == XySeries::kLine) {
+        // each point a glyph (its tip on hover) in a group of its own series
+        s += fmt::format(R"~(<g class="points" data-series="{}">)~", escape(se.name));
         for (std::size_t i = 0; i < pts.size(); ++i) {
-          if (tips[i].empty()) continue;
-          s += fmt::format(R"~(<circle cx="{}" cy="{}" r="3" fill="{}"><title>{}</title></circle>)~", num(pts[i].first), num(pts[i].second),
-                           se.color, escape(tips[i]));
+          if (tips[i].empty() && !c.fit_x) continue;
+          s += glyph_svg(c.fit_x ? static_cast<int>(se.glyph) : XySeries::kCircle, pts[i].first, pts[i].second, c.fit_x ? 4.5 : 3, se.color) +
+               fmt::format("><title>{}</title>", escape(tips[i])) + glyph_end(c.fit_x ? static_cast<int>(se.glyph) : XySeries::kCircle);
         }
+        s += "</g>";
       }
     } else {
       const bool marker = se.kind == XySeries::kMarker;

@@ -38,6 +38,10 @@ std::string bar_chart(const BarChart& c);
 struct XySeries {
   std::string name, color;
   enum Kind { kStepLine, kLine, kDots, kMarker } kind = kDots;
+  // the glyph of a kLine's points and a kDots series (the legend shows it too), and a dash
+  // pattern of a line ("" solid; "6 3" dashed): series told apart beyond their colour
+  enum Glyph { kCircle, kSquare, kTriangle, kDiamond, kCross } glyph = kCircle;
+  std::string dash;
   std::vector<double> x, y;
   std::vector<std::string> tips;  // optional: a hover tooltip per point
   double radius = 2.5;
@@ -50,6 +54,10 @@ struct RefLine {
 struct XyChart {
   std::string id, title, x_label, y_label;
   bool log_x = false;
+  bool show_title = false;  // the title drawn above the legend (a chart of its own file); else only its <title>
+  // the x axis fitted to the data: from a little below the smallest x to a little above the
+  // largest, ticked at the data's x values (up to 12 of them) rather than at decades
+  bool fit_x = false;
   std::vector<XySeries> series;
   std::vector<RefLine> refs;
   std::string empty_note;  // printed in the plot area when no series has data

@@ -332,11 +332,12 @@ void disaggregate_for_rate(const SimContext& ctx, const std::vector<Plan>& shape
 
 }  // namespace
 
-std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare) {
+std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare,
+                                               const std::string& command) {
   if (w.mode != Mode::kServe) return std::nullopt;
   if (o.rate || o.concurrency) {
     return Error{o.rate ? "--rate" : "--concurrency", "",
-                 "no arrivals for plan --mode serve: it finds the most requests/s each plan serves within the SLOs (give --target-rate R "
+                 "no arrivals for " + command + ": it finds the most requests/s each plan serves within the SLOs (give --target-rate R "
                  "for the fewest GPUs that serve R requests/s; simulate a plan at a rate with 'simulate --plan')",
                  o.rate ? "'" + *o.rate + "'" : std::to_string(*o.concurrency)};
   }
@@ -345,7 +346,7 @@ std::optional<Error> serve_plan_workload_error(const Workload& w, const Workload
                  "simulation ranks the screened shapes itself)", "--compare given"};
   }
   if (w.serve.arrivals.kind == Arrivals::Kind::kTrace) {
-    return Error{workload, "arrivals.pattern", "no trace for plan --mode serve (a trace's arrival times cannot be scaled to search the "
+    return Error{workload, "arrivals.pattern", "no trace for " + command + " (a trace's arrival times cannot be scaled to search the "
                  "rate): give its lengths as a distribution (lengths:) with no arrivals, or simulate a plan on the trace with 'simulate --plan'",
                  "trace " + w.serve.trace_file};
   }

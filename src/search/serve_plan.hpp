@@ -75,7 +75,9 @@ struct ServePlanOptions {
 // users from the flags (`o`; it searches the rate), engines to compare (`compare`), a trace
 // workload (its arrival times cannot be scaled). Errors name the flag, or `workload` and
 // its field.
-std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare);
+// `command` names the caller in the messages ("plan --mode serve", "a serving sweep").
+std::optional<Error> serve_plan_workload_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, bool compare,
+                                               const std::string& command = "plan --mode serve");
 
 struct ServePlanResult {
   std::int64_t screened = 0;            // instance shapes the closed form evaluated

@@ -1,6 +1,7 @@
 #include "search/sweep.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "cost/params.hpp"
 #include "hardware/cluster.hpp"
 #include "plan/space.hpp"
+#include "search/serve_plan.hpp"
 
 namespace shardwise {
 
@@ -51,6 +53,89 @@ Expected<PriceTable> load_prices(const std::string& path) {
   }
   if (sink.failed()) return *sink.first;
   return out;
+}
+
+namespace {
+
+// The statistic a latency is reported at: its SLO's percentile (the highest when several),
+// the mean for a mean SLO, p99 without one.
+double reported_pct(const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
+  if (!pcts.empty()) return pcts.back().pct;
+  return mean ? 0.0 : 99.0;
+}
+
+// A serving point: plan --mode serve on the point's GPUs (or the fewest for the target rate).
+void serve_point(const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, const std::optional<ServeEngine>& engine,
+                 const SweepOptions& opt, const PriceTable& prices, SweepPoint& p) {
+  ServePlanOptions so;
+  so.top_k = opt.serve_top_k;
+  so.disaggregated = opt.disaggregated;
+  so.engine = engine;
+  so.runnable_only = true;  // as plan --mode serve: the layouts an engine runs as planned
+  so.target_rate = opt.target_rate;
+  so.requests = opt.serve_requests > 0 ? opt.serve_requests : 1000;
+  so.steady_checks = opt.serve_requests == 0;
+  so.watch = opt.search_options.watch;
+  const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
+  if (!r.stopped.empty()) {
+    p.reason = "not planned: the sweep was stopped by " + r.stopped + " during this point's serving simulations";
+    return;
+  }
+  if (!r.found()) {
+    p.reason = !r.reason.empty() ? r.reason : r.disagg_reason;
+    if (p.reason.empty()) p.reason = "no deployment meets the SLOs";
+    return;
+  }
+  SweepServing sv;
+  const ServeResult* res = nullptr;
+  if (r.disagg_chosen) {
+    const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
+    sv.disaggregated = true;
+    sv.prefill = c.plan.prefill;
+    p.plan = c.plan.decode;
+    sv.gpus = c.plan.gpus();
+    sv.rate = c.max_rate;
+    res = &c.at_max.total;
+  } else {
+    p.plan = r.deployment;
+    sv.gpus = r.deployment.deg.total_gpus();
+    sv.rate = r.deployment_rate;
+    res = &r.deployment_result;
+  }
+  const Workload& w = ctx.workload;
+  sv.ttft_pct = reported_pct(w.ttft_ms, w.ttft_pct);
+  sv.tpot_pct = reported_pct(w.tpot_ms, w.tpot_pct);
+  sv.ttft_ms = res->ttft_ms.stat(sv.ttft_pct);
+  sv.tpot_ms = res->tpot_ms.stat(sv.tpot_pct);
+  sv.output_tok_s_per_gpu = res->output_tok_s_per_gpu;
+  p.found = true;
+  p.metrics = evaluate(ctx, p.plan);  // the closed form of the (decode pool's) plan: its memory
+  const auto price = prices.find(p.gpu);
+  if (price != prices.end()) {
+    // $/h for the GPUs used over the output tokens (requests) of an hour
+    if (sv.output_tok_s_per_gpu > 0) p.usd_per_mtok = price->second / (sv.output_tok_s_per_gpu * 3600.0) * 1e6;
+    if (sv.rate > 0) sv.usd_per_kreq = price->second * static_cast<double>(sv.gpus) / (sv.rate * 3600.0) * 1e3;
+  }
+  p.serving = sv;
+}
+
+}  // namespace
+
+std::optional<Error> sweep_input_error(const Workload& w, const WorkloadOverrides& o, const std::string& workload, double target_rate,
+                                       int top_k) {
+  if (!(target_rate >= 0) || !std::isfinite(target_rate) || target_rate > 1e7) {
+    return Error{"--target-rate", "", "a positive number of requests/s up to 1e7", fmt::format("{}", target_rate)};
+  }
+  if (top_k < 0 || top_k > 1000) return Error{"--top-k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(top_k)};
+  // a serving workload plans serve mode at each point: the rate is searched (or is the target)
+  if (w.mode == Mode::kServe) return serve_plan_workload_error(w, o, workload, false, "a serving sweep");
+  if (target_rate > 0) return Error{"--target-rate", "", "--mode serve (or a serve workload) beside it", fmt::format("mode {}", to_string(w.mode))};
+  if (o.rate || o.concurrency || o.requests) {
+    return Error{o.rate ? "--rate" : o.concurrency ? "--concurrency" : "--requests", "",
+                 "--mode serve beside it (outside serve each point is priced by the closed form, which simulates no requests)",
+                 o.rate ? "'" + *o.rate + "'" : std::to_string(o.concurrency ? *o.concurrency : *o.requests)};
+  }
+  return std::nullopt;
 }
 
 Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Workload& workload, const SweepOptions& opt,
@@ -133,10 +218,18 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
           continue;
         }
         if (watch) {
+          watch->set_context("");
           watch->progress([&] { return fmt::format("sweep: point {} of {} ({} x {}), {:.0f} s", index, total, c, g, watch->elapsed_s()); });
+          watch->set_context(fmt::format("sweep: point {} of {} ({} x {})", index, total, c, g));  // said before the point's own progress
         }
         auto cl = cluster_from_preset(fmt::format("{}x{}", g, c));
         if (!cl) return Error{"--counts", "", cl.error().expected, cl.error().found};
+        if (auto why = engine_gpu_mismatch(v.traits, cl->gpu); !why.empty()) {  // a pair that cannot exist: skipped, said why
+          p.skipped = p.reason = why;
+          out.push_back(std::move(p));
+          if (opt.progress) opt.progress(out.size(), total);
+          continue;
+        }
         CostParams params = cost_params_for(cl->gpu.name);
         params.kernel_tables = opt.kernel_tables;
         params.silicon = opt.silicon;
@@ -151,6 +244,8 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
         refine_two_batch_overlap(ctx, space, opt.search_options, r, v.kind);
         if (should_stop(watch)) {
           p.reason = "not planned: the sweep was stopped by " + watch->stop_text() + " during this point's search";
+        } else if (v.w.mode == Mode::kServe) {
+          serve_point(ctx, space, r, v.kind, opt, prices, p);
         } else if (r.found) {
           p.found = true;
           p.plan = r.best;
@@ -168,6 +263,7 @@ Expected<std::vector<SweepPoint>> run_sweep(const ModelSpec& model, const Worklo
       }
     }
   }
+  if (opt.search_options.watch) opt.search_options.watch->set_context("");
   if (opt.ranks <= 1) mark_fewest(out);
   return out;
 }
@@ -176,10 +272,12 @@ void mark_fewest(std::vector<SweepPoint>& out) {
   // the fewest GPUs per type, format and engine with a plan within the SLOs
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (!out[i].found) continue;
+    // a serving point: the GPUs its deployment uses (a target rate's fewest), then the cluster's count
+    const auto key = [](const SweepPoint& x) { return std::pair{x.serving ? x.serving->gpus : x.count, x.count}; };
     bool smaller = false;
     for (std::size_t j = 0; j < out.size(); ++j) {
       smaller = smaller || (j != i && out[j].found && out[j].gpu == out[i].gpu && out[j].dtype == out[i].dtype &&
-                            out[j].engine == out[i].engine && out[j].count < out[i].count);
+                            out[j].engine == out[i].engine && key(out[j]) < key(out[i]));
     }
     out[i].fewest = !smaller;
   }
@@ -188,10 +286,17 @@ void mark_fewest(std::vector<SweepPoint>& out) {
 std::string sweep_point_to_json(const SweepPoint& p) {
   const Degrees& d = p.plan.deg;
   const Metrics& m = p.metrics;
-  const nlohmann::json j{{"gpu", p.gpu}, {"count", p.count}, {"dtype", p.dtype}, {"engine", p.engine}, {"found", p.found}, {"reason", p.reason},
+  nlohmann::json j{{"gpu", p.gpu}, {"count", p.count}, {"dtype", p.dtype}, {"engine", p.engine}, {"found", p.found}, {"reason", p.reason},
                          {"usd", p.usd_per_mtok}, {"deg", {d.tp, d.pp, d.ep, d.attn_dp, d.replicas}}, {"batch", m.batch},
                          {"objective", m.objective}, {"out", m.output_tok_s_per_gpu}, {"tpot", m.tpot_s}, {"ttft", m.ttft_s},
-                         {"mem", m.memory.total().value()}};
+                         {"mem", m.memory.total().value()}, {"tbo", p.plan.two_batch_overlap}, {"skipped", p.skipped}};
+  if (p.serving) {
+    const SweepServing& v = *p.serving;
+    const Degrees& q = v.prefill.deg;
+    j["serving"] = {{"disagg", v.disaggregated}, {"pre", {q.tp, q.pp, q.ep, q.attn_dp, q.replicas}}, {"pre_tbo", v.prefill.two_batch_overlap},
+                    {"gpus", v.gpus}, {"rate", v.rate}, {"ttft_pct", v.ttft_pct}, {"tpot_pct", v.tpot_pct}, {"ttft", v.ttft_ms},
+                    {"tpot", v.tpot_ms}, {"out", v.output_tok_s_per_gpu}, {"usd_kreq", v.usd_per_kreq}};
+  }
   return j.dump();
 }
 
@@ -216,6 +321,27 @@ SweepPoint sweep_point_from_json(const std::string& line) {
   p.metrics.tpot_s = num("tpot");
   p.metrics.ttft_s = num("ttft");
   p.metrics.memory.weights = Bytes(num("mem"));
+  p.plan.two_batch_overlap = j.at("tbo").get<bool>();
+  p.skipped = j.at("skipped").get<std::string>();
+  if (j.contains("serving")) {
+    const auto& v = j.at("serving");
+    const auto vn = [&](const char* k) { return v.at(k).is_number() ? v.at(k).get<double>() : 0.0; };
+    SweepServing sv;
+    sv.disaggregated = v.at("disagg").get<bool>();
+    const auto& q = v.at("pre");
+    sv.prefill.deg = Degrees{q[0].get<std::int32_t>(), q[1].get<std::int32_t>(), q[2].get<std::int32_t>(), q[3].get<std::int32_t>(),
+                             q[4].get<std::int32_t>()};
+    sv.prefill.two_batch_overlap = v.at("pre_tbo").get<bool>();
+    sv.gpus = v.at("gpus").get<std::int64_t>();
+    sv.rate = vn("rate");
+    sv.ttft_pct = vn("ttft_pct");
+    sv.tpot_pct = vn("tpot_pct");
+    sv.ttft_ms = vn("ttft");
+    sv.tpot_ms = vn("tpot");
+    sv.output_tok_s_per_gpu = vn("out");
+    sv.usd_per_kreq = vn("usd_kreq");
+    p.serving = sv;
+  }
   return p;
 }
 

@@ -422,7 +422,17 @@ expect 2 "^shardwise: --rate: expected no arrivals for plan --mode serve" -- pla
 expect 2 "^shardwise: --concurrency: expected no arrivals for plan --mode serve" -- plan $SV --workload chat-1k-1k --concurrency 5
 expect 2 "^shardwise: --compare: expected no --compare with --mode serve" -- plan $SV --workload chat-1k-1k --compare rw
 expect 2 "field 'arrivals.pattern': expected no trace for plan --mode serve" -- plan $M8 --workload "$data/good/workload-trace.yaml"
-expect 2 "^shardwise: --rate: expected no arrivals for sweep" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --mode serve --isl 100 --osl 10 --rate 5
+expect 2 "^shardwise: --rate: expected no arrivals for a serving sweep" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --mode serve --isl 100 --osl 10 --rate 5
+expect 2 "^shardwise: --requests: expected --mode serve \\(or a serve workload\\) beside it, found mode offline" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --requests 100
+expect 2 "^shardwise: --target-rate: expected --mode serve \(or a serve workload\) beside it, found mode offline" -- sweep --model llama-3.1-8b --gpus h100 --counts 8 --target-rate 5
+# engines and GPUs that cannot meet (issue 28): exit 2 on plan, simulate, launch; skipped with the reason in a sweep
+expect 2 "^shardwise: --engine: expected an engine built for the GPU \(mi300x\), found 'trtllm': trtllm is built for NVIDIA GPUs only \(for AMD GPUs: vllm, sglang\)" -- plan --model llama-3.1-8b --cluster mi300xx8 --workload chat-1k-1k --engine trtllm
+expect 2 "^shardwise: --engine: expected an engine built for the GPU \(mi300x\)" -- simulate --model llama-3.1-8b --cluster mi300xx8 --workload chat-1k-1k --engine trtllm
+expect 0 "^skipped      trtllm on mi300x \(1 GPUs\): trtllm is built for NVIDIA GPUs only" -- sweep --model llama-3.1-8b --gpus mi300x,h100 --counts 1 --engines trtllm
+expect 0 "^price '-'     no price for mi300x in the price table" -- sweep --model llama-3.1-8b --gpus mi300x --counts 1
+# a serving sweep (issues 27, 28): serve mode per point, figures at the SLOs' percentiles, a target rate
+expect 0 'h100 +1 auto +generic +tp1 .* 3.000 .* \*$' -- sweep --model llama-3.1-8b --gpus h100 --counts 1,2 --mode serve --slo "ttft:p99<=2000,tpot:p90<=50" --requests 200 --top-k 3 --target-rate 3
+expect 0 '"requests_per_s":' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --mode serve --tpot-ms 50 --requests 200 --top-k 3 --json
 expect 2 "^shardwise: --rate: expected no --rate with a trace workload" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --rate 3
 expect 2 "^shardwise: --isl: expected no --isl with a trace workload" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --isl 3
 expect 2 "^shardwise: --requests: expected at most the trace's 4 requests" -- simulate $M8 --workload "$data/good/workload-trace.yaml" --requests 5

@@ -69,6 +69,29 @@ TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
   for (const char* e : {"vllm", "sglang", "trtllm"}) EXPECT_EQ(load_engine_profile(e)->decode_steps, 1) << e;
 }
 
+TEST(EngineProfile, VendorsSayWhichGpusAnEngineRunsOn) {
+  // the shipped profiles: TensorRT-LLM on NVIDIA only; vLLM and SGLang also on AMD (ROCm)
+  EXPECT_EQ(load_engine_profile("trtllm")->vendors, std::vector<std::string>{"nvidia"});
+  EXPECT_EQ(load_engine_profile("vllm")->vendors, (std::vector<std::string>{"nvidia", "amd"}));
+  const GpuSpec mi = *find_gpu("mi300x"), h = *find_gpu("h100");
+  EXPECT_EQ(mi.vendor, "amd");
+  EXPECT_EQ(h.vendor, "nvidia");
+  EXPECT_EQ(engine_gpu_mismatch(*load_engine_profile("trtllm"), mi), "trtllm is built for NVIDIA GPUs only (for AMD GPUs: vllm, sglang)");
+  EXPECT_EQ(engine_gpu_mismatch(*load_engine_profile("trtllm"), h), "");
+  EXPECT_EQ(engine_gpu_mismatch(*load_engine_profile("sglang"), mi), "");
+  EXPECT_EQ(engine_gpu_mismatch(EngineTraits{}, mi), "");  // the generic engine runs anywhere
+  auto e = engine_gpu_error(*load_engine_profile("trtllm"), mi, "--engine");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->file, "--engine");
+  // a bad list names the field
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  auto bad = parse_engine_profile(head + "vendors: [tpu]\n" + tail, "x.yaml", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("vendors"), std::string::npos) << bad.error().message();
+}
+
 TEST(EngineProfile, DecodeStepsFromTheFlagRunWhereTheEngineHasThem) {
   // SGLang (--num-continuous-decode-steps) and the generic engine take them; vLLM 0.11 and
   // TensorRT-LLM schedule every iteration: only 1; out of range names the flag

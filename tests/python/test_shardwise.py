@@ -239,6 +239,33 @@ class Reliability(unittest.TestCase):
         self.assertLess(took, 1.0)
 
 
+class Sweep(unittest.TestCase):
+    def test_a_serving_sweep_plans_serve_mode_per_point_and_skips_what_cannot_run(self):
+        r = sw.sweep("llama-3.1-8b", ["h100", "mi300x"], [1, 2], engines=["vllm", "trtllm"], mode="serve",
+                     slo="ttft:p99<=2000,tpot:p90<=50", requests=200, top_k=3)
+        self.assertEqual(r["mode"], "serve")
+        self.assertEqual(len(r["points"]), 8)
+        served = [p for p in r["points"] if p["found"]]
+        self.assertEqual(len(served), 6)
+        for p in served:
+            s = p["serving"]
+            self.assertGreater(s["requests_per_s"], 0)
+            self.assertEqual((s["ttft_stat"], s["tpot_stat"]), ("p99", "p90"))
+            self.assertLessEqual(s["tpot_ms"], 50)
+        skipped = [p for p in r["points"] if "skipped" in p]
+        self.assertEqual([(p["gpu"], p["engine"]) for p in skipped], [("mi300x", "trtllm")] * 2)
+        # mi300x is not in the shipped price table: no price, and why
+        self.assertIsNone(next(p for p in served if p["gpu"] == "mi300x")["usd_per_mtok"])
+        self.assertIn("no price for mi300x", next(p for p in served if p["gpu"] == "mi300x")["price_note"])
+        # the command's checks, named by keyword
+        with self.assertRaises(sw.Error) as e:
+            sw.sweep("llama-3.1-8b", ["h100"], [1], target_rate=5)
+        self.assertEqual(e.exception.file, "target_rate")
+        with self.assertRaises(sw.Error) as e:
+            sw.plan("llama-3.1-8b", "mi300xx8", "chat-1k-1k", engine="trtllm")
+        self.assertEqual(e.exception.file, "engine")
+
+
 class CheckAndCalibrate(unittest.TestCase):
     """check(), calibrate() and calibration= (docs/check.md, docs/calibration.md)."""
 
