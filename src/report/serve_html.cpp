@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "cost/engine.hpp"
+#include "cost/engine_limits.hpp"
 #include "report/describe.hpp"
+#include "report/format.hpp"
 #include "report/html_report.hpp"
+#include "report/launch.hpp"
+#include "report/launch_plan.hpp"
 #include "report/svg.hpp"
 
 namespace shardwise {
@@ -36,6 +41,97 @@ std::string slo_text(const Workload& w) {
   add("TPOT", w.tpot_ms, w.tpot_pct);
   return s.empty() ? "none" : s;
 }
+
+// The statistics of one latency the report shows: each SLO bound's (the mean, percentiles), p99 without one.
+std::vector<double> shown_stats(const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
+  std::vector<double> out;
+  if (mean) out.push_back(0);
+  for (const SloBound& b : pcts) out.push_back(b.pct);
+  if (out.empty()) out.push_back(99);
+  return out;
+}
+
+// One latency (TTFT or TPOT) against the rate, on its own axis: a line with a point per
+// simulated rate for each statistic an SLO bounds, the SLO drawn across.
+std::string latency_chart(const ServePlanResult& r, bool ttft, const Workload& w) {
+  static const char* colors[] = {"#e15759", "#4e79a7", "#59a14f", "#b07aa1"};
+  const char* what = ttft ? "TTFT" : "TPOT";
+  const auto& mean = ttft ? w.ttft_ms : w.tpot_ms;
+  const auto& pcts = ttft ? w.ttft_pct : w.tpot_pct;
+  svg::XyChart c;
+  c.id = ttft ? "serve-ttft" : "serve-tpot";
+  c.title = fmt::format("{} against the request rate", what);
+  c.x_label = "requests/s (per instance when aggregated, the deployment when disaggregated)";
+  c.y_label = fmt::format("{}, milliseconds", what);
+  std::size_t k = 0;
+  for (const double pct : shown_stats(mean, pcts)) {
+    svg::XySeries line;
+    line.name = fmt::format("{} {}", what, slo_stat_name(pct));
+    line.color = colors[k++ % 4];
+    line.kind = svg::XySeries::kLine;
+    for (const FrontierPoint& p : r.frontier) {
+      const LatencyStats& st = ttft ? p.ttft_ms : p.tpot_ms;
+      line.x.push_back(p.rate);
+      line.y.push_back(st.stat(pct));
+      line.tips.push_back(fmt::format("{:.3f} requests/s: {} {} {}", p.rate, what, slo_stat_name(pct), ms_text(st.stat(pct))));
+    }
+    c.series.push_back(std::move(line));
+  }
+  if (mean) c.refs.push_back(svg::RefLine{false, *mean, fmt::format("{} mean SLO", what), "#333"});
+  for (const SloBound& b : pcts) c.refs.push_back(svg::RefLine{false, b.ms, fmt::format("{} {} SLO", what, slo_stat_name(b.pct)), "#333"});
+  return svg::xy_chart(c);
+}
+
+// Which engines run the chosen deployment as planned (each pool's layout), why the others do
+// not, and each engine's launch commands for it (launch_plan: what `shardwise launch` prints).
+std::string engines_section(const SimContext& ctx, const PlanFile& file, const ServePlanResult& r) {
+  if (!r.found()) return "";
+  std::vector<std::pair<std::string, Plan>> pools;
+  if (file.prefill_pool) {
+    pools.emplace_back("prefill pool", *file.prefill_pool);
+    pools.emplace_back("decode pool", file.plan);
+  } else {
+    pools.emplace_back("the plan", file.plan);
+  }
+  std::string rows, cmds;
+  int running = 0;
+  Workload w = ctx.workload;  // with the plan file's traffic (the benchmark command replays it)
+  if (auto x = apply_overrides(ctx.workload, file.overrides, "plan")) w = *x;
+  for (const ServeEngine e : {ServeEngine::kVllm, ServeEngine::kSglang, ServeEngine::kTrtllm}) {
+    std::string why;
+    auto profile = load_engine_profile(to_string(e));
+    if (profile) why = engine_gpu_mismatch(*profile, ctx.cluster.gpu);
+    if (why.empty()) {
+      for (const auto& [name, p] : pools) {
+        const auto on = engines_running(ctx, p);
+        if (std::find(on.begin(), on.end(), e) != on.end()) continue;
+        std::string reasons;
+        for (const std::string& x : engine_limits(e, ctx, p)) reasons += (reasons.empty() ? "" : "; ") + x;
+        why += (why.empty() ? "" : "<br>") + escape(name) + ": " +
+               (reasons.empty() ? std::string("its per-operator sharding is not one the engine runs") : escape(reasons));
+      }
+    } else {
+      why = escape(why);
+    }
+    const bool runs = why.empty();
+    running += runs ? 1 : 0;
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>", engine_version(e), runs ? "as planned" : "no", why);
+    LaunchOptions lo;
+    lo.engine = e;
+    auto text = launch_plan(file, "plan.json", ctx.model, ctx.cluster, w, lo);
+    cmds += fmt::format("<details{}><summary>{} launch commands{}</summary><pre>{}</pre></details>", runs && running == 1 ? " open" : "",
+                        engine_version(e), runs ? "" : " (the nearest layout it runs, or why none)",
+                        escape(text ? *text : text.error().message()));
+  }
+  std::string s = "<section id=\"engines\"><h2>Serving engines</h2>";
+  if (running == 0) {
+    s += "<p class=\"infeasible\">Warning: no engine (vLLM, SGLang, TensorRT-LLM) runs this deployment as planned. The commands below "
+         "start the nearest layout each engine runs, whose figures differ from the plan's (<code>plan --mode serve</code> without "
+         "<code>--engine any</code> keeps to layouts an engine runs).</p>";
+  }
+  s += "<div class=\"wide\"><table><tr><th>engine</th><th>runs it</th><th>otherwise</th></tr>" + rows + "</table></div>" + cmds;
+  return s + "</section>";
+}
 }  // namespace
 
 std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const ServePlanResult& r, double target_rate) {
@@ -45,7 +141,9 @@ std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const S
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">";
-  s += "<title>" + escape(title) + "</title><style>" + report_style() + "</style></head><body>";
+  // table cells keep their figures on one line ("348 ms"); a wide table scrolls instead
+  s += "<title>" + escape(title) + "</title><style>" + report_style() +
+       " div.wide { overflow-x: auto; } div.wide td, div.wide th { white-space: nowrap; }</style></head><body>";
   s += "<header><h1>" + escape(title) + "</h1><p class=\"sub\">Generated by shardwise 0.1.0. Every number is a prediction of the serving "
        "simulation over the step cost model (docs/serving.md), not a measurement.</p></header>";
   s += "<section id=\"summary\"><h2>The deployment</h2>";
@@ -76,36 +174,38 @@ std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const S
     s += card("GPUs", fmt::format("{:.0f}", gpus));
     s += card(target_rate > 0 ? "requests/s (the target)" : "requests/s within the SLOs", fmt::format("{:.2f}", rate));
     s += card("requests/s per GPU", fmt::format("{:.3f}", rate / gpus));
-    s += card("TTFT p50 / p99", fmt::format("{:.0f} / {:.0f} ms", at->ttft_ms.p50, at->ttft_ms.p99));
-    s += card("TPOT p50 / p99", fmt::format("{:.1f} / {:.1f} ms", at->tpot_ms.p50, at->tpot_ms.p99));
+    const double tp = reported_slo_pct(ctx.workload.ttft_ms, ctx.workload.ttft_pct), op = reported_slo_pct(ctx.workload.tpot_ms, ctx.workload.tpot_pct);
+    s += card("TTFT " + slo_stat_name(tp), ms_text(at->ttft_ms.stat(tp)));
+    s += card("TPOT " + slo_stat_name(op), ms_text(at->tpot_ms.stat(op)));
     s += "</div>";
   }
   s += "</section>";
   // candidates
-  s += "<section id=\"candidates\"><h2>Simulated candidates</h2><table><tr><th>#</th><th>instance</th><th class=\"n\">GPUs</th>"
-       "<th class=\"n\">screen tok/s/GPU</th><th class=\"n\">capacity req/s</th><th class=\"n\">max req/s in SLO</th><th class=\"n\">req/s per GPU</th>"
-       "<th class=\"n\">TTFT p99</th><th class=\"n\">TPOT p99</th></tr>";
+  const double tpct = reported_slo_pct(ctx.workload.ttft_ms, ctx.workload.ttft_pct), opct = reported_slo_pct(ctx.workload.tpot_ms, ctx.workload.tpot_pct);
+  s += fmt::format("<section id=\"candidates\"><h2>Simulated candidates</h2><div class=\"wide\"><table><tr><th>#</th><th>instance</th><th class=\"n\">GPUs</th>"
+                   "<th class=\"n\">screen tok/s/GPU</th><th class=\"n\">capacity req/s</th><th class=\"n\">max req/s in SLO</th><th class=\"n\">req/s per GPU</th>"
+                   "<th class=\"n\">TTFT {}</th><th class=\"n\">TPOT {}</th></tr>", slo_stat_name(tpct), slo_stat_name(opct));
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const ServeCandidate& c = r.candidates[i];
     s += fmt::format("<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.3f}</td><td class=\"n\">{:.3f}</td>"
-                     "<td class=\"n\">{:.4f}</td><td class=\"n\">{:.0f} ms</td><td class=\"n\">{:.1f} ms</td></tr>",
+                     "<td class=\"n\">{:.4f}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
                      i + 1, static_cast<int>(i) == r.best ? " &#9733;" : "", shape_html(c.plan, moe), c.plan.deg.instance_gpus(), c.screen.objective,
-                     c.capacity, c.max_rate, c.per_gpu(), c.at_max.ttft_ms.p99, c.at_max.tpot_ms.p99);
+                     c.capacity, c.max_rate, c.per_gpu(), ms_text(c.at_max.ttft_ms.stat(tpct)), ms_text(c.at_max.tpot_ms.stat(opct)));
   }
-  s += "</table>";
+  s += "</table></div>";
   if (!r.disagg.empty()) {
-    s += "<h3>Disaggregated on the same GPUs</h3><table><tr><th>#</th><th>prefill pool</th><th>decode pool</th><th class=\"n\">GPUs</th>"
-         "<th class=\"n\">max req/s in SLO</th><th class=\"n\">req/s per GPU</th><th class=\"n\">KV transfer</th><th class=\"n\">TTFT p99</th>"
-         "<th class=\"n\">TPOT p99</th></tr>";
+    s += fmt::format("<h3>Disaggregated on the same GPUs</h3><div class=\"wide\"><table><tr><th>#</th><th>prefill pool</th><th>decode pool</th><th class=\"n\">GPUs</th>"
+                     "<th class=\"n\">max req/s in SLO</th><th class=\"n\">req/s per GPU</th><th class=\"n\">KV transfer</th><th class=\"n\">TTFT {}</th>"
+                     "<th class=\"n\">TPOT {}</th></tr>", slo_stat_name(tpct), slo_stat_name(opct));
     for (std::size_t i = 0; i < r.disagg.size(); ++i) {
       const DisaggCandidate& c = r.disagg[i];
       s += fmt::format("<tr><td>{}{}</td><td>{} &times; {}</td><td>{} &times; {}</td><td class=\"n\">{}</td><td class=\"n\">{:.3f}</td>"
-                       "<td class=\"n\">{:.4f}</td><td class=\"n\">{:.2f} ms</td><td class=\"n\">{:.0f} ms</td><td class=\"n\">{:.1f} ms</td></tr>",
+                       "<td class=\"n\">{:.4f}</td><td class=\"n\">{:.2f} ms</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
                        i + 1, static_cast<int>(i) == r.disagg_best ? " &#9733;" : "", c.plan.prefill.deg.replicas, shape_html(c.plan.prefill, moe),
                        c.plan.decode.deg.replicas, shape_html(c.plan.decode, moe), c.plan.gpus(), c.max_rate, c.per_gpu(), c.at_max.transfer_ms,
-                       c.at_max.total.ttft_ms.p99, c.at_max.total.tpot_ms.p99);
+                       ms_text(c.at_max.total.ttft_ms.stat(tpct)), ms_text(c.at_max.total.tpot_ms.stat(opct)));
     }
-    s += "</table>";
+    s += "</table></div>";
   }
   s += "</section>";
   // frontier and percentiles
@@ -119,44 +219,21 @@ std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const S
     line.name = "the chosen deployment at 10% to 100% of its max rate";
     line.color = "#4e79a7";
     line.kind = svg::XySeries::kLine;
-    svg::XySeries dots = line;
-    dots.kind = svg::XySeries::kDots;
-    dots.name = "simulated points";
     for (const FrontierPoint& p : r.frontier) {
       line.x.push_back(p.tok_s_per_user);
       line.y.push_back(p.output_tok_s_per_gpu);
-      dots.x.push_back(p.tok_s_per_user);
-      dots.y.push_back(p.output_tok_s_per_gpu);
-      dots.tips.push_back(fmt::format("{:.3f} requests/s: TTFT p99 {:.0f} ms, TPOT p99 {:.1f} ms, SLOs {}", p.rate, p.ttft_p99_ms, p.tpot_p99_ms,
-                                      p.feasible ? "met" : "missed"));
+      line.tips.push_back(fmt::format("{:.3f} requests/s: {:.1f} output tokens/s per GPU, {:.1f} tokens/s per user, SLOs {}", p.rate,
+                                      p.output_tok_s_per_gpu, p.tok_s_per_user, p.feasible ? "met" : "missed"));
     }
-    f.series = {line, dots};
-    svg::XyChart l;
-    l.id = "serve-percentiles";
-    l.title = "p99 latencies against the request rate";
-    l.x_label = "requests/s (per instance when aggregated, the deployment when disaggregated)";
-    l.y_label = "milliseconds";
-    svg::XySeries ttft, tpot;
-    ttft.name = "TTFT p99";
-    ttft.color = "#e15759";
-    ttft.kind = svg::XySeries::kLine;
-    tpot.name = "TPOT p99";
-    tpot.color = "#59a14f";
-    tpot.kind = svg::XySeries::kLine;
-    for (const FrontierPoint& p : r.frontier) {
-      ttft.x.push_back(p.rate);
-      ttft.y.push_back(p.ttft_p99_ms);
-      tpot.x.push_back(p.rate);
-      tpot.y.push_back(p.tpot_p99_ms);
-    }
-    l.series = {ttft, tpot};
-    for (const auto& b : ctx.workload.ttft_pct) l.refs.push_back(svg::RefLine{false, b.ms, fmt::format("TTFT {} SLO", slo_stat_name(b.pct)), "#e15759"});
-    for (const auto& b : ctx.workload.tpot_pct) l.refs.push_back(svg::RefLine{false, b.ms, fmt::format("TPOT {} SLO", slo_stat_name(b.pct)), "#59a14f"});
-    s += "<section id=\"frontier\"><h2>Frontier and percentiles</h2><figure><figcaption>Poisson arrivals at shares of the chosen "
-         "deployment's highest rate within the SLOs. Hover a point for its rate and latencies.</figcaption>" +
-         svg::xy_chart(f) + "</figure><figure><figcaption>The p99 of TTFT and TPOT at the same rates; the lines across are the SLOs.</figcaption>" +
-         svg::xy_chart(l) + "</figure></section>";
+    f.series = {line};
+    s += "<section id=\"frontier\"><h2>Frontier and latencies</h2><figure><figcaption>Poisson arrivals at shares of the chosen "
+         "deployment's highest rate within the SLOs, one point per simulated rate. Hover a point for its figures.</figcaption>" +
+         svg::xy_chart(f) + "</figure><figure><figcaption>TTFT at the same rates, at the statistics its SLOs bound (p99 without one); "
+         "the dashed line is the SLO.</figcaption>" + latency_chart(r, true, ctx.workload) +
+         "</figure><figure><figcaption>TPOT at the same rates, on its own axis.</figcaption>" + latency_chart(r, false, ctx.workload) +
+         "</figure></section>";
   }
+  s += engines_section(ctx, file, r);
   DescribeOptions d;
   s += "<section id=\"inputs\"><h2>Inputs</h2><details><summary>model, cluster, workload</summary><pre>" +
        escape(describe_model_text(ctx.model, d)) + "\n" + escape(describe_cluster_text(ctx.cluster)) + "\n" +

@@ -586,7 +586,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
       const ServeResult s = simulate_disaggregated(at_rate(ctx, r, 2 * opt.requests), c.plan, so).total;
       ++out.simulations;
       out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
-                                           s.tpot_ms.p99, s.feasible});
+                                           s.tpot_ms.p99, s.feasible, s.ttft_ms, s.tpot_ms});
     }
   } else {
     const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
@@ -595,7 +595,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
       const ServeResult s = simulate_serving(at_rate(with_settings(ctx, b), r, opt.requests), b.plan, so);
       ++out.simulations;
       out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
-                                           s.tpot_ms.p99, s.feasible});
+                                           s.tpot_ms.p99, s.feasible, s.ttft_ms, s.tpot_ms});
     }
   }
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

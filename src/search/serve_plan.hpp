@@ -50,6 +50,7 @@ struct FrontierPoint {
   double output_tok_s_per_gpu = 0, tok_s_per_user = 0;  // tok/s/user = 1000 / mean TPOT
   double ttft_p99_ms = 0, tpot_p99_ms = 0;
   bool feasible = false;
+  LatencyStats ttft_ms, tpot_ms;  // every statistic (the report draws the SLOs')
 };
 
 struct ServePlanOptions {

@@ -57,13 +57,6 @@ Expected<PriceTable> load_prices(const std::string& path) {
 
 namespace {
 
-// The statistic a latency is reported at: its SLO's percentile (the highest when several),
-// the mean for a mean SLO, p99 without one.
-double reported_pct(const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
-  if (!pcts.empty()) return pcts.back().pct;
-  return mean ? 0.0 : 99.0;
-}
-
 // A serving point: plan --mode serve on the point's GPUs (or the fewest for the target rate).
 void serve_point(const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, const std::optional<ServeEngine>& engine,
                  const SweepOptions& opt, const PriceTable& prices, SweepPoint& p) {
@@ -103,8 +96,8 @@ void serve_point(const SimContext& ctx, const SearchSpace& space, const SearchRe
     res = &r.deployment_result;
   }
   const Workload& w = ctx.workload;
-  sv.ttft_pct = reported_pct(w.ttft_ms, w.ttft_pct);
-  sv.tpot_pct = reported_pct(w.tpot_ms, w.tpot_pct);
+  sv.ttft_pct = reported_slo_pct(w.ttft_ms, w.ttft_pct);
+  sv.tpot_pct = reported_slo_pct(w.tpot_ms, w.tpot_pct);
   sv.ttft_ms = res->ttft_ms.stat(sv.ttft_pct);
   sv.tpot_ms = res->tpot_ms.stat(sv.tpot_pct);
   sv.output_tok_s_per_gpu = res->output_tok_s_per_gpu;

@@ -51,6 +51,11 @@ double mean_of(const LengthDist& d) {
   return 0.0;
 }
 
+double reported_slo_pct(const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
+  if (!pcts.empty()) return pcts.back().pct;
+  return mean ? 0.0 : 99.0;
+}
+
 std::string slo_stat_name(double pct) {
   if (pct <= 0) return "mean";
   return fmt::format("p{}", pct);

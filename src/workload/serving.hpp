@@ -63,6 +63,9 @@ struct SloBound {
 };
 // "mean", "p50", "p99.9"
 std::string slo_stat_name(double pct);
+// The statistic a latency is reported at (reports that show one): its SLO's percentile (the
+// highest of several), the mean (0) for a mean SLO, p99 (99) without one.
+double reported_slo_pct(const std::optional<double>& mean, const std::vector<SloBound>& pcts);
 
 // The serving fields of a workload.
 struct ServeSpec {

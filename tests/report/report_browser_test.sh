@@ -40,19 +40,20 @@ check_self_contained() {
 check_console() { ! grep -q ':CONSOLE' "$1"; }
 
 # a copy of a report with the probe script appended and the CSP (which forbids scripts) removed
-probe() {  # probe REPORT NAME [CHART_IDS] -> prints the chart lines
-  local report=$1 name=$2 charts=${3:-}
+probe() {  # probe REPORT NAME [CHART_IDS] [NOWRAP] -> prints the chart lines
+  local report=$1 name=$2 charts=${3:-} nowrap=${4:-}
   { sed -e 's#<meta http-equiv="Content-Security-Policy"[^>]*>##' -e 's#</body></html>$##' "$report"
     echo '<script>'
     [ -n "$charts" ] && echo "window.PROBE_EXPECTED = [\"${charts// /\", \"}\"];"
+    [ -n "$nowrap" ] && echo "window.PROBE_NOWRAP = true;"
     cat "$here/probe.js"
     echo '</script></body></html>'; } >"$out/$name.probe.html"
   browser "$out/$name.probe" --window-size=1000,3000 --dump-dom "file://$out/$name.probe.html" >"$out/$name.dom.html"
   awk '/<pre id="probe-verdict">PROBE-BEGIN/{on=1; next} /PROBE-END/{on=0} on' "$out/$name.dom.html"
 }
 
-check_report() {  # check_report NAME REPORT [CHART_IDS] (default: plan_html's five charts)
-  local name=$1 report=$2 charts=${3:-}
+check_report() {  # check_report NAME REPORT [CHART_IDS] [NOWRAP] (default: plan_html's five charts)
+  local name=$1 report=$2 charts=${3:-} nowrap=${4:-}
   local want=5
   [ -n "$charts" ] && want=$(echo "$charts" | wc -w)
   if check_self_contained "$report"; then pass "$name: self-contained (no script, link, src, href, import or external url)"; else
@@ -65,9 +66,9 @@ check_report() {  # check_report NAME REPORT [CHART_IDS] (default: plan_html's f
   if check_console "$out/$name.shot.log"; then pass "$name: no console messages"; else
     failed "$name: console messages:"; grep ':CONSOLE' "$out/$name.shot.log"; fi
   local lines ok
-  lines=$(probe "$report" "$name" "$charts")
+  lines=$(probe "$report" "$name" "$charts" "$nowrap")
   echo "$lines" | sed 's/^/     /'
-  ok=$(echo "$lines" | grep -c ' OK ')
+  ok=$(echo "$lines" | grep -c '^chart .* OK ')
   if [ "$ok" -eq "$want" ] && ! echo "$lines" | grep -q FAIL; then pass "$name: all $want charts laid out with data, ticks, axis labels and legends"; else
     failed "$name: $ok of $want charts passed"; fi
   if check_console "$out/$name.probe.log"; then pass "$name: probe ran without console messages"; else
@@ -83,9 +84,15 @@ check_report deepseek "$out/deepseek.html"
   --report "$out/llama.html" >"$out/llama.txt" || failed "plan llama-3.1-70b exited non-zero"
 check_report llama "$out/llama.html"
 
-"$bin" plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --ttft-ms 3000 --tpot-ms 40 --search exact --requests 300 \
+"$bin" plan --model llama-3.1-8b --cluster h100x4 --workload chat-1k-1k --mode serve --slo "ttft:p99<=3000,tpot:p90<=40" --search exact --requests 300 \
   --report "$out/serve.html" >"$out/serve.txt" || failed "plan --mode serve exited non-zero"
-check_report serve "$out/serve.html" "serve-frontier serve-percentiles"
+check_report serve "$out/serve.html" "serve-frontier serve-ttft serve-tpot" nowrap
+# the serving report's own checks: each latency on its own axis at the SLO's percentile, the engines
+if grep -q '>TTFT p99<' "$out/serve.html" && grep -q '>TPOT p90<' "$out/serve.html" && grep -q 'TPOT p90 SLO' "$out/serve.html"; then
+  pass "serve: TTFT and TPOT drawn at their SLOs' percentiles (p99, p90)"; else failed "serve: the SLOs' percentiles are not the ones drawn"; fi
+"$bin" plan --model deepseek-v3 --cluster h200x16 --workload chat-1k-1k --mode serve --engine any --slo "ttft:p99<=2000,tpot:p90<=50" \
+  --requests 200 --top-k 4 --no-disagg --report "$out/serve-any.html" >"$out/serve-any.txt" || failed "plan --mode serve --engine any exited non-zero"
+if grep -q 'Serving engines' "$out/serve-any.html"; then pass "serve-any: the engine section is there"; else failed "serve-any: no engine section"; fi
 
 # negative control 1: a chart with its data removed must fail the probe
 sed -e 's#<g class="data" clip-path="url(\#clip-frontier)">.*</g><line class="ref"#<g></g><line class="ref"#' "$out/deepseek.html" >"$out/broken-chart.html"
