@@ -125,10 +125,10 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   if (bd) bd->phase = phase;
   const GpuSpec& gpu = ctx.cluster.gpu;
   const Formats& f = ctx.formats;
-  e.wb = bytes_per_element(f.other);
-  e.wb_attn = bytes_per_element(f.attention);
-  e.wb_dense = bytes_per_element(f.dense);
-  e.wb_exp = bytes_per_element(f.experts);
+  e.wb = weight_bytes(f.other, f);  // with the formats' block scales
+  e.wb_attn = weight_bytes(f.attention, f);
+  e.wb_dense = weight_bytes(f.dense, f);
+  e.wb_exp = weight_bytes(f.experts, f);
   e.kvb = bytes_per_element(f.kv);
   e.ab = 2.0;
   e.peak = gemm_peak_for(gpu, f.other);

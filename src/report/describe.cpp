@@ -15,7 +15,7 @@ Bytes described_weight_bytes(const ModelSpec& m, const DescribeOptions& o) {
   if (!o.formats) return weight_bytes(m, o.weights_dtype);
   const ParamBreakdown& t = count_params(m).total;
   const Formats& f = *o.formats;
-  const auto b = [](DType d) { return bytes_per_element(d); };
+  const auto b = [&](DType d) { return weight_bytes(d, f); };  // block scales counted
   return Bytes(static_cast<double>(t.attention) * b(f.attention) + static_cast<double>(t.dense_mlp + t.shared_experts) * b(f.dense) +
                static_cast<double>(t.routed_experts) * b(f.experts) +
                static_cast<double>(t.embedding + t.router + t.norms + t.lm_head) * b(f.other));

@@ -132,7 +132,19 @@ Formats resolve_formats(const ModelSpec& m, const Workload& w) {
   }
   if (w.expert_dtype) f.experts = *w.expert_dtype;
   f.kv = w.kv_dtype ? *w.kv_dtype : m.quant.kv.value_or(DType::kBf16);
+  // the checkpoint's scale scheme where its formats are kept, the one typed where given
+  f.mxfp4 = w.weights_dtype ? w.weights_mxfp4 : (m.quant.method == "mxfp4" || m.quant.method == "modelopt:MXFP4");
+  f.fp8_blocks = !w.weights_dtype && m.quant.method == "fp8";
   return f;
+}
+
+double weight_bytes(DType d, const Formats& f) {
+  switch (d) {
+    case DType::kFp4: return f.mxfp4 ? 0.5 + 1.0 / 32.0 : 0.5 + 1.0 / 16.0;  // 4 bits + 8-bit scale per 32 | per 16
+    case DType::kInt4: return 0.5 + (2.0 + 0.5) / 128.0;                   // 4 bits + fp16 scale and 4-bit zero per 128
+    case DType::kFp8: return f.fp8_blocks ? 1.0 + 4.0 / (128.0 * 128.0) : 1.0;
+    default: return bytes_per_element(d);
+  }
 }
 
 std::string formats_label(const Formats& f, bool moe) {
@@ -241,6 +253,7 @@ Expected<Workload> parse_workload_yaml(std::string_view text, const std::string&
         dt->fail_value(key, std::string(dtype_choices()) + (k == "experts" ? "" : ", or auto (the checkpoint's own)"));
       } else if (k == "weights") {
         w.weights_dtype = *d;
+        w.weights_mxfp4 = v == "mxfp4";
       } else if (k == "kv_cache") {
         w.kv_dtype = *d;
       } else {
@@ -373,6 +386,7 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     auto d = parse_dtype(*o.weights_dtype);
     if (!d && *o.weights_dtype != "auto") return err("weights-dtype", auto_choice, "'" + *o.weights_dtype + "'");
     w.weights_dtype = d;
+    w.weights_mxfp4 = *o.weights_dtype == "mxfp4";
   }
   if (o.kv_dtype) {
     auto d = parse_dtype(*o.kv_dtype);

@@ -41,6 +41,7 @@ struct Workload {
   // component's (weights) or the KV cache's. expert_dtype replaces the routed experts' alone.
   // make_context resolves them once (SimContext::formats); read the formats there.
   std::optional<DType> weights_dtype;
+  bool weights_mxfp4 = false;  // weights_dtype fp4 given as "mxfp4" (its block scales: Formats::mxfp4)
   std::optional<DType> kv_dtype;
   std::optional<DType> expert_dtype;
   // Speculative decoding (MTP or a draft model): draft tokens verified per decode step and
@@ -74,9 +75,19 @@ struct Formats {
   DType experts = DType::kBf16;    // routed-expert weights
   DType other = DType::kBf16;      // embedding, LM head, norms, router
   DType kv = DType::kBf16;         // the KV cache
+  // the block-scale scheme of the low-bit weights (weight_bytes): fp4 as MXFP4 (a gpt-oss
+  // checkpoint, --weights-dtype mxfp4) rather than NVFP4; fp8 with 128x128 block scales
+  // (DeepSeek's quant_method fp8) rather than one scale per tensor
+  bool mxfp4 = false, fp8_blocks = false;
   friend bool operator==(const Formats&, const Formats&) = default;
 };
 Formats resolve_formats(const ModelSpec& m, const Workload& w);
+// Bytes per weight element of format `d`, its block scales counted (docs/cost-model.md,
+// "Number formats"): NVFP4 4 bits + an fp8 (e4m3) scale per 16 elements = 0.5625 B (one fp32
+// per tensor besides, negligible); MXFP4 4 bits + an e8m0 scale per 32 = 0.53125 B; int4
+// (AWQ, GPTQ, group 128) 4 bits + an fp16 scale and a 4-bit zero per 128 = 0.51953125 B; fp8
+// with 128x128 blocks 1 + an fp32 per 16,384 = 1.000244 B; the rest their element's bytes.
+double weight_bytes(DType d, const Formats& f);
 // A serve workload that says how requests arrive (a rate, users, all at once, a trace);
 // plan --mode serve needs none (it searches the rate), simulate does.
 bool has_arrivals(const Workload& w);

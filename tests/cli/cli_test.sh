@@ -213,7 +213,8 @@ expect 2 '^shardwise: --engine: expected one of sglang, trtllm, vllm, found .tgi
 expect 2 '^shardwise: --engine-version: expected --engine beside it' -- simulate --model llama-3.1-70b --cluster h100x8 --engine-version 1.0
 expect 2 '^shardwise: --engine-version: expected a version such as 0.11, 1.0 or 0.10.2rc1' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --engine vllm --engine-version latest
 expect 2 '^shardwise: --max-num-tokens: expected a token budget from 1 to' -- simulate --model llama-3.1-70b --cluster h100x8 --max-num-tokens 0
-expect 0 'weights      61.61 GB in attention bf16, dense bf16, experts fp4 \(the checkpoint.s mxfp4\)' -- describe --model gpt-oss-120b
+# MXFP4 experts with their e8m0 scale per 32: 0.53125 B each (61.61 GB at a flat 4 bits before the scales were counted)
+expect 0 'weights      65.19 GB in attention bf16, dense bf16, experts fp4 \(the checkpoint.s mxfp4\)' -- describe --model gpt-oss-120b
 expect 0 'weights      1.342 TB in bf16 \(1.342 TB' -- describe --model deepseek-v3 --weights-dtype bf16
 expect 0 '"checkpoint_quantization": "fp8"' -- describe --model deepseek-v3 --json
 

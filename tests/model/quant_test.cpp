@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "model/derived.hpp"
+#include "workload/workload.hpp"
+
 #include "model/loader.hpp"
 
 namespace shardwise {
@@ -49,6 +52,49 @@ TEST(Quantization, ModeloptNvfp4KeepsExcludedAttentionAndSetsTheKvCache) {
   EXPECT_EQ(m->quant.dense, DType::kFp4);         // "mlp.gate" is the router, not the MLP
   EXPECT_EQ(m->quant.experts, DType::kFp4);
   EXPECT_EQ(m->quant.kv, DType::kFp8);
+}
+
+// Block scales are weight bytes (issue 28): NVFP4 4 bits + an e4m3 scale per 16 = 4.5 bits
+// = 0.5625 B; MXFP4 4 + 8/32 = 4.25 bits = 0.53125 B; int4 group 128 (fp16 scale + 4-bit zero)
+// 4 + 20/128 bits = 0.51953125 B; fp8 128x128 blocks 1 + 4/16384 B.
+TEST(Quantization, BlockScalesAreCountedInWeightBytes) {
+  Formats nv, mx, blocks;
+  mx.mxfp4 = true;
+  blocks.fp8_blocks = true;
+  EXPECT_DOUBLE_EQ(weight_bytes(DType::kFp4, nv), 0.5625);
+  EXPECT_DOUBLE_EQ(weight_bytes(DType::kFp4, mx), 0.53125);
+  EXPECT_DOUBLE_EQ(weight_bytes(DType::kInt4, nv), 0.51953125);
+  EXPECT_DOUBLE_EQ(weight_bytes(DType::kFp8, nv), 1.0);
+  EXPECT_DOUBLE_EQ(weight_bytes(DType::kFp8, blocks), 1.000244140625);
+  EXPECT_DOUBLE_EQ(weight_bytes(DType::kBf16, mx), 2.0);
+  // NVFP4 DeepSeek-R1 (attention bf16, dense MLP, shared and routed experts fp4, the rest bf16):
+  // attention 11,413,547,008 x 2 = 22,827,094,016 B; dense + shared (1,189,085,184 + 2,554,331,136)
+  // x 0.5625 = 2,105,671,680 B; routed 653,908,770,816 x 0.5625 = 367,823,683,584 B; embedding,
+  // head, router, norms (926,679,040 x 2 + 106,445,312 + 881,664) x 2 = 3,921,370,112 B;
+  // in all 396,677,819,392 B, of which 41.1 GB are the scales (355.6 GB at 4 bits flat)
+  auto m = load_model(kData + "/models/deepseek-r1-nvfp4/config.json");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  const Formats f = resolve_formats(*m, Workload{});
+  EXPECT_FALSE(f.mxfp4);
+  const ParamBreakdown& t = count_params(*m).total;
+  EXPECT_EQ(t.routed_experts, 653908770816);
+  const double bytes = static_cast<double>(t.attention) * weight_bytes(f.attention, f) +
+                       static_cast<double>(t.dense_mlp + t.shared_experts) * weight_bytes(f.dense, f) +
+                       static_cast<double>(t.routed_experts) * weight_bytes(f.experts, f) +
+                       static_cast<double>(t.embedding + t.lm_head + t.router + t.norms) * weight_bytes(f.other, f);
+  EXPECT_DOUBLE_EQ(bytes, 396677819392.0);
+  // a gpt-oss checkpoint (quant_method mxfp4) and --weights-dtype mxfp4 read MXFP4's scales
+  auto oss = load_model("gpt-oss-120b");
+  ASSERT_TRUE(oss.ok());
+  EXPECT_TRUE(resolve_formats(*oss, Workload{}).mxfp4);
+  WorkloadOverrides o;
+  o.weights_dtype = "mxfp4";
+  const Workload chat = *load_workload("chat-1k-1k");
+  auto w = apply_overrides(chat, o);
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  EXPECT_TRUE(resolve_formats(*m, *w).mxfp4);
+  o.weights_dtype = "fp4";
+  EXPECT_FALSE(resolve_formats(*m, *apply_overrides(chat, o)).mxfp4);
 }
 
 TEST(Quantization, HfQuantConfigBesideTheConfigWins) {
