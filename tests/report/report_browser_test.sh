@@ -10,22 +10,8 @@ bin=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-failures=0
-pass() { echo "PASS $*"; }
-failed() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ]; then
-  echo "FAIL chromium is not installed (./test.sh installs Debian's chromium package)"
-  exit 1
-fi
-
-browser() {  # browser OUT_PREFIX ARGS... : runs headless Chromium, stderr to OUT_PREFIX.log
-  local prefix=$1
-  shift
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-    --user-data-dir="$out/profile" --enable-logging=stderr --v=0 "$@" 2>"$prefix.log"
-}
+# shellcheck source=browser_lib.sh
+. "$here/browser_lib.sh"
 
 # self-contained: nothing that could fetch (scripts, src/href, imports, external url())
 check_self_contained() {

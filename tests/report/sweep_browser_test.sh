@@ -11,21 +11,8 @@ bin=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
-failures=0
-pass() { echo "PASS $*"; }
-failed() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-chromium=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$chromium" ]; then
-  echo "FAIL chromium is not installed (./test.sh installs Debian's chromium package)"
-  exit 1
-fi
-browser() {  # browser OUT_PREFIX ARGS... : runs headless Chromium, stderr to OUT_PREFIX.log
-  local prefix=$1
-  shift
-  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-    --user-data-dir="$out/profile" --enable-logging=stderr --v=0 "$@" 2>"$prefix.log"
-}
+# shellcheck source=browser_lib.sh
+. "$here/browser_lib.sh"
 
 probe() {  # probe SVG NAME SERIES COUNTS_JSON -> prints the probe's lines
   local svg=$1 name=$2 series=$3 counts=$4
