@@ -228,6 +228,19 @@ std::int32_t degree(const char* name, const py::handle& h, std::int64_t lo) {
   return static_cast<std::int32_t>(v);
 }
 
+// budget=, seed=, threads= and top_k= of plan() and sweep(), checked as the command line checks them.
+struct SearchArgs {
+  std::int64_t budget, seed, threads, top_k;
+};
+SearchArgs search_args(const py::handle& budget_o, const py::handle& seed_o, const py::handle& threads_o, const py::handle& top_k_o) {
+  const SearchArgs a{as_int("budget", budget_o), as_int("seed", seed_o), as_int("threads", threads_o), as_int("top_k", top_k_o)};
+  if (a.budget < 1) raise(Error{"budget", "", "a positive number of evaluations", std::to_string(a.budget)});
+  if (a.seed < 0) raise(Error{"seed", "", "an integer from 0 to 2^63-1", std::to_string(a.seed)});
+  if (a.threads < 1 || a.threads > 256) raise(Error{"threads", "", "a thread count from 1 to 256", std::to_string(a.threads)});
+  if (a.top_k < 0 || a.top_k > 1000) raise(Error{"top_k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(a.top_k)});
+  return a;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(shardwise, m) {
@@ -353,14 +366,9 @@ PYBIND11_MODULE(shardwise, m) {
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
         const shardwise::Engine eng = shardwise::find_engine(search);
         if (!eng) raise(Error{"search", "", std::string("one of ") + shardwise::engine_names(), "'" + search + "'"});
-        const std::int64_t budget = as_int("budget", budget_o), threads = as_int("threads", threads_o), top_k = as_int("top_k", top_k_o);
-        const std::int64_t seed = as_int("seed", seed_o);
+        const auto [budget, seed, threads, top_k] = search_args(budget_o, seed_o, threads_o, top_k_o);
         const double target_rate = as_num("target_rate", target_rate_o);
-        if (budget < 1) raise(Error{"budget", "", "a positive number of evaluations", std::to_string(budget)});
-        if (seed < 0) raise(Error{"seed", "", "an integer from 0 to 2^63-1", std::to_string(seed)});
-        if (threads < 1 || threads > 256) raise(Error{"threads", "", "a thread count from 1 to 256", std::to_string(threads)});
         if (!(target_rate >= 0) || !std::isfinite(target_rate) || target_rate > 1e7) raise(Error{"target_rate", "", "requests/s from 0 to 1e7", value_text(target_rate_o)});
-        if (top_k < 0 || top_k > 1000) raise(Error{"top_k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(top_k)});
         const bool serve = in.workload.mode == shardwise::Mode::kServe;
         if (target_rate > 0 && !serve) raise(Error{"target_rate", "", "mode='serve' beside it", shardwise::to_string(in.workload.mode)});
         if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is searched)", value_text(max_num_seqs)});
@@ -451,13 +459,8 @@ PYBIND11_MODULE(shardwise, m) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const shardwise::ModelSpec m = get(load_model_warned(model));
         const shardwise::Workload w = get(shardwise::apply_overrides(get(shardwise::load_workload(workload)), ov));
-        const std::int64_t budget = as_int("budget", budget_o), threads = as_int("threads", threads_o), top_k = as_int("top_k", top_k_o);
-        const std::int64_t seed = as_int("seed", seed_o);
+        const auto [budget, seed, threads, top_k] = search_args(budget_o, seed_o, threads_o, top_k_o);
         const double target_rate = as_num("target_rate", target_rate_o);
-        if (budget < 1) raise(Error{"budget", "", "a positive number of evaluations", std::to_string(budget)});
-        if (seed < 0) raise(Error{"seed", "", "an integer from 0 to 2^63-1", std::to_string(seed)});
-        if (threads < 1 || threads > 256) raise(Error{"threads", "", "a thread count from 1 to 256", std::to_string(threads)});
-        if (top_k < 0 || top_k > 1000) raise(Error{"top_k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(top_k)});
         // the command's checks, their flags named as this function's keywords
         const auto keyword = [](Error e) {
           if (e.file.rfind("--", 0) == 0) {

@@ -18,6 +18,14 @@ Workload chat() {
   return *w;
 }
 
+// chat-1k-1k served under percentile SLOs: p99 TTFT 2 s, p90 TPOT 50 ms
+Expected<Workload> serve_chat() {
+  WorkloadOverrides ov;
+  ov.mode = "serve";
+  ov.slo = "ttft:p99<=2000,tpot:p90<=50";
+  return apply_overrides(chat(), ov);
+}
+
 TEST(Sweep, PricesAndTheFewestGpus) {
   auto m = load_model("llama-3.1-70b");
   ASSERT_TRUE(m.ok());
@@ -107,10 +115,7 @@ TEST(Sweep, APointTravelsExactlyAndANonFiniteFigureAsZero) {
 TEST(Sweep, ServingPointsArePlannedUnderLoadAndPricedAtTheirRate) {
   auto m = load_model("llama-3.1-8b");
   ASSERT_TRUE(m.ok());
-  WorkloadOverrides ov;
-  ov.mode = "serve";
-  ov.slo = "ttft:p99<=2000,tpot:p90<=50";
-  auto w = apply_overrides(chat(), ov);
+  auto w = serve_chat();
   ASSERT_TRUE(w.ok()) << w.error().message();
   SweepOptions o;
   o.gpus = {"h100", "mi300x"};
@@ -172,10 +177,7 @@ TEST(Sweep, ServingPointsArePlannedUnderLoadAndPricedAtTheirRate) {
 TEST(Sweep, ATargetRateSizesTheFewestGpusOfEachPoint) {
   auto m = load_model("llama-3.1-8b");
   ASSERT_TRUE(m.ok());
-  WorkloadOverrides ov;
-  ov.mode = "serve";
-  ov.slo = "ttft:p99<=2000,tpot:p90<=50";
-  auto w = apply_overrides(chat(), ov);
+  auto w = serve_chat();
   ASSERT_TRUE(w.ok());
   SweepOptions o;
   o.gpus = {"h100"};
