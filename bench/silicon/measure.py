@@ -227,6 +227,183 @@ def measure_grouped(facts, name, locator, quick, log):
     return rows
 
 
+# The engines' own MoE kernel: vLLM's (and SGLang's) Triton fused MoE, which runs every
+# tensor-parallel MoE layer in those engines (each rank holds all experts, sliced). (label,
+# experts E, N, K of the gate+up GEMM, top-k, formats): the down GEMM is E x hidden x N/2.
+FUSED_MOE_SHAPES = [("deepseek-v3 tp8", 256, 512, 7168, 8, ("fp8",)),
+                    ("deepseek-v3 ep8", 32, 4096, 7168, 8, ("fp8",)),
+                    ("qwen3-235b tp8", 128, 384, 4096, 8, ("bf16", "fp8")),
+                    ("qwen3-30b tp1", 128, 1536, 2048, 8, ("bf16", "fp8")),
+                    ("llama-4-scout tp8", 16, 2048, 5120, 1, ("bf16",)),
+                    ("gpt-oss-120b tp1", 128, 5760, 2880, 4, ("bf16",))]
+FUSED_MOE_TOKENS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+# the configurations tried per shape (BLOCK_M, BLOCK_N, GROUP_M, warps, stages), the best
+# kept, as the engines' tuning script picks them (BLOCK_K: 128 for fp8 block scales, 64 bf16)
+FUSED_MOE_CONFIGS = [(16, 64, 1, 4, 4), (16, 128, 1, 4, 3), (32, 64, 16, 4, 4), (32, 128, 1, 8, 3),
+                     (64, 64, 16, 4, 4), (64, 128, 32, 4, 3), (128, 128, 16, 8, 3), (128, 64, 1, 4, 4)]
+
+
+def load_fused_moe_kernel(path):
+    """vLLM's Triton fused_moe_kernel: from a file (--fused-moe-kernel) or an installed vLLM."""
+    import importlib
+    import importlib.util
+    if path:
+        spec = importlib.util.spec_from_file_location("fused_moe_source", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.fused_moe_kernel, path
+    for name in ("vllm.model_executor.layers.fused_moe.fused_moe", "sglang.srt.layers.moe.fused_moe_triton.fused_moe"):
+        try:
+            mod = importlib.import_module(name)
+            return mod.fused_moe_kernel, name
+        except (ImportError, AttributeError):
+            continue
+    return None, None
+
+
+def moe_align(topk_ids, experts, block_m):
+    """The engines' moe_align_block_size in torch: token copies sorted by expert, each expert's
+    run padded to block_m (pad entries = the number of copies), one expert id per block."""
+    flat = topk_ids.flatten().to(torch.int64)
+    valid = flat.numel()
+    counts = torch.bincount(flat, minlength=experts)
+    padded = (counts + block_m - 1) // block_m * block_m
+    starts = torch.cumsum(padded, 0) - padded
+    cstarts = torch.cumsum(counts, 0) - counts
+    order = torch.argsort(flat, stable=True)
+    by_expert = flat[order]
+    pos = torch.arange(valid, device=flat.device) - cstarts[by_expert]
+    size = valid + experts * (block_m - 1)
+    sorted_ids = torch.full((size,), valid, dtype=torch.int32, device=flat.device)
+    sorted_ids[starts[by_expert] + pos] = order.to(torch.int32)
+    blocks = (size + block_m - 1) // block_m
+    expert_ids = torch.full((blocks,), -1, dtype=torch.int32, device=flat.device)
+    per = torch.repeat_interleave(torch.arange(experts, device=flat.device, dtype=torch.int32), padded // block_m)
+    expert_ids[:per.numel()] = per
+    total = torch.tensor([int(padded.sum())], dtype=torch.int32, device=flat.device)
+    return sorted_ids, expert_ids, total
+
+
+def measure_fused_moe(facts, name, locator, quick, log, kernel_path=None):
+    rows = []
+    kernel, origin = load_fused_moe_kernel(kernel_path)
+    if kernel is None:
+        log("fused_moe: no vLLM or SGLang installed and no --fused-moe-kernel FILE given; skipped")
+        return rows
+    import triton.language as tl
+    params = list(getattr(kernel, "arg_names", []))
+    l2 = facts["l2_bytes"]
+    shapes = FUSED_MOE_SHAPES[:1] if quick else FUSED_MOE_SHAPES
+    tokens = [1, 64, 1024] if quick else FUSED_MOE_TOKENS
+    sets = 4  # routings rotated so that one replay's experts are not the last one's, in L2
+
+    def launch(a, w, c, a_scale, w_scale, weights, routing, top_k, mul, fp8, cfg, m):
+        sorted_ids, expert_ids, total = routing
+        bm, bn, gm, warps, stages = cfg
+        em = sorted_ids.shape[0]
+        if m < bm:  # the engines' small-batch shortcut: no more blocks than copies
+            em = min(em, m * top_k * bm)
+        n, k = w.shape[1], w.shape[2]
+        args = dict(a_ptr=a, b_ptr=w, c_ptr=c, a_scale_ptr=a_scale, b_scale_ptr=w_scale, topk_weights_ptr=weights,
+                    sorted_token_ids_ptr=sorted_ids, expert_ids_ptr=expert_ids, num_tokens_post_padded_ptr=total,
+                    N=n, K=k, EM=em, num_valid_tokens=m * top_k, stride_am=a.stride(0), stride_ak=a.stride(1),
+                    stride_be=w.stride(0), stride_bk=w.stride(2), stride_bn=w.stride(1),
+                    stride_cm=c.stride(-2), stride_cn=c.stride(-1),
+                    stride_asm=a_scale.stride(0) if fp8 else 0, stride_ask=a_scale.stride(1) if fp8 else 0,
+                    stride_bse=w_scale.stride(0) if fp8 else 0, stride_bsk=w_scale.stride(2) if fp8 else 0,
+                    stride_bsn=w_scale.stride(1) if fp8 else 0,
+                    group_n=128 if fp8 else 0, group_k=128 if fp8 else 0,
+                    BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=128 if fp8 else 64, GROUP_SIZE_M=gm,
+                    MUL_ROUTED_WEIGHT=mul, top_k=top_k, compute_type=tl.bfloat16, use_fp8_w8a8=fp8,
+                    use_int8_w8a8=False, use_int8_w8a16=False, per_channel_quant=False)
+        missing = [p for p in params if p not in args]
+        if missing:
+            raise TypeError(f"this fused_moe_kernel takes arguments the script does not know: {missing}")
+        grid = (triton_cdiv(em, bm) * triton_cdiv(n, bn),)
+        kernel[grid](**{p: args[p] for p in params}, num_warps=warps, num_stages=stages)
+
+    for label, experts, n_up, k_up, top_k, dtypes in shapes:
+        for dtype in dtypes:
+            fp8 = dtype == "fp8"
+            for which, n, k in (("up", n_up, k_up), ("down", k_up, n_up // 2)):
+                wbytes = experts * n * k * (1 if fp8 else 2)
+                copies = rotation(wbytes, l2)
+                try:
+                    w = [(torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16) * 0.05) for _ in range(copies)]
+                    if fp8:
+                        w = [x.to(fp8_dtype()) for x in w]
+                    ws = [torch.rand(experts, triton_cdiv(n, 128), triton_cdiv(k, 128), device="cuda", dtype=torch.float32) + 0.5
+                          for _ in range(copies)] if fp8 else [None] * copies
+                except torch.OutOfMemoryError:
+                    log(f"fused_moe {label} {which} {dtype}: out of memory, skipped")
+                    continue
+                for m in tokens:
+                    topk_ids = [torch.rand(m, experts, device="cuda").topk(top_k, dim=1).indices for _ in range(sets)]
+                    touched = sum(int(torch.unique(t).numel()) for t in topk_ids) / sets
+                    rows_in = m if which == "up" else m * top_k
+                    kk = top_k if which == "up" else 1
+                    a = torch.randn(rows_in, k, device="cuda", dtype=torch.bfloat16) * 0.05
+                    a_scale = torch.rand(rows_in, triton_cdiv(k, 128), device="cuda", dtype=torch.float32) + 0.5 if fp8 else None
+                    if fp8:
+                        a = a.to(fp8_dtype())
+                    c = torch.empty(m, top_k, n, device="cuda", dtype=torch.bfloat16)
+                    weights = torch.rand(m, top_k, device="cuda", dtype=torch.float32)
+                    best = None
+                    try:
+                        for cfg in FUSED_MOE_CONFIGS:
+                            if cfg[0] > 16 and cfg[0] > 4 * max(m * top_k / max(touched, 1), 1):
+                                continue  # a block of rows many times an expert's share: never the tuned pick
+                            routings = [moe_align(t, experts, cfg[0]) for t in topk_ids]
+                            fn = (lambda i, cfg=cfg, routings=routings:
+                                  launch(a, w[i % copies], c, a_scale, ws[i % copies], weights, routings[i % sets], kk,
+                                         which == "down", fp8, cfg, m))
+                            us = time_events(fn, max(copies, sets))
+                            if best is None or us < best[0]:
+                                best = (us, cfg, routings)
+                        us_best, cfg, routings = best
+                        fn = (lambda i: launch(a, w[i % copies], c, a_scale, ws[i % copies], weights, routings[i % sets], kk,
+                                               which == "down", fp8, cfg, m))
+                        us, reps = time_graph(fn, max(copies, sets))
+                    except (RuntimeError, torch.OutOfMemoryError, TypeError) as err:
+                        log(f"fused_moe {label} {which} {dtype} tokens={m}: {str(err).splitlines()[0][:200]}")
+                        if isinstance(err, TypeError):
+                            return rows
+                        continue
+                    per = m * top_k / max(touched, 1e-9)
+                    kname = (f"vLLM fused_moe_kernel (Triton; {origin}) {'fp8 w8a8 block 128x128' if fp8 else 'bf16'}, "
+                             f"{label} {which}, {m} tokens top-{top_k} of {experts}, config M{cfg[0]} N{cfg[1]} G{cfg[2]} "
+                             f"w{cfg[3]} s{cfg[4]}")
+                    rows.append([name, dtype, kname, "routed", f"{touched:.2f}", f"{per:.4f}", f"{per:.4f}", n, k,
+                                 f"{us:.3f}", "us", locator])
+                    gbs = touched * n * k * (1 if fp8 else 2) / (us * 1e-6) / 1e9
+                    tflops = 2.0 * m * top_k * n * k / (us * 1e-6) / 1e12
+                    log(f"fused_moe {dtype} {label:18s} {which:4s} tokens={m:5d} experts hit {touched:6.1f} rows/expert {per:8.2f}: "
+                        f"{us:9.2f} us (events {us_best:8.2f}) {tflops:7.1f} TFLOP/s weights {gbs:6.0f} GB/s "
+                        f"cfg {cfg}")
+                del w, ws
+                torch.cuda.empty_cache()
+    return rows
+
+
+def triton_cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def time_events(fn, copies, reps=None):
+    """Mean per-call time (us) of fn(i) over a few eager calls: to pick a configuration."""
+    for i in range(2):
+        fn(i)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    n = reps or max(2 * copies, 8)
+    start.record()
+    for i in range(n):
+        fn(i)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1000.0 / n
+
+
 def sdpa_backends():
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -355,8 +532,11 @@ HEADERS = {
                   "value", "unit", "source_locator"],
     "overheads": ["silicon", "metric", "bytes", "value", "unit", "source_locator"],
 }
-FILES = {"gemm": "gemm.csv", "grouped": "grouped_gemm.csv", "attention": "attention.csv", "overheads": "overheads.csv"}
-MEASURE = {"gemm": measure_gemm, "grouped": measure_grouped, "attention": measure_attention, "overheads": measure_overheads}
+HEADERS["fused_moe"] = HEADERS["grouped"]
+FILES = {"gemm": "gemm.csv", "grouped": "grouped_gemm.csv", "attention": "attention.csv", "overheads": "overheads.csv",
+         "fused_moe": "fused_moe.csv"}
+MEASURE = {"gemm": measure_gemm, "grouped": measure_grouped, "attention": measure_attention, "overheads": measure_overheads,
+           "fused_moe": measure_fused_moe}
 
 
 def write_csv(path, header, rows):
@@ -371,10 +551,12 @@ def write_csv(path, header, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for the tables (created)")
-    ap.add_argument("--only", default="gemm,grouped,attention,overheads", help="comma-separated: gemm, grouped, attention, overheads")
+    ap.add_argument("--only", default="gemm,grouped,attention,overheads", help="comma-separated: gemm, grouped, attention, overheads, fused_moe")
     ap.add_argument("--silicon", default="", help="the catalog name of this GPU (default: from the device name)")
     ap.add_argument("--rev", default="", help="the shardwise git revision of this script, for the rows' provenance")
     ap.add_argument("--quick", action="store_true", help="a few shapes of each kind (a smoke test)")
+    ap.add_argument("--fused-moe-kernel", default="", help="fused_moe: a Python file defining vLLM's Triton fused_moe_kernel "
+                    "(default: the installed vLLM's or SGLang's)")
     args = ap.parse_args()
     kinds = [k.strip() for k in args.only.split(",") if k.strip()]
     for k in kinds:
@@ -400,7 +582,10 @@ def main():
     log(json.dumps(facts))
     for k in kinds:
         t0 = time.time()
-        rows = MEASURE[k](facts, name, locator, args.quick, log)
+        if k == "fused_moe":
+            rows = measure_fused_moe(facts, name, locator, args.quick, log, args.fused_moe_kernel)
+        else:
+            rows = MEASURE[k](facts, name, locator, args.quick, log)
         write_csv(os.path.join(args.out, FILES[k]), HEADERS[k], rows)
         log(f"== {FILES[k]}: {len(rows)} rows in {time.time() - t0:.0f} s")
     with open(os.path.join(args.out, "meta.json"), "w") as f:
