@@ -298,6 +298,8 @@ def measure_fused_moe(facts, name, locator, quick, log, kernel_path=None):
     sets = 4  # routings rotated so that one replay's experts are not the last one's, in L2
 
     def launch(a, w, c, a_scale, w_scale, weights, routing, top_k, mul, fp8, cfg, m):
+        # m: the rows of a (tokens for the gate+up GEMM, tokens x top-k for the down GEMM,
+        # which the engines call with top_k 1), as in the engines' invoke_fused_moe_kernel
         sorted_ids, expert_ids, total = routing
         bm, bn, gm, warps, stages = cfg
         em = sorted_ids.shape[0]
@@ -356,13 +358,13 @@ def measure_fused_moe(facts, name, locator, quick, log, kernel_path=None):
                             routings = [moe_align(t, experts, cfg[0]) for t in topk_ids]
                             fn = (lambda i, cfg=cfg, routings=routings:
                                   launch(a, w[i % copies], c, a_scale, ws[i % copies], weights, routings[i % sets], kk,
-                                         which == "down", fp8, cfg, m))
+                                         which == "down", fp8, cfg, rows_in))
                             us = time_events(fn, max(copies, sets))
                             if best is None or us < best[0]:
                                 best = (us, cfg, routings)
                         us_best, cfg, routings = best
                         fn = (lambda i: launch(a, w[i % copies], c, a_scale, ws[i % copies], weights, routings[i % sets], kk,
-                                               which == "down", fp8, cfg, m))
+                                               which == "down", fp8, cfg, rows_in))
                         us, reps = time_graph(fn, max(copies, sets))
                     except (RuntimeError, torch.OutOfMemoryError, TypeError) as err:
                         log(f"fused_moe {label} {which} {dtype} tokens={m}: {str(err).splitlines()[0][:200]}")
