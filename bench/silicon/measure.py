@@ -231,6 +231,7 @@ def measure_grouped(facts, name, locator, quick, log):
 # tensor-parallel MoE layer in those engines (each rank holds all experts, sliced). (label,
 # experts E, N, K of the gate+up GEMM, top-k, formats): the down GEMM is E x hidden x N/2.
 FUSED_MOE_SHAPES = [("deepseek-v3 tp8", 256, 512, 7168, 8, ("fp8",)),
+                    ("deepseek-v3 tp16", 256, 256, 7168, 8, ("fp8",)),
                     ("deepseek-v3 ep8", 32, 4096, 7168, 8, ("fp8",)),
                     ("qwen3-235b tp8", 128, 384, 4096, 8, ("bf16", "fp8")),
                     ("qwen3-30b tp1", 128, 1536, 2048, 8, ("bf16", "fp8")),
