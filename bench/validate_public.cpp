@@ -35,16 +35,23 @@ int main(int argc, char** argv) {
       path = argv[i];
     }
   }
+  const auto print_curve = [](const GemmFormatProfile& f) {
+    fmt::print("  {}\n   ", f.source);
+    for (int i = 0; i < f.curve.n; ++i) {
+      fmt::print(" {:.3g}:{:.2f}", std::exp(f.curve.log_m[static_cast<std::size_t>(i)]), f.curve.share[static_cast<std::size_t>(i)]);
+    }
+    fmt::print("\n");
+  };
   if (tables) {
     const GemmProfile g = gemm_profile_for("h100");
     fmt::print("dense GEMMs from the kernel tables (data/silicon/): floor {:.2f} us; share of the roofline by rows:\n", g.floor_s * 1e6);
-    for (const auto* f : {&g.bf16, &g.fp8, &g.grouped_bf16, &g.grouped_fp8}) {
-      fmt::print("  {}\n   ", f->source);
-      for (int i = 0; i < f->curve.n; ++i) {
-        fmt::print(" {:.0f}:{:.2f}", std::exp(f->curve.log_m[static_cast<std::size_t>(i)]), f->curve.share[static_cast<std::size_t>(i)]);
-      }
-      fmt::print("\n");
-    }
+    for (const auto* f : {&g.bf16, &g.fp8, &g.grouped_bf16, &g.grouped_fp8}) print_curve(*f);
+  }
+  // read with or without --kernel-tables: vLLM's and SGLang's tensor-parallel MoE layers
+  fmt::print("the engines' fused MoE (vLLM/SGLang tensor-parallel experts): share of the roofline by copies per touched expert:\n");
+  for (const char* gpu : {"h100", "h200"}) {
+    const GemmProfile g = gemm_profile_for(gpu);
+    for (const auto* f : {&g.routed_bf16, &g.routed_fp8}) print_curve(*f);
   }
   std::vector<std::string> skipped;
   auto rows = load_public_rows(path, &skipped);

@@ -80,6 +80,10 @@ write("gemm_ceiling.csv", ["gpu", "dtype", "percent_of_spec", "M", "N", "K", "so
 grouped = []
 for r, loc in own_rows("grouped_gemm.csv"):
     grouped.append([r["silicon"], r["dtype"], r["kernel"], r["layout"], r["groups"], r["m_per_group"], r["m_padded"], r["N"], r["K"], r["value"], r["unit"], loc])
+# the engines' own MoE kernel (vLLM's and SGLang's Triton fused_moe_kernel), routed layout:
+# groups = the experts the routing touched, m_per_group = token copies per touched expert
+for r, loc in own_rows("fused_moe.csv"):
+    grouped.append([r["silicon"], r["dtype"], r["kernel"], r["layout"], r["groups"], r["m_per_group"], r["m_padded"], r["N"], r["K"], r["value"], r["unit"], loc])
 with open(os.path.join(src, "grouped_gemm.csv")) as f:
     for r in csv.DictReader(f):
         if r["source_locator"].startswith(DEEPGEMM_V3) and r["metric"] == "throughput":

@@ -48,6 +48,26 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
   return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
+double routed_gemm_time(Env& e, double rows, double flops, double bytes) {
+  e.op_flops = flops;
+  e.op_bytes = bytes;
+  const GemmFormatProfile& f = e.ctx->moe_routed;
+  const double floor = e.ctx->moe_routed_floor_s;
+  if (e.log_rows_of != rows) {
+    e.log_rows_of = rows;
+    e.log_rows = std::log(std::max(rows, 1e-9));
+  }
+  const double share = f.curve.share_at_log(e.log_rows);
+  const double tc = flops / (e.peak_exp * share * f.ratio);
+  const double tm = bytes / (e.hbm * share);
+  if (e.bd) {
+    e.op_rows = rows;
+    e.op_table = &f;
+    e.op_bound = bound_of(tc, tm, floor);
+  }
+  return (floor + std::max(tc, tm)) * e.p->scales.experts;
+}
+
 double stream_time(Env& e, double bytes) {
   e.op_flops = 0;
   e.op_bytes = bytes;

@@ -56,7 +56,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "scheduler", "versions"});
+  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
   const std::string def = r.string("default_version");
@@ -69,6 +69,11 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     if (ok) {
       for (const auto& x : *v) e.vendors.push_back(x.get<std::string>());
     }
+  }
+  if (r.has("moe_kernel")) {
+    const std::string k = r.string("moe_kernel");
+    if (!sink.failed() && k != "triton-fused-moe" && k != "other") r.fail_value("moe_kernel", "triton-fused-moe or other");
+    e.moe_kernel = k == "triton-fused-moe" ? EngineTraits::MoeKernel::kTritonFusedMoe : EngineTraits::MoeKernel::kOther;
   }
   if (auto sc = r.object("scheduler", true)) {
     sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens", "decode_steps"});

@@ -98,6 +98,10 @@ inline const char* bound_of(double tc, double tm, double floor_s) {
 // mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped = false);
 double stream_time(Env& e, double bytes);
+// An expert GEMM of a tensor-parallel MoE layer run by the engine's own fused MoE kernel:
+// the floor plus the roofline over the share its measured rows reach at `rows` token copies
+// per touched expert (SimContext::moe_routed; the caller checks that the curve is present).
+double routed_gemm_time(Env& e, double rows, double flops, double bytes);
 // The breakdown's record of the op being costed (a no-op unless a breakdown is asked for:
 // inline, so that the search's evaluations pay one test).
 void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s);

@@ -86,6 +86,9 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
   // ends in one reduce-scatter of the weighted partial sums over W (vLLM's and SGLang's
   // fused MoE under tensor parallel); otherwise the copies travel by all-to-all.
   const bool replicated = e.a == 1 && ffn_need == Lay::kR && e.w > 1;
+  // the engine's fused MoE kernel where it is measured (vLLM's and SGLang's Triton kernel
+  // on replicated tokens): its rows price the expert GEMMs (docs/silicon.md)
+  const bool routed = replicated && e.ctx->moe_routed.curve.n > 0;
   // router: none (replicated in the tp group) | tokens
   const Lay rl = norm_lay(p, Slot::kRouter);
   comm = convert(e, ffn_need, rl, e.g_tp, tg * h * e.ab, "tp");
@@ -113,8 +116,8 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double per_expert = s.expert_ffn1_params / (c1 == 0 ? etp : 1.0);
     const double out_f = up * f / (c1 == 0 ? etp : 1.0);
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
-    comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab,
-                     /*grouped=*/true);
+    const double flops = 2.0 * rows * per_expert, bytes = load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab;
+    comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true);
     act(kGroupExperts, rows * (h + out_f) * e.ab);
     flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
   }
@@ -124,8 +127,8 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double per_expert = s.expert_ffn2_params / (c2 == 0 ? etp : 1.0);
     const double in_f = c2 == 0 ? f / etp : f;
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
-    comp = gemm_time(e, e.peak_exp, rows_per_expert, 2.0 * rows * per_expert, load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab,
-                     /*grouped=*/true);
+    const double flops = 2.0 * rows * per_expert, bytes = load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab;
+    comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true);
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }
   if (replicated) {

@@ -131,6 +131,12 @@ const GemmFormatProfile& GemmProfile::of(DType d) const {
   return bf16;
 }
 
+const GemmFormatProfile& GemmProfile::routed_of(DType d) const {
+  if (d == DType::kFp8 || d == DType::kInt8) return routed_fp8;
+  if (d == DType::kFp4) return routed_none;
+  return routed_bf16;
+}
+
 const GemmFormatProfile& GemmProfile::grouped_of(DType d) const {
   if (d == DType::kFp8 || d == DType::kInt8) return grouped_fp8;
   if (d == DType::kFp4) return grouped_fp4;
@@ -224,6 +230,31 @@ GemmCurve curve_of(const std::vector<Row>& rows, double floor_s, Roof roof) {
     by_m[r.m].push_back(std::min(1.0, roof(r) / t));
   }
   GemmCurve c;
+  if (by_m.size() > static_cast<std::size_t>(GemmCurve::kMaxPoints)) {
+    // more distinct row counts than a curve holds (a routed MoE table, whose rows per expert
+    // are whatever the routing gave): binned at half octaves, each bin at the geometric
+    // mean of its rows' counts and the median of their shares
+    std::map<long, std::pair<std::vector<double>, std::vector<double>>> bins;  // bin -> (log m, shares)
+    for (const auto& [m, shares] : by_m) {
+      auto& b = bins[std::lround(2.0 * std::log2(m))];
+      for (const double x : shares) {
+        b.first.push_back(std::log(m));
+        b.second.push_back(x);
+      }
+    }
+    for (auto& [bin, b] : bins) {
+      if (c.n == GemmCurve::kMaxPoints) break;
+      const auto i = static_cast<std::size_t>(c.n++);
+      double sum = 0;
+      for (const double l : b.first) sum += l;
+      c.log_m[i] = sum / static_cast<double>(b.first.size());
+      c.share[i] = median(b.second);
+      c.rows += static_cast<int>(b.second.size());
+    }
+    c.m_lo = by_m.begin()->first;
+    c.m_hi = by_m.rbegin()->first;
+    return c;
+  }
   for (const auto& [m, shares] : by_m) {
     if (c.n == GemmCurve::kMaxPoints) break;
     const auto i = static_cast<std::size_t>(c.n++);
@@ -264,15 +295,19 @@ bool is_bf16(const std::string& d) { return d == "bf16" || d == "fp16"; }
 
 template <class Row>
 SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::string& key, bool fp8, const std::string& file,
-                                  const SiliconTables& t, const GpuSpec& gpu, double floor_s, bool grouped) {
+                                  const SiliconTables& t, const GpuSpec& gpu, double floor_s, bool grouped, bool routed = false) {
   const auto& mine_keys = grouped ? t.dir_grouped : t.dir_gemm;
-  const bool from_dir = std::find(mine_keys.begin(), mine_keys.end(), key + (fp8 ? "/fp8" : "/bf16")) != mine_keys.end();
+  const std::string dir_key = key + (fp8 ? "/fp8" : "/bf16") + (routed ? "/routed" : "");
+  const bool from_dir = std::find(mine_keys.begin(), mine_keys.end(), dir_key) != mine_keys.end();
   const std::string origin = from_dir ? t.dir : std::string("data/silicon");
   std::vector<Row> mine;
   SiliconTables::Curve out;
   std::map<std::string, int> kernels;
   for (const auto& r : rows) {
     if (source_key(r.silicon) != key || !(fp8 ? is_fp8(r.dtype) : is_bf16(r.dtype))) continue;
+    if constexpr (std::is_same_v<Row, GroupedRow>) {
+      if ((r.layout == "routed") != routed) continue;  // the engines' fused MoE has curves of its own
+    }
     mine.push_back(r);
     if (std::find(out.silicon.begin(), out.silicon.end(), r.silicon) == out.silicon.end()) out.silicon.push_back(r.silicon);
     ++kernels[r.kernel];
@@ -287,8 +322,10 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
   std::string who, what;
   for (const auto& s : out.silicon) who += (who.empty() ? "" : "+") + s;
   for (const auto& [k, n] : kernels) what += fmt::format("{}{} x{}", what.empty() ? "" : ", ", k, n);
-  out.source = fmt::format("{}/{}: {} {} {}GEMMs ({}; {:.0f}-{:.0f} rows{})", origin, file, who, fp8 ? "fp8" : "bf16", grouped ? "grouped " : "",
-                           what, out.curve.m_lo, out.curve.m_hi, grouped ? " per expert" : " per GEMM");
+  if (routed) what = fmt::format("the engines' Triton fused MoE x{}", mine.size());  // one kernel, a name per shape
+  out.source = fmt::format("{}/{}: {} {} {}GEMMs ({}; {:.0f}-{:.0f} rows{})", origin, file, who, fp8 ? "fp8" : "bf16",
+                           routed ? "routed expert " : grouped ? "grouped " : "", what, out.curve.m_lo, out.curve.m_hi,
+                           grouped ? " per expert" : " per GEMM");
   return out;
 }
 
@@ -338,6 +375,8 @@ Expected<SiliconTables> make_silicon_tables(SiliconTables t) {
     s.fp8 = format_curve(t.gemm, k, true, "gemm.csv", t, *gpu, s.floor_s, false);
     s.grouped_bf16 = format_curve(t.grouped, k, false, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
     s.grouped_fp8 = format_curve(t.grouped, k, true, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
+    s.routed_bf16 = format_curve(t.grouped, k, false, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
+    s.routed_fp8 = format_curve(t.grouped, k, true, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
     if (k == "h100") {
       t.sources.insert(t.sources.begin(), {k, std::move(s)});
     } else {
@@ -394,7 +433,7 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
     }
     std::erase_if(builtin, [&](const auto& r) { return std::find(theirs.begin(), theirs.end(), key(r)) != theirs.end(); });
     builtin.insert(builtin.end(), std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
-    if (keys) *keys = std::move(theirs);
+    if (keys) keys->insert(keys->end(), theirs.begin(), theirs.end());
     any = true;
     return std::nullopt;
   };
@@ -402,17 +441,22 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const GemmRow& r) { return r.silicon; }, &t.dir_gemm)) {
     return *e;
   }
-  if (auto e = read_one("grouped_gemm.csv", parse_grouped_table, t.grouped,
-                        [&](const GroupedRow& r) { return source_key(r.silicon) + "/" + fmt_of(r.dtype); },
-                        [](const GroupedRow& r) { return r.silicon; }, &t.dir_grouped)) {
-    return *e;
+  // grouped rows replace by (GPU, format, routed or not): measuring torch's grouped GEMMs
+  // keeps the built-in rows of the engines' fused MoE, and the other way round
+  const auto grouped_key = [&](const GroupedRow& r) {
+    return source_key(r.silicon) + "/" + fmt_of(r.dtype) + (r.layout == "routed" ? "/routed" : "");
+  };
+  for (const char* file : {"grouped_gemm.csv", "fused_moe.csv"}) {  // fused_moe.csv: measure.py --only fused_moe
+    if (auto e = read_one(file, parse_grouped_table, t.grouped, grouped_key, [](const GroupedRow& r) { return r.silicon; }, &t.dir_grouped)) {
+      return *e;
+    }
   }
   // ceilings name their GPU in `gpu` and are not checked against the catalog (an unknown one is never looked up)
   if (auto e = read_one("gemm_ceiling.csv", parse_ceiling_table, t.ceilings, [](const CeilingRow& r) { return r.gpu + "/" + r.dtype; },
                         [](const CeilingRow&) { return std::string(); }, nullptr)) {
     return *e;
   }
-  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv or gemm_ceiling.csv", "'" + dir + "'"};
+  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv or gemm_ceiling.csv", "'" + dir + "'"};
   return make_silicon_tables(std::move(t));
 }
 
@@ -466,6 +510,15 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   fill(p.fp8, &SiliconTables::Source::fp8, "fp8");
   fill(p.grouped_bf16, &SiliconTables::Source::grouped_bf16, "bf16");
   fill(p.grouped_fp8, &SiliconTables::Source::grouped_fp8, "fp8");
+  // the engines' fused MoE: its own rows, else an H100's on a Hopper die (the same SMs and
+  // clocks; the H200's HBM is faster, which the roofline's bandwidth carries); never across
+  // architectures, where the engines run other MoE kernels (FlashInfer/CUTLASS on Blackwell,
+  // AITER on AMD)
+  const auto fill_routed = [&](GemmFormatProfile& f, Member member, const char* d) {
+    if (hopper_die || (own && (own->*member).curve.n > 0)) fill(f, member, d);
+  };
+  fill_routed(p.routed_bf16, &SiliconTables::Source::routed_bf16, "bf16");
+  fill_routed(p.routed_fp8, &SiliconTables::Source::routed_fp8, "fp8");
   p.fp4 = p.fp8;
   p.fp4.basis = Basis::kExtrapolated;  // no fp4 GEMM table: fp8's shares at fp4's peak
   p.grouped_fp4 = p.grouped_fp8;

@@ -59,9 +59,14 @@ struct GemmProfile {
   // no grouped rows has an empty curve (the dense curve and the fitted weight-read
   // efficiency then price the experts)
   GemmFormatProfile grouped_bf16, grouped_fp8, grouped_fp4;
+  // the engines' own tensor-parallel MoE kernel (vLLM's and SGLang's Triton fused MoE,
+  // grouped_gemm.csv layout `routed`) by token copies per touched expert; carried only
+  // between chips of one die (an H100's rows to the H200 and H20), else empty
+  GemmFormatProfile routed_bf16, routed_fp8, routed_none;
   friend bool operator==(const GemmProfile&, const GemmProfile&) = default;
   const GemmFormatProfile& of(DType d) const;
   const GemmFormatProfile& grouped_of(DType d) const;
+  const GemmFormatProfile& routed_of(DType d) const;  // fp4: none measured (an empty curve)
 };
 
 // The tables themselves, parsed (the rows behind a profile, for tests and --explain).
@@ -109,6 +114,7 @@ struct SiliconTables {
   struct Source {
     double floor_s = 0;
     Curve bf16, fp8, grouped_bf16, grouped_fp8;
+    Curve routed_bf16, routed_fp8;  // grouped rows of layout `routed` (the engines' fused MoE)
   };
   std::vector<GemmRow> gemm;
   std::vector<CeilingRow> ceilings;
@@ -126,7 +132,7 @@ const SiliconTables& builtin_silicon();
 // The built-in tables with a folder of one's own measurements (bench/silicon/measure.py's
 // output, or files in the formats of data/silicon/) read beside them: a file of the folder
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
-// and gemm_ceiling.csv are read where present; a folder with none of them is an error, as
+// fused_moe.csv (the engines' fused MoE, routed rows) and gemm_ceiling.csv are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

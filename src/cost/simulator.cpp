@@ -192,7 +192,7 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
 }
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
-  SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value()};
+  SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value(), 0, 0, 1.0, 1.0, {}, 0};
   // the fitted GEMM efficiency carried by the measured ceilings to this GPU (the fit's own
   // silicon and its die siblings: their own measured ratio, e.g. 1 for h100 on the h100 fit)
   if (p.gemm.present || p.kernel_tables) {
@@ -210,6 +210,15 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
     ctx.params.gemm = GemmProfile{};
   } else if (!p.gemm.present) {
     ctx.params.gemm = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
+  }
+  if (m.is_moe() && engine.moe_kernel == EngineTraits::MoeKernel::kTritonFusedMoe) {
+    const GemmProfile g = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
+    const DType x = ctx.formats.experts;
+    // the kernel's measured formats: bf16/fp16 and fp8/int8 weights (4-bit experts run other kernels)
+    if (g.present && (x == DType::kBf16 || x == DType::kFp16 || x == DType::kFp8 || x == DType::kInt8)) {
+      ctx.moe_routed = g.routed_of(x);
+      ctx.moe_routed_floor_s = g.floor_s;
+    }
   }
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);

@@ -118,6 +118,13 @@ struct EngineTraits {
   // The GPU vendors the engine is built for (GpuSpec::vendor; empty: any): TensorRT-LLM runs
   // on NVIDIA GPUs only, vLLM and SGLang on NVIDIA and AMD (ROCm builds).
   std::vector<std::string> vendors;
+  // The kernel the engine runs a tensor-parallel MoE layer with (every rank all experts,
+  // sliced; the tokens replicated): kTritonFusedMoe for vLLM and SGLang (their Triton
+  // fused_moe_kernel, measured in data/silicon/grouped_gemm.csv, layout `routed`); kOther
+  // for kernels no table measures (TensorRT-LLM's CUTLASS MoE), which the fitted expert
+  // efficiency prices.
+  enum class MoeKernel : std::uint8_t { kOther, kTritonFusedMoe };
+  MoeKernel moe_kernel = MoeKernel::kOther;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -138,6 +145,12 @@ struct SimContext {
   // fitted on (data/silicon/gemm_ceiling.csv; 1 where either is unmeasured): the fitted GEMM
   // efficiency carried to a GPU whose kernels reach another share of its spec (docs/silicon.md)
   double ceiling_bf16 = 1.0, ceiling_fp8 = 1.0;
+  // The engine's tensor-parallel MoE kernel as measured on this GPU (engine.moe_kernel's
+  // curve for the experts' format; an empty curve where none is measured or carried) and the
+  // small-kernel floor its shares were taken over: the expert GEMMs of a replicated-token
+  // MoE layer read it whether or not the other kernel tables are on (docs/silicon.md).
+  GemmFormatProfile moe_routed;
+  double moe_routed_floor_s = 0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});

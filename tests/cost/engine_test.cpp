@@ -92,6 +92,23 @@ TEST(EngineProfile, VendorsSayWhichGpusAnEngineRunsOn) {
   EXPECT_NE(bad.error().message().find("vendors"), std::string::npos) << bad.error().message();
 }
 
+TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
+  // vLLM and SGLang run a tensor-parallel MoE layer with their Triton fused_moe_kernel (the
+  // measured routed rows); TensorRT-LLM's CUTLASS MoE and the generic engine: no table
+  using K = EngineTraits::MoeKernel;
+  EXPECT_EQ(load_engine_profile("vllm")->moe_kernel, K::kTritonFusedMoe);
+  EXPECT_EQ(load_engine_profile("sglang")->moe_kernel, K::kTritonFusedMoe);
+  EXPECT_EQ(load_engine_profile("trtllm")->moe_kernel, K::kOther);
+  EXPECT_EQ(EngineTraits{}.moe_kernel, K::kOther);
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  auto bad = parse_engine_profile(head + "moe_kernel: marlin\n" + tail, "x.yaml", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "x.yaml: field 'moe_kernel': expected triton-fused-moe or other, found the string \"marlin\"");
+  EXPECT_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_kernel, K::kOther);  // omitted: other
+}
+
 TEST(EngineProfile, DecodeStepsFromTheFlagRunWhereTheEngineHasThem) {
   // SGLang (--num-continuous-decode-steps) and the generic engine take them; vLLM 0.11 and
   // TensorRT-LLM schedule every iteration: only 1; out of range names the flag

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/embedded_data.hpp"
+#include "cost/engine.hpp"
 #include "cost/silicon.hpp"
 #include "cost/simulator.hpp"
 #include "report/simulate.hpp"
@@ -244,7 +245,7 @@ TEST(Silicon, AFolderThatIsNotOneIsRefusedWithTheFlag) {
   SiliconDir empty("shardwise_silicon_test_empty");
   auto none = load_silicon_dir(empty.path.string());
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error().message().find("a folder holding gemm.csv, grouped_gemm.csv or gemm_ceiling.csv"), std::string::npos);
+  EXPECT_NE(none.error().message().find("a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv or gemm_ceiling.csv"), std::string::npos);
   SiliconDir bad("shardwise_silicon_test_bad");
   bad.write("gemm.csv", std::string(kHeader) + "h100,bf16,k,1,2,3,1,us,x\nquantum9000,bf16,k,1,2,3,1,us,x\n");
   auto gpu = load_silicon_dir(bad.path.string());
@@ -292,6 +293,90 @@ TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
     EXPECT_NEAR((slow.ops[i].compute_s - oh) / (fast.ops[i].compute_s - oh), 80.3 / 51.4, 1e-9);
   }
   EXPECT_TRUE(saw);
+}
+
+TEST(Silicon, ManyDistinctRowCountsAreBinnedAtHalfOctaves) {
+  // 32 rows at 1.000-1.031 rows per expert (bin round(2 log2 m) = 0) and one at 4 (bin 4):
+  // 33 distinct counts > the 32 points a curve holds, so two bins. One group, N = K = 1000,
+  // bf16 on 1e15 FLOP/s and 1e12 B/s: a row reads 2 x (1000 m + 1e6) + 2 x 1000 m bytes; the
+  // first 32 take twice that (share 0.5), the last 1.25 times (share 0.8).
+  std::vector<GroupedRow> rows;
+  const auto roof = [](double m) { return (2.0 * (1000 * m + 1e6) + 2.0 * 1000 * m) / 1e12; };
+  for (int i = 0; i < 32; ++i) {
+    const double m = 1.0 + 0.001 * i;
+    rows.push_back({"x", "bf16", "k", "routed", 1, m, m, 1000, 1000, 2.0 * roof(m), ""});
+  }
+  rows.push_back({"x", "bf16", "k", "routed", 1, 4, 4, 1000, 1000, 1.25 * roof(4), ""});
+  const GemmCurve c = build_grouped_curve(rows, 1e15, 1e12, 2.0, 0.0);
+  ASSERT_EQ(c.n, 2);
+  EXPECT_EQ(c.rows, 33);
+  // the first bin at the geometric mean of 1.000..1.031: exp(mean ln m) ~ 1.0154
+  double logs = 0;
+  for (int i = 0; i < 32; ++i) logs += std::log(1.0 + 0.001 * i);
+  EXPECT_NEAR(c.log_m[0], logs / 32, 1e-12);
+  EXPECT_NEAR(c.share_at(1.0), 0.5, 1e-12);
+  EXPECT_NEAR(c.share_at(4.0), 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(c.m_lo, 1.0);
+  EXPECT_DOUBLE_EQ(c.m_hi, 4.0);
+}
+
+TEST(Silicon, TheEnginesFusedMoeHasItsOwnCurveAndStaysOnItsDie) {
+  const SiliconTables& t = builtin_silicon();
+  // the grouped curves leave the routed rows out: the H200's fp8 grouped curve counts its
+  // non-routed rows only
+  int h200_fp8_plain = 0, h200_fp8_routed = 0;
+  for (const auto& r : t.grouped) {
+    if (r.silicon == "h200" && r.dtype == "fp8") ++(r.layout == "routed" ? h200_fp8_routed : h200_fp8_plain);
+  }
+  ASSERT_GT(h200_fp8_routed, 0);
+  const GemmProfile h200 = gemm_profile_for("h200");
+  EXPECT_EQ(h200.grouped_fp8.curve.rows, h200_fp8_plain);
+  EXPECT_GT(h200.routed_fp8.curve.n, 0);
+  EXPECT_EQ(h200.routed_fp8.basis, Basis::kMeasured);
+  EXPECT_NE(h200.routed_fp8.source.find("routed"), std::string::npos) << h200.routed_fp8.source;
+  // the H20 (a Hopper die) borrows the H100's; Blackwell and AMD run other MoE kernels: none
+  EXPECT_EQ(gemm_profile_for("h20").routed_fp8.basis, Basis::kTransferred);
+  for (const char* g : {"b200", "gb200", "mi300x"}) {
+    EXPECT_EQ(gemm_profile_for(g).routed_fp8.curve.n, 0) << g;
+    EXPECT_EQ(gemm_profile_for(g).routed_bf16.curve.n, 0) << g;
+  }
+  EXPECT_EQ(h200.routed_of(DType::kFp4).curve.n, 0);  // 4-bit experts run other kernels
+}
+
+TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
+  using namespace test_support;
+  auto m = load_model("deepseek-v3");
+  auto c = cluster_from_preset("h200x8");
+  ASSERT_TRUE(m.ok() && c.ok());
+  const CostParams p = cost_params_for("h200");  // the fitted model: the engine's kernel is read all the same
+  const SimContext sg = make_context(*m, *c, decode(1536), p, *load_engine_profile("sglang"));
+  const SimContext tr = make_context(*m, *c, decode(1536), p, *load_engine_profile("trtllm"));
+  ASSERT_GT(sg.moe_routed.curve.n, 0);
+  EXPECT_EQ(tr.moe_routed.curve.n, 0);
+  // TP8, 8 sequences: 64 token copies over the experts touched, 256 x (1 - (1 - 8/256)^8) =
+  // 57.42, so 1.1146 copies per touched expert; memory-bound, the op takes the floor plus its
+  // bytes over the H200's HBM at the measured share there
+  const double touched = 256.0 * (1.0 - std::pow(1.0 - 8.0 / 256.0, 8.0));
+  const double share = sg.moe_routed.curve.share_at(64.0 / touched);
+  const Breakdown bs = breakdown_step(sg, plan(8, 8), Phase::kDecode, 8, 1536);
+  const Breakdown bt = breakdown_step(tr, plan(8, 8), Phase::kDecode, 8, 1536);
+  double sg_experts = 0, tr_experts = 0;
+  for (const auto& o : bs.ops) {
+    if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
+    EXPECT_EQ(o.basis, Basis::kMeasured) << o.table;
+    EXPECT_STREQ(o.bound, "memory");
+    const double want = (sg.moe_routed_floor_s + o.hbm_bytes / (c->gpu.hbm_bandwidth.value() * share)) * p.scales.experts;
+    EXPECT_NEAR(o.compute_s, want, want * 1e-9) << o.op;
+    sg_experts += o.compute_s;
+  }
+  for (const auto& o : bt.ops) {
+    if (o.op == "expert_ffn1" || o.op == "expert_ffn2") {
+      EXPECT_EQ(o.basis, Basis::kModel);  // TensorRT-LLM's CUTLASS MoE: the fitted efficiency
+      tr_experts += o.compute_s;
+    }
+  }
+  EXPECT_GT(sg_experts, 0);
+  EXPECT_GT(tr_experts, 0);
 }
 
 TEST(Silicon, ExplainSharesAddUpOverTheLayers) {
