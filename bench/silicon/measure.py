@@ -252,7 +252,8 @@ def load_fused_moe_kernel(path):
         spec = importlib.util.spec_from_file_location("fused_moe_source", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        return mod.fused_moe_kernel, path
+        # the file may say where it was copied from (SOURCE = "owner/repo@commit:path")
+        return mod.fused_moe_kernel, getattr(mod, "SOURCE", path)
     for name in ("vllm.model_executor.layers.fused_moe.fused_moe", "sglang.srt.layers.moe.fused_moe_triton.fused_moe"):
         try:
             mod = importlib.import_module(name)
