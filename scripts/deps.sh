@@ -22,6 +22,8 @@ SHARDWISE_BUILD_DEPS=(g++ cmake ninja-build nlohmann-json3-dev libyaml-cpp-dev l
 SHARDWISE_TEST_DEPS=(libgtest-dev libgmock-dev)
 # The browser test of the HTML report (tests/report): Debian's Chromium and a font for its text.
 SHARDWISE_BROWSER_DEPS=(chromium fonts-dejavu-core)
+# The Kubernetes manifests' test (tests/report/k8s_manifest_test.py): YAML and JSON Schema for Python.
+SHARDWISE_K8S_TEST_DEPS=(python3-yaml python3-jsonschema)
 # The executor that verifies plans on MPI (shardwise verify, the exec.* tests): Open MPI.
 SHARDWISE_EXEC_DEPS=(openmpi-bin libopenmpi-dev)
 # The Python module (bindings/python) and its tests: pybind11 and the Python headers.

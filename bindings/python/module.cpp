@@ -596,7 +596,8 @@ PYBIND11_MODULE(shardwise, m) {
 
   m.def(
       "launch",
-      [](const py::object& plan, const std::optional<std::string>& engine_arg, const std::optional<std::string>& model_path) {
+      [](const py::object& plan, const std::optional<std::string>& engine_arg, const std::optional<std::string>& model_path,
+         const std::string& format, const std::optional<std::string>& image) {
         const std::string text = py::isinstance<py::str>(plan) ? "" : py::module_::import("json").attr("dumps")(plan).cast<std::string>();
         const std::string label = text.empty() ? plan.cast<std::string>() : std::string("plan");
         shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(label)) : get(shardwise::parse_plan_json(text, label));
@@ -614,15 +615,20 @@ PYBIND11_MODULE(shardwise, m) {
         shardwise::LaunchOptions o;
         o.engine = *e;
         o.model_path = model_path.value_or("");
+        o.format = format;
+        o.image = image.value_or("");
         auto out = shardwise::launch_plan(f, label, in.model, in.cluster, in.workload, o);
-        if (!out) {  // the messages name the CLI's flag; here the keyword is model_path
+        if (!out) {  // the messages name the CLI's flags; here the keywords
           Error err = out.error();
           if (err.file == "--model-path") err.file = "model_path";
+          if (err.file == "--format") err.file = "format";
+          if (err.file == "--image") err.file = "image";
           raise(err);
         }
         return *out;
       },
-      py::arg("plan"), py::arg("engine") = py::none(), py::arg("model_path") = py::none(),
+      py::arg("plan"), py::arg("engine") = py::none(), py::arg("model_path") = py::none(), py::arg("format") = "text",
+      py::arg("image") = py::none(),
       "The launch commands of a plan (a plan.json dict such as plan(...)['plan'], or a path) for vllm, sglang or trtllm "
-      "(default: the engine the plan was made for).");
+      "(default: the engine the plan was made for); format='k8s' gives Kubernetes manifests (image= their container image).");
 }

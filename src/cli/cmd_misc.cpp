@@ -96,6 +96,7 @@ struct LaunchArgs {
   std::string plan_file, model_path, head_address = "<HEAD_NODE_IP>";
   std::optional<std::string> engine;  // none: the plan's own; given empty ('') is an error
   int port = 0;
+  std::string format = "text", image;
 };
 
 int run_launch(const LaunchArgs& a) {
@@ -129,6 +130,8 @@ int run_launch(const LaunchArgs& a) {
   o.head_address = a.head_address;
   o.port = a.port;
   o.plan_file = a.plan_file;
+  o.format = a.format;
+  o.image = a.image;
   auto text = launch_plan(*f, a.plan_file, in->model, in->cluster, in->workload, o);
   if (!text) return fail(text.error());
   print(*text);
@@ -297,6 +300,10 @@ Command add_launch(CLI::App& app) {
   launch->add_option("--model-path", la.model_path, "The checkpoint (HF repo id or folder); default: the preset's HF repository");
   launch->add_option("--head-address", la.head_address, "The head node's address for multi-node plans (default: a placeholder)");
   launch->add_option("--port", la.port, "The HTTP port of the first instance (default: the engine's)");
+  launch->add_option("--format", la.format,
+                     "text (the commands, default) or k8s (Kubernetes manifests: Deployment, LeaderWorkerSet across nodes, NVIDIA "
+                     "Dynamo's DynamoGraphDeployment when disaggregated; docs/launch.md)");
+  launch->add_option("--image", la.image, "With --format k8s: the container image (default: the engine's public image, or Dynamo's)");
   return {launch, [args] { return run_launch(*args); }};
 }
 

@@ -94,6 +94,20 @@ std::vector<std::string> with_env(const std::string& env, std::initializer_list<
   return c;
 }
 
+// Records a process in the launch spec (when one is asked for): its environment words
+// ("NAME=value") apart from the command.
+void record(const LaunchOptions& o, LaunchProc::Kind kind, std::int64_t node, std::int64_t inst, const std::vector<std::string>& c) {
+  if (!o.spec) return;
+  LaunchProc p;
+  p.kind = kind;
+  p.node = node;
+  p.instance = inst;
+  std::size_t i = 0;
+  for (; i < c.size() && c[i].find('=') != std::string::npos && c[i].front() != '-'; ++i) p.env.push_back(c[i]);
+  p.argv.assign(c.begin() + static_cast<std::ptrdiff_t>(i), c.end());
+  o.spec->procs.push_back(std::move(p));
+}
+
 // SGLang's --mem-fraction-static covers the weights and the KV pool only: the activations of
 // the largest step and the CUDA graphs (2 GiB) must fit in the rest, beside the reserve.
 std::string static_memory_fraction(const Metrics& m) {
@@ -312,6 +326,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
     for (const auto& why : fit.differences) s += "#   - " + why + "\n";
     if (!fit.runnable_found) {
       s += fmt::format("# and none of its layouts near this plan fits memory and the SLOs: no command to print.\n");
+      if (o.spec) o.spec->runnable = false;
       return s;
     }
     s += fmt::format("# nearest plan {} runs: {}\n", to_string(e), degrees_line(ctx, fit.runnable, fit.runnable_metrics, file.max_num_seqs));
@@ -412,6 +427,14 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   }
   s += "\n";
   const std::string mem = memory_fraction(m);
+  if (o.spec) {
+    o.spec->runnable = true;
+    o.spec->nodes = l.nodes;
+    o.spec->instance_gpus = l.instance_gpus;
+    o.spec->gpus_per_node = l.gpus_per_node;
+    o.spec->replicas = d.replicas;
+    o.spec->port = o.port > 0 ? o.port : e == ServeEngine::kSglang ? 30000 : 8000;
+  }
 
   // per node (multi-node instance) or per instance on one node
   auto each = [&](auto&& body) {
@@ -469,6 +492,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
           c.insert(c.end(), {"--data-parallel-size-local", std::to_string(std::min<std::int64_t>(local, d.attn_dp - k * local)),
                              "--data-parallel-address", head, "--data-parallel-rpc-port", "13345"});
           if (k > 0) c.insert(c.end(), {"--data-parallel-start-rank", std::to_string(k * local), "--headless"});
+          record(o, LaunchProc::Kind::kServe, k, inst, c);
           s += command(c);
         } else if (l.nodes > 1) {
           // TP/PP (or DP ranks wider than a node) across nodes: one Ray cluster, vllm serve on the head only
@@ -476,11 +500,14 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
             s += "ray start --head --port=6379\n";
             if (dp) c.insert(c.end(), {"--data-parallel-backend", "ray"});
             c.insert(c.end(), {"--distributed-executor-backend", "ray"});
+            record(o, LaunchProc::Kind::kRayHead, k, inst, c);
             s += "# once every node has joined the Ray cluster:\n" + command(c);
           } else {
+            record(o, LaunchProc::Kind::kRayWorker, k, inst, {});
             s += fmt::format("ray start --address={} --block\n", shell_quote(head + ":6379"));
           }
         } else {
+          record(o, LaunchProc::Kind::kServe, k, inst, c);
           s += command(c);
         }
         s += "\n";
@@ -521,6 +548,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
           c.insert(c.end(), {"--disaggregation-bootstrap-port", std::to_string(kBootstrapPort + o.first_gpu + inst * l.instance_gpus)});
         }
         c.insert(c.end(), {"--host", "0.0.0.0", "--port", std::to_string(port + inst)});
+        record(o, LaunchProc::Kind::kServe, k, inst, c);
         s += command(c) + "\n";
       });
       break;
@@ -530,13 +558,14 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       const bool dp = attention_dp(d);
       s += "## config.yml (beside the command, on every node)\n";
       // chunked prefill on, as simulated (llmapi/llm_args.py: enable_chunked_prefill, default False)
-      s += fmt::format("enable_attention_dp: {}\nenable_chunked_prefill: true\nkv_cache_config:\n  dtype: {}\n", dp ? "true" : "false",
-                       fp8_kv ? "fp8" : "auto");
+      std::string config = fmt::format("enable_attention_dp: {}\nenable_chunked_prefill: true\nkv_cache_config:\n  dtype: {}\n",
+                                       dp ? "true" : "false", fp8_kv ? "fp8" : "auto");
       if (!o.role.empty()) {  // the KV cache leaves the context servers through the cache transceiver
-        s += "cache_transceiver_config:\n  backend: UCX\n";
-        if (o.role == "prefill") s += "disable_overlap_scheduler: true\n";
+        config += "cache_transceiver_config:\n  backend: UCX\n";
+        if (o.role == "prefill") config += "disable_overlap_scheduler: true\n";
       }
-      s += "\n";
+      if (o.spec) o.spec->config_file = config;
+      s += config + "\n";
       if (fp8_w) notes.push_back("TensorRT-LLM quantises no weights at load time: point the model path at an FP8 checkpoint (ModelOpt)");
       std::vector<std::string> common{"--backend", "pytorch", "--tp_size", std::to_string(width)};
       if (d.pp > 1) common.insert(common.end(), {"--pp_size", std::to_string(d.pp)});
@@ -558,12 +587,15 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
             std::vector<std::string> mpi{"mpirun", "--allow-run-as-root", "-np", std::to_string(l.instance_gpus), "-H", hosts,
                                          "trtllm-llmapi-launch"};
             mpi.insert(mpi.end(), c.begin(), c.end());
+            record(o, LaunchProc::Kind::kMpiHead, k, inst, c);
             s += "# one MPI rank per GPU, started from the head over ssh:\n" + command(mpi);
           } else {
+            record(o, LaunchProc::Kind::kMpiWorker, k, inst, {});
             s += fmt::format("# nothing to start: mpirun on node 0 runs ranks {}..{} here (ssh access, same paths, config.yml present)\n",
                              k * l.gpus_per_node, std::min((k + 1) * l.gpus_per_node, l.instance_gpus) - 1);
           }
         } else {
+          record(o, LaunchProc::Kind::kServe, k, inst, c);
           s += command(c);
         }
         s += "\n";
@@ -572,6 +604,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
     }
   }
   for (const auto& n : notes) s += "# note: " + n + "\n";
+  if (o.spec) o.spec->notes = notes;
   return s;
 }
 
@@ -586,6 +619,7 @@ std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, cons
   s += "\n";
   const int base = o.port > 0 ? o.port : (e == ServeEngine::kSglang ? 30000 : 8000);
   LaunchOptions po = o, dopt = o;
+  po.spec = o.prefill_spec;
   po.role = "prefill";
   po.port = base + 1;
   dopt.role = "decode";

@@ -2,6 +2,7 @@
 // engine (vLLM, SGLang, TensorRT-LLM), and, where the engine cannot express the
 // plan, the nearest plan it can run with both predicted costs (docs/launch.md).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,34 @@ struct EngineFit {
 // fit, the best batch of the ladder.
 EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& space, const Plan& plan);
 
+// What a launch starts, as data (launch_text fills it when LaunchOptions::spec is set):
+// the Kubernetes manifests (report/launch_k8s.hpp) are written from it, so that they start
+// the processes the text prints. One process per instance on a node of its own, or per node
+// of an instance that spans nodes (node 0 its head).
+struct LaunchProc {
+  enum class Kind : std::uint8_t {
+    kServe,      // the serving command (argv)
+    kRayHead,    // vLLM across nodes: start Ray's head, wait for the other nodes, then argv
+    kRayWorker,  // vLLM across nodes: join the head's Ray cluster (argv empty)
+    kMpiHead,    // TensorRT-LLM across nodes: mpirun on the head starts every rank (argv: the served command)
+    kMpiWorker,  // TensorRT-LLM across nodes: nothing to start, mpirun reaches it over ssh
+  };
+  Kind kind = Kind::kServe;
+  std::int64_t node = 0, instance = 0;
+  std::vector<std::string> env;   // "NAME=value" before the command (CUDA_VISIBLE_DEVICES, side-channel ports)
+  std::vector<std::string> argv;  // the command's words, unquoted
+};
+struct LaunchSpec {
+  bool runnable = false;           // false: no command (the text says why)
+  std::vector<LaunchProc> procs;
+  std::int64_t nodes = 1;          // nodes one instance spans
+  std::int64_t instance_gpus = 1, gpus_per_node = 1;
+  std::int32_t replicas = 1;       // instances (of this pool)
+  int port = 0;                    // the first instance's HTTP port
+  std::string config_file;         // TensorRT-LLM's extra options file ("" none), named config.yml in argv
+  std::vector<std::string> notes;  // the text's notes
+};
+
 struct LaunchOptions {
   ServeEngine engine = ServeEngine::kVllm;
   std::string model_path;                    // empty: from the preset (HF repo id) or the config's folder
@@ -42,6 +71,12 @@ struct LaunchOptions {
   std::string checkpoint_quant;              // a --model-path folder's own quantisation method ("" none or not a folder)
   std::string plan_file;                     // the plan's path, for the benchmark's `shardwise check` line ("" none)
   std::string serving;                       // a serve plan's simulated serving prediction, one line ("" none; launch_plan sets it)
+  LaunchSpec* spec = nullptr;                // when set, launch_text also records what it starts here
+  LaunchSpec* prefill_spec = nullptr;        // launch_disagg_text: the prefill pool's (spec: the decode pool's)
+  // launch_plan: "text" (the commands) or "k8s" (Kubernetes manifests, report/launch_k8s.hpp),
+  // and the container image of the manifests ("" the engine's public image)
+  std::string format = "text";
+  std::string image;
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);

@@ -13,6 +13,7 @@
 #include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 #include "report/bench_command.hpp"
+#include "report/launch_k8s.hpp"
 
 namespace shardwise {
 namespace {
@@ -33,11 +34,41 @@ std::string serving_line(const SimContext& ctx, Plan plan, std::optional<Plan> p
                      r.tpot_ms.p50, r.tpot_ms.p99, r.output_tok_s_per_gpu, r.feasible ? "within the SLOs" : "INFEASIBLE: " + r.reason);
 }
 
+// The text's own comment lines (the plan, its prediction, the layout, each pool's, the
+// notes) for the manifests' head; not the lines about starting a node or the router, which
+// the manifests replace.
+std::string comment_lines(const std::string& text) {
+  std::string out;
+  std::size_t at = 0;
+  bool node = false, router = false;  // inside a node's commands (until a blank line); the router's section
+  while (at < text.size()) {
+    const auto nl = text.find('\n', at);
+    const std::string line = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    if (line.empty()) node = false;
+    if (line.starts_with("### ")) {
+      router = line.find("router") != std::string::npos;
+      if (!router) out += "# " + line.substr(4) + "\n";
+    } else if (line.starts_with("## ")) {
+      node = true;
+    } else if (line.starts_with("# ") && !node && !router) {
+      out += line + "\n";
+    }
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, const ModelSpec& model, const ClusterSpec& cluster,
                                   const Workload& workload, const LaunchOptions& o) {
   if (o.port < 0 || o.port > 65535) return Error{"--port", "", "a TCP port (1-65535, 0: the engine's default)", std::to_string(o.port)};
+  if (o.format != "text" && o.format != "k8s") return Error{"--format", "", "text or k8s", "'" + o.format + "'"};
+  if (!o.image.empty() && o.format != "k8s") return Error{"--image", "", "--format k8s beside it (the image of the manifests)", "'" + o.image + "'"};
+  if (std::any_of(o.image.begin(), o.image.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; })) {
+    return Error{"--image", "", "a container image reference (no spaces or control characters)", "'" + o.image + "'"};
+  }
   // printed into shell commands and comments: quoted there (report/launch.cpp), and a control
   // character, which no command line a user reads can carry, is refused
   for (const auto& [flag, value] : {std::pair{"--model-path", &o.model_path}, {"--head-address", &o.head_address}}) {
@@ -90,7 +121,24 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   bench.plan_file = o.plan_file;
   bench.port = o.port > 0 ? o.port : o.engine == ServeEngine::kSglang ? 30000 : 8000;
   bench.host = o.head_address == LaunchOptions{}.head_address ? "127.0.0.1" : o.head_address;
+  const bool k8s = o.format == "k8s";
+  K8sOptions ko;
+  ko.name = k8s_name(model.name + "-" + to_string(o.engine));
+  ko.image = o.image;
+  ko.model = served_model(ctx, f, opts);
+  ko.port = o.port;
+  LaunchSpec spec, pspec;
+  if (k8s) {
+    opts.spec = &spec;
+    opts.prefill_spec = &pspec;
+    opts.head_address = "$(LWS_LEADER_ADDRESS)";  // LeaderWorkerSet's: every pod of a group knows its leader so
+  }
   if (!f.prefill_pool) {
+    if (k8s) {
+      if (fit.runnable_found) opts.serving = serving_line(ctx, fit.runnable, std::nullopt);
+      const std::string text = launch_text(ctx, f, fit, opts);
+      return launch_k8s(o.engine, spec, ko, comment_lines(text));
+    }
     if (!fit.runnable_found) return launch_text(ctx, f, fit, opts);
     opts.serving = serving_line(ctx, fit.runnable, std::nullopt);
     bench.instances = fit.runnable.deg.replicas;
@@ -115,6 +163,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   const EngineFit pfit = fit_engine(o.engine, ctx, pspace, pre);
   if (pfit.runnable_found && fit.runnable_found) opts.serving = serving_line(ctx, fit.runnable, pfit.runnable);
   std::string text = launch_disagg_text(ctx, f, pfit, fit, opts);
+  if (k8s) return launch_k8s_disagg(o.engine, pspec, spec, ko, comment_lines(text));
   if (pfit.runnable_found && fit.runnable_found) {
     bench.host = "<ROUTER_HOST>";  // the router or proxy in front of both pools
     bench.instances = fit.runnable.deg.replicas;

@@ -159,6 +159,19 @@ class PlanAndLaunch(unittest.TestCase):
             with self.assertRaisesRegex(sw.Error, r"model_path: expected a value without control characters"):
                 sw.launch(p["plan"], "vllm", model_path="x\nrm -rf ~")
 
+    def test_launch_writes_kubernetes_manifests(self):
+        # format="k8s" is the CLI's --format k8s: a disaggregated plan gives a Dynamo graph; a
+        # bad format or an image without k8s names the keyword
+        with open(os.path.join(DATA, "k8s", "disagg-plan.json")) as f:
+            plan = json.load(f)
+        out = sw.launch(plan, "sglang", format="k8s", image="registry.local/dynamo-sglang:1")
+        self.assertIn("kind: DynamoGraphDeployment", out)
+        self.assertIn('image: "registry.local/dynamo-sglang:1"', out)
+        with self.assertRaisesRegex(sw.Error, r"^format: expected text or k8s, found 'helm'"):
+            sw.launch(plan, "sglang", format="helm")
+        with self.assertRaisesRegex(sw.Error, r"^image: expected --format k8s beside it"):
+            sw.launch(plan, "sglang", image="x")
+
     def test_a_local_folder_named_like_a_preset_says_so(self):
         with tempfile.TemporaryDirectory() as d:
             cwd = os.getcwd()
