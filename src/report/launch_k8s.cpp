@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -115,11 +116,28 @@ std::string sh_words(const std::vector<std::string>& argv) {
   return s;
 }
 
-const LaunchProc* find_proc(const LaunchSpec& s, std::int64_t node) {
-  for (const auto& p : s.procs) {
-    if (p.node == node && p.instance == 0) return &p;
+// Kubernetes expands $(NAME) in command and args: a '$(' in a word of the user's (a model
+// path) is written '$$(' so that it reaches the process as typed; the LWS placeholders stay.
+std::string k8s_literal(const std::string& w) {
+  if (w.find(kLeader) != std::string::npos || w.find(kWorkerIndex) != std::string::npos) return w;
+  std::string out;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i] == '$' && i + 1 < w.size() && w[i + 1] == '(') out += '$';
+    out += w[i];
   }
-  return nullptr;
+  return out;
+}
+
+// The process at `node` of instance 0, its words made literal for Kubernetes.
+std::optional<LaunchProc> find_proc(const LaunchSpec& s, std::int64_t node) {
+  for (const auto& p : s.procs) {
+    if (p.node != node || p.instance != 0) continue;
+    LaunchProc q = p;
+    for (auto& w : q.argv) w = k8s_literal(w);
+    for (auto& e : q.env) e = k8s_literal(e);
+    return q;
+  }
+  return std::nullopt;
 }
 
 // TensorRT-LLM's options file, mounted from a ConfigMap at /config.
@@ -195,13 +213,13 @@ struct DynamoWorker {
 };
 DynamoWorker dynamo_worker(ServeEngine e, const LaunchSpec& s, const std::string& role, const std::string& model) {
   DynamoWorker w;
-  const LaunchProc* p = find_proc(s, 0);
+  const auto p = find_proc(s, 0);
   const std::vector<std::string> argv = p ? p->argv : std::vector<std::string>{};
   std::vector<std::string> args;
   switch (e) {
     case ServeEngine::kVllm: {
       w.command = Json::array({"python3", "-m", "dynamo.vllm"});
-      args = {"--model", model};
+      args = {"--model", k8s_literal(model)};
       const auto rest = without(std::vector<std::string>(argv.begin() + std::min<std::ptrdiff_t>(3, std::ssize(argv)), argv.end()),
                                 {"--port", "--kv-transfer-config", "--data-parallel-size-local", "--data-parallel-address",
                                  "--data-parallel-rpc-port", "--data-parallel-start-rank", "--distributed-executor-backend",
@@ -220,7 +238,7 @@ DynamoWorker dynamo_worker(ServeEngine e, const LaunchSpec& s, const std::string
     }
     case ServeEngine::kTrtllm: {
       w.command = Json::array({"python3", "-m", "dynamo.trtllm"});
-      args = {"--model-path", model, "--extra-engine-args", std::string(kConfigDir) + "/config.yml"};
+      args = {"--model-path", k8s_literal(model), "--extra-engine-args", std::string(kConfigDir) + "/config.yml"};
       if (!role.empty()) args.insert(args.end(), {"--disaggregation-mode", role});
       // the command line's settings, as the LLM API's own keys in the options file
       w.config = s.config_file;
@@ -315,7 +333,7 @@ std::string default_dynamo_image(ServeEngine e) {
 Expected<std::string> launch_k8s(ServeEngine e, const LaunchSpec& s, const K8sOptions& k, const std::string& header) {
   std::string out = comments(header);
   if (!s.runnable) return out + "# no manifest: the engine runs no layout near this plan (above)\n";
-  const LaunchProc* head = find_proc(s, 0);
+  const auto head = find_proc(s, 0);
   if (!head) return Error{"--format", "", "a plan whose launch starts a process", "k8s"};
   const std::string engine = to_string(e);
   if (s.nodes == 1) {
@@ -342,7 +360,7 @@ Expected<std::string> launch_k8s(ServeEngine e, const LaunchSpec& s, const K8sOp
     return out + "# TensorRT-LLM across nodes: an NVIDIA Dynamo graph (its operator starts the MPI ranks)\n" + docs +
            document(dynamo_graph(e, k.name, std::move(services)));
   }
-  const LaunchProc* worker = find_proc(s, 1);
+  const auto worker = find_proc(s, 1);
   if (!worker) return Error{"--format", "", "a launch that starts every node of the instance", "k8s"};
   const std::string image = k.image.empty() ? default_engine_image(e) : k.image;
   const std::int64_t per_pod = std::min(s.gpus_per_node, s.instance_gpus);

@@ -136,6 +136,16 @@ bad = copy.deepcopy(dgd_good)
 bad["spec"]["services"]["PrefillWorker"]["multinode"] = {"nodeCount": 1}
 check(not jsonschema.Draft7Validator(schemas["DynamoGraphDeployment"]).is_valid(bad), "negative control: a multinode of 1 node is refused")
 
+# a hostile model path reaches the engine as one word, as typed: Kubernetes' $(...) expansion
+# escaped ('$$('), and single-quoted inside the `sh -c` of vLLM's Ray head
+hostile = "x $(HOME); touch PWNED"
+docs = launch("tp16-plan.json", "vllm", "--model-path", hostile)
+lead = of_kind(docs, "LeaderWorkerSet")[0]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["command"]
+check(lead[:2] == ["sh", "-c"] and "'x $$(HOME); touch PWNED'" in lead[2], f"hostile path in the Ray head's script: {lead[2][-200:]}")
+dep = of_kind(launch("tp8x2-plan.json", "sglang", "--model-path", hostile), "Deployment")[0]
+cmd = dep["spec"]["template"]["spec"]["containers"][0]["command"]
+check("x $$(HOME); touch PWNED" in cmd, "hostile path: one word of the container's command, $( escaped")
+
 # bad input: exit 2 naming the flag
 for argv, flag in ((["--format", "yaml"], "--format"), (["--image", "x"], "--image")):
     r = subprocess.run([shardwise, "launch", "--plan", os.path.join(data, "tp8x2-plan.json"), "--engine", "vllm", *argv],
