@@ -42,7 +42,9 @@ Expected<PlanDeployment> plan_deployment(const PlanFile& f, const std::string& f
     if (!e) return Error{file, "engine_settings.decode_steps", e.error().expected, e.error().found};
     engine = *e;
   }
-  PlanDeployment out{make_context(model, cluster, workload, params, engine), {f.plan, f.prefill_pool}};
+  PlanDeployment out{make_context(model, cluster, workload, params, engine), {f.plan, f.prefill_pool, {}}};
+  if (f.prefill_max_num_seqs && !seqs_given) out.d.prefill_settings.max_num_seqs = *f.prefill_max_num_seqs;
+  if (f.prefill_max_num_tokens && !tokens_given) out.d.prefill_settings.max_num_tokens = *f.prefill_max_num_tokens;
   for (const Plan* p : {&out.d.plan, out.d.prefill ? &*out.d.prefill : nullptr}) {
     if (p == nullptr) continue;
     Plan probe = *p;
@@ -181,7 +183,7 @@ Expected<CheckResult> check_run(const SimContext& ctx, const Deployment& d, cons
   opt.watch = watch;
   ServeResult r;
   if (d.prefill) {
-    r = simulate_disaggregated(c, DisaggPlan{*d.prefill, d.plan}, opt).total;
+    r = simulate_disaggregated(c, DisaggPlan{*d.prefill, d.plan, d.prefill_settings, {}}, opt).total;
   } else {
     r = simulate_serving(c, d.plan, opt);
   }

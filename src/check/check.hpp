@@ -12,6 +12,7 @@
 #include "core/control.hpp"
 #include "cost/simulator.hpp"
 #include "plan/plan_json.hpp"
+#include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 
 namespace shardwise {
@@ -20,6 +21,7 @@ namespace shardwise {
 struct Deployment {
   Plan plan;
   std::optional<Plan> prefill;
+  PoolSettings prefill_settings;  // the prefill pool's own engine settings (the plan file's; empty: the context's)
 };
 
 // The deployment plan file `f` (read from `file`, named in messages) describes, on the model,

@@ -87,7 +87,7 @@ int run_simulate(SimulateArgs a) {
   }
   Plan plan;
   std::optional<Plan> file_prefill;
-  std::optional<std::int64_t> file_seqs, file_tokens, file_steps;
+  std::optional<std::int64_t> file_seqs, file_tokens, file_steps, file_pre_seqs, file_pre_tokens;
   bool engine_from_plan = false;
   InputSource src;
   WorkloadOverrides plan_overrides;
@@ -98,6 +98,8 @@ int run_simulate(SimulateArgs a) {
     file_prefill = f->prefill_pool;
     file_seqs = f->max_num_seqs;
     file_tokens = f->max_num_tokens;
+    file_pre_seqs = f->prefill_max_num_seqs;
+    file_pre_tokens = f->prefill_max_num_tokens;
     file_steps = f->decode_steps;
     // the engine the plan was made for, unless --engine names one
     if (!a.engine.name && f->engine) {
@@ -228,7 +230,10 @@ int run_simulate(SimulateArgs a) {
                                 a.overrides.concurrency ? "" : "arrivals.pattern")) {
       return fail(*e);
     }
-    const DisaggPlan d{*pre, plan};
+    DisaggPlan d{*pre, plan, {}, {}};
+    // the prefill pool's own settings from the plan file, unless a flag sets the engine's
+    if (file_pre_seqs && !a.engine.max_num_seqs) d.prefill_settings.max_num_seqs = *file_pre_seqs;
+    if (file_pre_tokens && !a.engine.max_num_tokens) d.prefill_settings.max_num_tokens = *file_pre_tokens;
     if (d.gpus() > ctx.cluster.num_gpus) {
       return fail(Error{pool_origin, pool_field, fmt::format("pools that fit the cluster's {} GPUs", ctx.cluster.num_gpus),
                         fmt::format("{} prefill + {} decode = {} GPUs", pre->deg.total_gpus(), plan.deg.total_gpus(), d.gpus())});

@@ -93,6 +93,12 @@ std::string plan_to_json(const PlanFile& f) {
                             {"micro_batches", p.micro_batches},
                             {"redundant_experts", p.redundant_experts}}}};
     if (p.two_batch_overlap) j["disaggregated"]["prefill"]["two_batch_overlap"] = true;
+    if (f.prefill_max_num_seqs || f.prefill_max_num_tokens) {
+      json es = json::object();
+      if (f.prefill_max_num_seqs) es["max_num_seqs"] = *f.prefill_max_num_seqs;
+      if (f.prefill_max_num_tokens) es["max_num_tokens"] = *f.prefill_max_num_tokens;
+      j["disaggregated"]["prefill"]["engine_settings"] = es;
+    }
   }
   return j.dump(2);
 }
@@ -127,7 +133,12 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     dis->reject_unknown({"prefill"});
     pre = dis->object("prefill", true);
     if (pre) {
-      pre->reject_unknown({"degrees", "sharding", "micro_batches", "redundant_experts", "two_batch_overlap"});
+      pre->reject_unknown({"degrees", "sharding", "micro_batches", "redundant_experts", "two_batch_overlap", "engine_settings"});
+      if (auto es = pre->object("engine_settings", false)) {  // the prefill pool's own (the top level's: the decode pool's)
+        es->reject_unknown({"max_num_seqs", "max_num_tokens"});
+        if (es->has("max_num_seqs")) f.prefill_max_num_seqs = es->integer("max_num_seqs", 1, kMaxBatch);
+        if (es->has("max_num_tokens")) f.prefill_max_num_tokens = es->integer("max_num_tokens", 1, kMaxTokens);
+      }
       Plan p;
       p.batch = 0;
       if (auto d = pre->object("degrees", true)) read_degrees(*d, p.deg);

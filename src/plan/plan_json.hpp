@@ -24,6 +24,10 @@ struct PlanFile {
   // the tokens per iteration, per attention-DP rank. JSON "engine_settings": {"max_num_seqs",
   // "max_num_tokens"}; simulate and launch apply them unless flags say otherwise.
   std::optional<std::int64_t> max_num_seqs = std::nullopt, max_num_tokens = std::nullopt;
+  // A disaggregated plan: the prefill pool's own engine settings (JSON "disaggregated":
+  // {"prefill": {..., "engine_settings": {"max_num_seqs", "max_num_tokens"}}}; the top-level
+  // "engine_settings" are then the decode pool's). Absent: the decode pool's apply to both.
+  std::optional<std::int64_t> prefill_max_num_seqs = std::nullopt, prefill_max_num_tokens = std::nullopt;
   // decode iterations per scheduling decision ("engine_settings": {"decode_steps"}; SGLang's
   // --num-continuous-decode-steps), when the plan was made with more than the engine's 1
   std::optional<std::int64_t> decode_steps = std::nullopt;

@@ -608,8 +608,8 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   return s;
 }
 
-std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, const EngineFit& prefill, const EngineFit& decode,
-                               const LaunchOptions& o) {
+std::string launch_disagg_text(const SimContext& prefill_ctx, const SimContext& ctx, const PlanFile& file, const EngineFit& prefill,
+                               const EngineFit& decode, const LaunchOptions& o) {
   const ServeEngine e = o.engine;
   const std::int32_t x = prefill.runnable.deg.replicas, y = decode.runnable.deg.replicas;
   std::string s = fmt::format("# shardwise launch: disaggregated {} on {} for {}: {} prefill instance{} beside {} decode instance{}\n",
@@ -629,8 +629,10 @@ std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, cons
   pf.plan = prefill.plan;
   pf.prefill_pool.reset();
   df.prefill_pool.reset();
+  // each pool its own settings: the prefill pool's running-sequence cap where the plan gives one
+  if (file.prefill_max_num_seqs) pf.max_num_seqs = file.prefill_max_num_seqs;
   s += "### the prefill pool (each instance on its own GPUs; start every instance the same way)\n";
-  s += launch_text(ctx, pf, prefill, po);
+  s += launch_text(prefill_ctx, pf, prefill, po);
   s += "\n### the decode pool\n";
   s += launch_text(ctx, df, decode, dopt);
   // instances sharing a node listen on consecutive ports (launch_text's layout)

@@ -93,7 +93,9 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
 // pool's commands with the engine's disaggregation flags (SGLang --disaggregation-mode,
 // vLLM's NIXL KV connector, TensorRT-LLM's cache transceiver), then the router or proxy
 // that sends a request to a prefill instance and on to a decode instance (docs/launch.md).
-std::string launch_disagg_text(const SimContext& ctx, const PlanFile& file, const EngineFit& prefill, const EngineFit& decode,
-                               const LaunchOptions& o);
+// `prefill_ctx` is `ctx` with the prefill pool's engine settings (the plan's
+// disaggregated.prefill.engine_settings), `ctx` the decode pool's.
+std::string launch_disagg_text(const SimContext& prefill_ctx, const SimContext& ctx, const PlanFile& file, const EngineFit& prefill,
+                               const EngineFit& decode, const LaunchOptions& o);
 
 }  // namespace shardwise

@@ -20,12 +20,12 @@ namespace {
 
 // A serve plan's traffic simulated on what the commands start (aggregated, or the two pools):
 // one line, "" when the workload has no arrivals to simulate.
-std::string serving_line(const SimContext& ctx, Plan plan, std::optional<Plan> prefill) {
+std::string serving_line(const SimContext& ctx, Plan plan, std::optional<Plan> prefill, const PoolSettings& prefill_settings = {}) {
   const Workload& w = ctx.workload;
   if (w.mode != Mode::kServe || !has_arrivals(w)) return "";
   plan.batch = 0;  // the engine's running-sequence cap and the KV cache bound what runs
   if (prefill) prefill->batch = 0;
-  const ServeResult r = prefill ? simulate_disaggregated(ctx, DisaggPlan{*prefill, plan}).total : simulate_serving(ctx, plan);
+  const ServeResult r = prefill ? simulate_disaggregated(ctx, DisaggPlan{*prefill, plan, prefill_settings, {}}).total : simulate_serving(ctx, plan);
   if (r.stopped) return "";
   if (r.kv_tokens < 1 || r.requests == 0) return "not simulated: " + r.reason;
   return fmt::format("{}, simulated over {} requests: TTFT p50 {:.1f} ms p99 {:.1f} ms, TPOT p50 {:.2f} ms p99 {:.2f} ms, {:.1f} output "
@@ -159,10 +159,13 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
     return Error{file, "disaggregated", fmt::format("pools that fit the cluster's {} GPUs", cluster.num_gpus),
                  fmt::format("{} prefill + {} decode = {} GPUs", pre.deg.total_gpus(), f.plan.deg.total_gpus(), pool_gpus)};
   }
+  // the prefill pool with its own engine settings where the plan gives them (the decode pool's otherwise)
+  const PoolSettings pre_settings{f.prefill_max_num_seqs.value_or(0), f.prefill_max_num_tokens.value_or(0)};
+  const SimContext pctx = pool_context(ctx, pre_settings);
   const SearchSpace pspace = make_space(model, cluster, workload, pre.redundant_experts);
-  const EngineFit pfit = fit_engine(o.engine, ctx, pspace, pre);
-  if (pfit.runnable_found && fit.runnable_found) opts.serving = serving_line(ctx, fit.runnable, pfit.runnable);
-  std::string text = launch_disagg_text(ctx, f, pfit, fit, opts);
+  const EngineFit pfit = fit_engine(o.engine, pctx, pspace, pre);
+  if (pfit.runnable_found && fit.runnable_found) opts.serving = serving_line(ctx, fit.runnable, pfit.runnable, pre_settings);
+  std::string text = launch_disagg_text(pctx, ctx, f, pfit, fit, opts);
   if (k8s) return launch_k8s_disagg(o.engine, pspec, spec, ko, comment_lines(text));
   if (pfit.runnable_found && fit.runnable_found) {
     bench.host = "<ROUTER_HOST>";  // the router or proxy in front of both pools

@@ -381,6 +381,10 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
     PlanFile f = file;
     f.plan = c.plan.decode;
     f.prefill_pool = c.plan.prefill;
+    f.max_num_seqs = c.plan.decode_settings.max_num_seqs;
+    f.max_num_tokens = c.plan.decode_settings.max_num_tokens;
+    f.prefill_max_num_seqs = c.plan.prefill_settings.max_num_seqs;
+    f.prefill_max_num_tokens = c.plan.prefill_settings.max_num_tokens;
     dis.push_back({{"plan", json::parse(plan_to_json(f))},
                    {"gpus", c.plan.gpus()},
                    {"prefill_instances", c.plan.prefill.deg.replicas},
@@ -409,6 +413,10 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
       const DisaggCandidate& c = r.disagg[static_cast<std::size_t>(r.disagg_best)];
       f.plan = c.plan.decode;
       f.prefill_pool = c.plan.prefill;
+      f.max_num_seqs = c.plan.decode_settings.max_num_seqs;
+      f.max_num_tokens = c.plan.decode_settings.max_num_tokens;
+      f.prefill_max_num_seqs = c.plan.prefill_settings.max_num_seqs;
+      f.prefill_max_num_tokens = c.plan.prefill_settings.max_num_tokens;
       rate = c.max_rate;
       gpus = c.plan.gpus();
     }
@@ -443,9 +451,19 @@ std::string serve_disagg_text(const SimContext& ctx, const DisaggPlan& d, const 
   s += fmt::format("workload     {} (serve): {}; input {}, output {} tokens; seed {}\n", w.name, arrivals_label(w),
                    lengths_label(w.serve.input, w.isl), lengths_label(w.serve.output, w.osl), w.serve.seed);
   s += context_lines(ctx);
-  s += fmt::format("scheduler    each pool {}, {} KV, at most {} running sequences and {} tokens per iteration per attention-DP rank\n",
-                   e.prefill_first ? "prefill first" : "decode first", e.reserve_full_kv ? "reserve-full" : "on-demand", grouped(e.max_num_seqs),
-                   grouped(e.max_num_tokens));
+  // each pool's caps: its own where the plan gives them (DisaggPlan's settings), else the engine's
+  const auto caps = [&](const PoolSettings& p) {
+    return fmt::format("at most {} running sequences and {} tokens per iteration", grouped(p.max_num_seqs > 0 ? p.max_num_seqs : e.max_num_seqs),
+                       grouped(p.max_num_tokens > 0 ? p.max_num_tokens : e.max_num_tokens));
+  };
+  if (d.prefill_settings == d.decode_settings) {
+    s += fmt::format("scheduler    each pool {}, {} KV, {} per attention-DP rank\n", e.prefill_first ? "prefill first" : "decode first",
+                     e.reserve_full_kv ? "reserve-full" : "on-demand", caps(d.decode_settings));
+  } else {
+    s += fmt::format("scheduler    each pool {}, {} KV; per attention-DP rank: prefill pool {}, decode pool {}\n",
+                     e.prefill_first ? "prefill first" : "decode first", e.reserve_full_kv ? "reserve-full" : "on-demand", caps(d.prefill_settings),
+                     caps(d.decode_settings));
+  }
   if (r.total.requests > 0) {
     s += fmt::format("KV transfer  {:.1f} MB per request over {}, {:.2f} ms on average\n", r.kv_mb_per_request, r.link, r.transfer_ms);
     if (r.prefill_capacity > 0) {
@@ -459,6 +477,8 @@ std::string serve_disagg_text(const SimContext& ctx, const DisaggPlan& d, const 
 std::string serve_disagg_json(const SimContext& ctx, const DisaggPlan& d, const DisaggResult& r, double wall_s) {
   json j = json::parse(serve_json(ctx, d.decode, r.total, wall_s));
   PlanFile f{d.decode, ctx.model.name, ctx.cluster.name, ctx.workload.name, {}, d.prefill};
+  if (d.prefill_settings.max_num_seqs > 0) f.prefill_max_num_seqs = d.prefill_settings.max_num_seqs;
+  if (d.prefill_settings.max_num_tokens > 0) f.prefill_max_num_tokens = d.prefill_settings.max_num_tokens;
   j["plan"] = json::parse(plan_to_json(f));
   j["gpus"] = d.gpus();
   j["disaggregated"] = {{"prefill_instances", d.prefill.deg.replicas}, {"decode_instances", d.decode.deg.replicas},

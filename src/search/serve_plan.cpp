@@ -160,13 +160,63 @@ std::vector<RolePair> role_pairs(const SimContext& ctx, const std::vector<Plan>&
 // A candidate of the pair (its pools' replicas still to size) with the settings both pools run.
 DisaggCandidate candidate_of(const SimContext& ctx, const RolePair& pr) {
   DisaggCandidate c;
-  c.max_num_seqs = ctx.engine.max_num_seqs;
-  c.max_num_tokens = ctx.engine.max_num_tokens;
+  c.plan.prefill_settings = c.plan.decode_settings = PoolSettings{ctx.engine.max_num_seqs, ctx.engine.max_num_tokens};
   c.plan.prefill = pr.prefill;
   c.plan.decode = pr.decode;
   c.prefill_rate = pr.prefill_rate;
   c.decode_rate = pr.decode_rate;
   return c;
+}
+
+// The highest Poisson rate (requests/s, the whole deployment) within the SLOs, by bisection
+// below `cap`, the pools' balanced saturated rate.
+void disagg_rate_search(const SimContext& ctx, DisaggCandidate& c, double cap, std::int64_t requests, const ServeOptions& so,
+                        const ServePlanOptions& opt, std::int64_t& sims) {
+  double lo = 0, hi = cap;
+  std::optional<DisaggResult> ok;
+  DisaggResult last = simulate_disaggregated(at_rate(ctx, hi, requests), c.plan, so);
+  ++sims;
+  if (last.total.feasible) {
+    lo = hi;
+    ok = std::move(last);
+  } else {
+    for (int i = 0; i < opt.bisect_steps; ++i) {
+      const double mid = (lo + hi) / 2;
+      DisaggResult r = simulate_disaggregated(at_rate(ctx, mid, requests), c.plan, so);
+      ++sims;
+      if (r.total.feasible) {
+        lo = mid;
+        ok = std::move(r);
+      } else {
+        hi = mid;
+        last = std::move(r);
+      }
+    }
+  }
+  c.max_rate = lo;
+  c.at_max = ok ? std::move(*ok) : std::move(last);
+}
+
+// Each pool of the best disaggregated deployment its own engine settings, as the aggregated
+// candidates are tuned: the decode pool's running-sequence cap (its batch sets TPOT) and the
+// prefill pool's token budget (its chunk sets the prompts' iterations), smaller than the
+// engine's, each kept where it serves more than 1% more within the SLOs.
+void tune_pools(const SimContext& ctx, DisaggCandidate& c, std::int64_t requests, const ServeOptions& so, const ServePlanOptions& opt,
+                std::int64_t& sims) {
+  const double cap = std::min(c.prefill_rate * c.plan.prefill.deg.replicas, c.decode_rate * c.plan.decode.deg.replicas);
+  const std::int64_t seqs0 = c.plan.decode_settings.max_num_seqs, chunk0 = c.plan.prefill_settings.max_num_tokens;
+  const DisaggCandidate base = c;
+  for (std::int64_t seqs : {std::int64_t{64}, std::int64_t{256}, seqs0}) {
+    for (std::int64_t chunk : {std::int64_t{2048}, chunk0}) {
+      if ((seqs == seqs0 && chunk == chunk0) || (seqs != seqs0 && seqs >= seqs0) || (chunk != chunk0 && chunk >= chunk0)) continue;
+      if (should_stop(opt.watch)) return;
+      DisaggCandidate t = base;
+      t.plan.decode_settings.max_num_seqs = seqs;
+      t.plan.prefill_settings.max_num_tokens = chunk;
+      disagg_rate_search(ctx, t, cap, requests, so, opt, sims);
+      if (t.per_gpu() > c.per_gpu() * 1.01) c = std::move(t);  // 1%: beyond the simulation's noise
+    }
+  }
 }
 
 void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const ServePlanOptions& opt, ServePlanResult& out) {
@@ -199,30 +249,7 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
     DisaggCandidate c = candidate_of(ctx, pr);
     c.plan.prefill.deg.replicas = static_cast<std::int32_t>(bx);
     c.plan.decode.deg.replicas = static_cast<std::int32_t>(by);
-    // the highest Poisson rate within the SLOs, by bisection below the balanced capacity
-    double lo = 0, hi = best;
-    std::optional<DisaggResult> ok;
-    DisaggResult last = simulate_disaggregated(at_rate(ctx, hi, requests), c.plan, so);
-    ++out.simulations;
-    if (last.total.feasible) {
-      lo = hi;
-      ok = std::move(last);
-    } else {
-      for (int i = 0; i < opt.bisect_steps; ++i) {
-        const double mid = (lo + hi) / 2;
-        DisaggResult r = simulate_disaggregated(at_rate(ctx, mid, requests), c.plan, so);
-        ++out.simulations;
-        if (r.total.feasible) {
-          lo = mid;
-          ok = std::move(r);
-        } else {
-          hi = mid;
-          last = std::move(r);
-        }
-      }
-    }
-    c.max_rate = lo;
-    c.at_max = ok ? std::move(*ok) : std::move(last);
+    disagg_rate_search(ctx, c, best, requests, so, opt, out.simulations);
     out.disagg.push_back(std::move(c));
   }
   if (out.disagg.empty()) {
@@ -236,7 +263,8 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
     }
   }
   if (out.disagg_best >= 0) {
-    const DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
+    DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
+    if (opt.tune_engine) tune_pools(ctx, d, requests, so, opt, out.simulations);
     const double agg_per_gpu = out.deployment_rate / static_cast<double>(out.deployment.deg.total_gpus());
     out.disagg_chosen = d.per_gpu() > agg_per_gpu;
   }
@@ -628,9 +656,11 @@ PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t r
     file.prefill_pool = c.plan.prefill;
     file.overrides.rate = fmt::format("{:.6g}", c.max_rate);
     if (requests > 0) file.overrides.requests = 2 * requests;
-    // the settings the pools were simulated with (launch starts both pools with them)
-    file.max_num_seqs = c.max_num_seqs;
-    file.max_num_tokens = c.max_num_tokens;
+    // each pool's settings as simulated (launch starts each pool with its own)
+    file.max_num_seqs = c.plan.decode_settings.max_num_seqs;
+    file.max_num_tokens = c.plan.decode_settings.max_num_tokens;
+    file.prefill_max_num_seqs = c.plan.prefill_settings.max_num_seqs;
+    file.prefill_max_num_tokens = c.plan.prefill_settings.max_num_tokens;
   }
   return file;
 }

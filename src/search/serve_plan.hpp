@@ -39,8 +39,8 @@ struct DisaggCandidate {
   double prefill_rate = 0, decode_rate = 0;  // one instance's saturated requests/s in its role
   double max_rate = 0;                       // requests/s the deployment serves within the SLOs
   DisaggResult at_max;
-  // the engine settings both pools were simulated with (per attention-DP rank): what launch starts
-  std::int64_t max_num_seqs = 0, max_num_tokens = 0;
+  // (each pool's engine settings, per attention-DP rank, are plan.prefill_settings and
+  // plan.decode_settings: what the simulations ran and what launch starts)
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.gpus()); }
 };
 
@@ -62,7 +62,7 @@ struct ServePlanOptions {
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
   bool disaggregated = true;     // also size disaggregated deployments (on the cluster, or the fewest GPUs for the target rate)
-  bool tune_engine = true;       // try other running-sequence caps and prefill chunks on the best 3
+  bool tune_engine = true;       // try other running-sequence caps and prefill chunks on the best 3 (and on each pool of the best disaggregated deployment)
   std::optional<ServeEngine> engine;  // screen only the layouts this engine runs (plan --engine)
   // without an engine: only the layouts at least one engine (vLLM, SGLang, TensorRT-LLM) runs as
   // planned (plan --mode serve's default); false: every layout (plan --engine any)

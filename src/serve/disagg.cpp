@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <tuple>
 
@@ -87,8 +88,8 @@ PoolsRun failed(const std::string& pool, const std::string& reason, bool stopped
 // Open arrivals (Poisson, a trace, all at once): the pools run one after the other, as
 // nothing in the decode pool feeds back into the prefill pool's arrivals. Request i goes to
 // prefill instance i mod x; the decode pool takes them in order of arrival there, j mod y.
-PoolsRun open_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp, StepTimes& sd, const std::vector<Req>& reqs,
-                    Arrivals::Kind kind, Watch* watch) {
+PoolsRun open_pools(const SimContext& ctx, const SimContext& pc, const SimContext& dc, const DisaggPlan& d, StepTimes& sp, StepTimes& sd,
+                    const std::vector<Req>& reqs, Arrivals::Kind kind, Watch* watch) {
   PoolsRun out;
   const auto x = static_cast<std::size_t>(std::max<std::int32_t>(1, d.prefill.deg.replicas));
   const auto y = static_cast<std::size_t>(std::max<std::int32_t>(1, d.decode.deg.replicas));
@@ -100,7 +101,7 @@ PoolsRun open_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp, S
     std::vector<Req> mine;
     for (std::size_t i : owner[k]) mine.push_back(Req{reqs[i].arrival, reqs[i].isl, 1, false});
     if (mine.empty()) continue;
-    const Core c = run(ctx, d.prefill, sp, mine, kind, 0, watch);
+    const Core c = run(pc, d.prefill, sp, mine, kind, 0, watch);
     if (!c.res.feasible) return failed("prefill pool: ", c.res);
     out.iterations += c.res.iterations;
     out.preemptions += c.res.preemptions;
@@ -137,7 +138,7 @@ PoolsRun open_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp, S
       mine.push_back(Req{dec_at[k][j], reqs[i].isl, reqs[i].osl, true});
     }
     if (mine.empty()) continue;
-    const Core c = run(ctx, d.decode, sd, mine, Arrivals::Kind::kTrace, 0, watch);
+    const Core c = run(dc, d.decode, sd, mine, Arrivals::Kind::kTrace, 0, watch);
     if (!c.res.feasible) return failed("decode pool: ", c.res);
     out.iterations += c.res.iterations;
     out.preemptions += c.res.preemptions;
@@ -157,8 +158,8 @@ PoolsRun open_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp, S
 // next thing to happen is the earliest event, delivered when no busy instance's clock is
 // earlier (an instance busy past it admits it at its next iteration, as an engine does), or
 // else an iteration of the busy instance with the earliest clock. Routing as open_pools.
-PoolsRun closed_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp, StepTimes& sd, const std::vector<Req>& reqs,
-                      std::int64_t users, Watch* watch) {
+PoolsRun closed_pools(const SimContext& ctx, const SimContext& pc, const SimContext& dc, const DisaggPlan& d, StepTimes& sp,
+                      StepTimes& sd, const std::vector<Req>& reqs, std::int64_t users, Watch* watch) {
   PoolsRun out;
   const auto x = static_cast<std::size_t>(std::max<std::int32_t>(1, d.prefill.deg.replicas));
   const auto y = static_cast<std::size_t>(std::max<std::int32_t>(1, d.decode.deg.replicas));
@@ -166,8 +167,8 @@ PoolsRun closed_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp,
   std::vector<Instance> pre, dec;
   pre.reserve(x);
   dec.reserve(y);
-  for (std::size_t k = 0; k < x; ++k) pre.emplace_back(ctx, d.prefill, sp);
-  for (std::size_t k = 0; k < y; ++k) dec.emplace_back(ctx, d.decode, sd);
+  for (std::size_t k = 0; k < x; ++k) pre.emplace_back(pc, d.prefill, sp);
+  for (std::size_t k = 0; k < y; ++k) dec.emplace_back(dc, d.decode, sd);
   std::vector<std::vector<std::size_t>> pre_global(x), dec_global(y);  // local index -> request
   auto& rec = out.rec;
   rec.resize(n);
@@ -268,13 +269,26 @@ PoolsRun closed_pools(const SimContext& ctx, const DisaggPlan& d, StepTimes& sp,
 
 }  // namespace
 
+SimContext pool_context(const SimContext& ctx, const PoolSettings& s) {
+  SimContext c = ctx;
+  if (s.max_num_seqs > 0) c.engine.max_num_seqs = s.max_num_seqs;
+  if (s.max_num_tokens > 0) c.engine.max_num_tokens = s.max_num_tokens;
+  return c;
+}
+
 DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, const ServeOptions& opt) {
   DisaggResult out;
   ServeResult& res = out.total;
   const Workload& w = ctx.workload;
   const Arrivals::Kind kind = w.serve.arrivals.kind;
   const bool closed = kind == Arrivals::Kind::kClosed;
-  StepTimes sp(ctx, d.prefill), sd(ctx, d.decode);
+  // each pool with its engine settings (a copy of the context only where a pool has its own)
+  std::optional<SimContext> own_p, own_d;
+  if (d.prefill_settings != PoolSettings{}) own_p = pool_context(ctx, d.prefill_settings);
+  if (d.decode_settings != PoolSettings{}) own_d = pool_context(ctx, d.decode_settings);
+  const SimContext& pc = own_p ? *own_p : ctx;
+  const SimContext& dc = own_d ? *own_d : ctx;
+  StepTimes sp(pc, d.prefill), sd(dc, d.decode);
   res.kv_tokens = sd.kv_tokens();
   for (const auto* st : {&sp, &sd}) {
     if (st->kv_tokens() < 1) {
@@ -304,7 +318,7 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
   PoolsRun pr;
   for (int runs = 1;; ++runs) {
     const double run_started = opt.watch ? opt.watch->elapsed_s() : 0.0;
-    pr = closed ? closed_pools(ctx, d, sp, sd, cur, users, opt.watch) : open_pools(ctx, d, sp, sd, cur, kind, opt.watch);
+    pr = closed ? closed_pools(ctx, pc, dc, d, sp, sd, cur, users, opt.watch) : open_pools(ctx, pc, dc, d, sp, sd, cur, kind, opt.watch);
     if (!pr.ok) {
       res.feasible = false;
       res.stopped = pr.stopped;
@@ -362,8 +376,8 @@ DisaggResult simulate_disaggregated(const SimContext& ctx, const DisaggPlan& d, 
     std::vector<Req> pre, dec;
     for (std::size_t i = 0; i < cur.size(); i += x) pre.push_back(Req{0, cur[i].isl, 1, false});
     for (std::size_t i = 0; i < cur.size(); i += y) dec.push_back(Req{0, cur[i].isl, cur[i].osl, true});
-    out.prefill_capacity = saturated_rate(ctx, d.prefill, sp, pre, opt.watch) * static_cast<double>(x);
-    out.decode_capacity = saturated_rate(ctx, d.decode, sd, dec, opt.watch) * static_cast<double>(y);
+    out.prefill_capacity = saturated_rate(pc, d.prefill, sp, pre, opt.watch) * static_cast<double>(x);
+    out.decode_capacity = saturated_rate(dc, d.decode, sd, dec, opt.watch) * static_cast<double>(y);
     if (should_stop(opt.watch)) {
       DisaggResult stop;
       stop.total.feasible = false;

@@ -10,9 +10,20 @@
 
 namespace shardwise {
 
+// One pool's engine settings, per attention-DP rank (0: the context's engine's): the running
+// sequences and the tokens per iteration (the prefill chunk). Each pool its own: a decode
+// pool capped below the engine's default for its TPOT, a prefill pool with its own budget.
+struct PoolSettings {
+  std::int64_t max_num_seqs = 0, max_num_tokens = 0;
+  friend bool operator==(const PoolSettings&, const PoolSettings&) = default;
+};
+// The context a pool runs with: `ctx` with the pool's settings where given.
+SimContext pool_context(const SimContext& ctx, const PoolSettings& s);
+
 struct DisaggPlan {
   Plan prefill;  // replicas = prefill instances
   Plan decode;   // replicas = decode instances
+  PoolSettings prefill_settings, decode_settings;
   [[nodiscard]] std::int64_t gpus() const { return prefill.deg.total_gpus() + decode.deg.total_gpus(); }
 };
 

@@ -237,7 +237,7 @@ std::string vllm_result_of(const SimContext& ctx, const Deployment& d, double ra
 TEST(Check, APredictionCheckedAgainstItselfHasNoError) {
   Workload w = serve_workload();
   const SimContext ctx = vllm_ctx(w);
-  const Deployment d{test_support::plan(1, 0), std::nullopt};
+  const Deployment d{test_support::plan(1, 0), std::nullopt, {}};
   auto run = parse_measured_run(vllm_result_of(ctx, d, 3.0, 300), "self.json");
   ASSERT_TRUE(run.ok()) << run.error().message();
   auto r = check_run(ctx, d, *run);
@@ -258,7 +258,7 @@ TEST(Calibrate, RecoversAPerturbedStepOverheadFromTwoResults) {
   const double base = truth.params.step_overhead_us;
   ASSERT_GT(base, 100.0);
   truth.params.step_overhead_us = 2.0 * base;
-  const Deployment d{test_support::plan(1, 0), std::nullopt};
+  const Deployment d{test_support::plan(1, 0), std::nullopt, {}};
   std::vector<MeasuredRun> runs;
   for (const double rate : {3.0, 10.0}) {
     auto run = parse_measured_run(vllm_result_of(truth, d, rate, 400), fmt::format("rate{}.json", rate));

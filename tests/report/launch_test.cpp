@@ -439,5 +439,37 @@ TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
     EXPECT_NE(text->find("# serving    Poisson at 4 requests/s, simulated over 400 requests"), std::string::npos) << *text;
   }
 }
+// A disaggregated plan launches each pool with its own settings: the prefill pool's from its
+// block (disaggregated.prefill.engine_settings), the decode pool's from the top level.
+TEST(Launch, EachPoolLaunchesItsOwnSettings) {
+  auto f = load_plan_file(std::string(SHARDWISE_TEST_DATA) + "/good/plan-disagg.json");
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  f->max_num_seqs = 48;            // the decode pool's
+  f->max_num_tokens = 8192;
+  f->prefill_max_num_seqs = 512;   // the prefill pool's
+  f->prefill_max_num_tokens = 2048;
+  auto m = load_model(f->model);
+  auto c = cluster_from_preset(f->cluster);
+  auto w = load_workload(f->workload);
+  ASSERT_TRUE(m.ok() && c.ok() && w.ok());
+  auto ws = apply_overrides(*w, f->overrides);
+  ASSERT_TRUE(ws.ok()) << ws.error().message();
+  LaunchOptions o;
+  o.engine = ServeEngine::kVllm;
+  auto text = launch_plan(*f, "plan.json", *m, *c, *ws, o);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  const auto pre_at = text->find("### the prefill pool"), dec_at = text->find("### the decode pool");
+  ASSERT_NE(pre_at, std::string::npos);
+  ASSERT_NE(dec_at, std::string::npos);
+  const auto pre = flags_of(text->substr(pre_at, dec_at - pre_at), "vllm serve");
+  const auto dec = flags_of(text->substr(dec_at), "vllm serve");
+  EXPECT_EQ(pre.at("--max-num-seqs"), "512");
+  EXPECT_EQ(pre.at("--max-num-batched-tokens"), "2048");
+  EXPECT_EQ(dec.at("--max-num-seqs"), "48");
+  EXPECT_EQ(dec.at("--max-num-batched-tokens"), "8192");
+  // and the simulate of the plan file runs the pools so: its JSON carries both blocks back
+  const std::string json = plan_to_json(*f);
+  EXPECT_NE(json.find("\"engine_settings\": {\n        \"max_num_seqs\": 512"), std::string::npos) << json;
+}
 }  // namespace
 }  // namespace shardwise

@@ -126,16 +126,19 @@ TEST(ServePlan, TargetRateSizesDisaggregatedPoolsAndTakesTheFewestGpus) {
   }
   EXPECT_EQ(r.disagg_chosen, d.plan.gpus() < r.deployment.deg.total_gpus());
   EXPECT_TRUE(r.found());
-  // the plan file of a disaggregated choice records the settings both pools were simulated
-  // with (launch starts them so), never the closed form's batch
-  EXPECT_EQ(d.max_num_seqs, ctx.engine.max_num_seqs);
-  EXPECT_EQ(d.max_num_tokens, ctx.engine.max_num_tokens);
+  // the plan file of a disaggregated choice records each pool's settings as simulated
+  // (launch starts them so), never the closed form's batch; sized for a target rate, the
+  // pools run the engine's own
+  EXPECT_EQ(d.plan.decode_settings, (PoolSettings{ctx.engine.max_num_seqs, ctx.engine.max_num_tokens}));
+  EXPECT_EQ(d.plan.prefill_settings, (PoolSettings{ctx.engine.max_num_seqs, ctx.engine.max_num_tokens}));
   ServePlanResult chosen = r;
   chosen.disagg_chosen = true;
   const PlanFile f = serve_plan_file(PlanFile{}, chosen, 300);
   ASSERT_TRUE(f.prefill_pool.has_value());
   EXPECT_EQ(f.max_num_seqs, std::optional<std::int64_t>(ctx.engine.max_num_seqs));
   EXPECT_EQ(f.max_num_tokens, std::optional<std::int64_t>(ctx.engine.max_num_tokens));
+  EXPECT_EQ(f.prefill_max_num_seqs, std::optional<std::int64_t>(ctx.engine.max_num_seqs));
+  EXPECT_EQ(f.prefill_max_num_tokens, std::optional<std::int64_t>(ctx.engine.max_num_tokens));
   // no pair fits one GPU: the reason says so, and the aggregated deployment stands
   const SimContext small = serve_ctx(30, "h100x1");
   const ServePlanResult s = plan_serving(small, make_space(small.model, small.cluster, small.workload), std::nullopt, options(4, 2.0));
@@ -183,6 +186,25 @@ TEST(ServePlan, TuningTheEngineSettingsNeverLoses) {
     EXPECT_EQ(c.max_num_seqs, ctx.engine.max_num_seqs);
     EXPECT_EQ(c.max_num_tokens, ctx.engine.max_num_tokens);
   }
+  // the best disaggregated deployment: each pool tuned on its own (the decode pool's cap, the
+  // prefill pool's budget), never below the engine's settings on both
+  ASSERT_GE(a.disagg_best, 0) << a.disagg_reason;
+  ASSERT_EQ(a.disagg_best, b.disagg_best);  // chosen before the tuning
+  const DisaggCandidate& t = a.disagg[static_cast<std::size_t>(a.disagg_best)];
+  const DisaggCandidate& u = b.disagg[static_cast<std::size_t>(b.disagg_best)];
+  EXPECT_GE(t.per_gpu(), u.per_gpu() - 1e-12);
+  const PoolSettings engine{ctx.engine.max_num_seqs, ctx.engine.max_num_tokens};
+  EXPECT_EQ(u.plan.prefill_settings, engine);
+  EXPECT_EQ(u.plan.decode_settings, engine);
+  EXPECT_LE(t.plan.decode_settings.max_num_seqs, engine.max_num_seqs);
+  EXPECT_LE(t.plan.prefill_settings.max_num_tokens, engine.max_num_tokens);
+  EXPECT_EQ(t.plan.prefill_settings.max_num_seqs, engine.max_num_seqs);  // the prefill pool's cap is not tuned
+  // what the deployment was simulated with is what its plan file records, pool by pool
+  ServePlanResult chosen = a;
+  chosen.disagg_chosen = true;
+  const PlanFile f = serve_plan_file(PlanFile{}, chosen, 300);
+  EXPECT_EQ(f.max_num_seqs, std::optional<std::int64_t>(t.plan.decode_settings.max_num_seqs));
+  EXPECT_EQ(f.prefill_max_num_tokens, std::optional<std::int64_t>(t.plan.prefill_settings.max_num_tokens));
 }
 
 

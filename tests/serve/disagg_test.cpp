@@ -164,6 +164,48 @@ TEST(Disagg, PlanFileRoundTrip) {
     "disaggregated": {"prefill": {"degrees": {"tp": 1}, "shards": {}}}})", "p.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("disaggregated.prefill.shards"), std::string::npos) << bad.error().message();
+  // each pool its own engine settings: the prefill pool's inside its block, the decode pool's
+  // at the top
+  f.max_num_seqs = 64;
+  f.max_num_tokens = 8192;
+  f.prefill_max_num_seqs = 1024;
+  f.prefill_max_num_tokens = 2048;
+  auto both = parse_plan_json(plan_to_json(f), "p.json");
+  ASSERT_TRUE(both.ok()) << both.error().message();
+  EXPECT_EQ(both->max_num_seqs, std::optional<std::int64_t>(64));
+  EXPECT_EQ(both->prefill_max_num_seqs, std::optional<std::int64_t>(1024));
+  EXPECT_EQ(both->prefill_max_num_tokens, std::optional<std::int64_t>(2048));
+  auto bad_es = parse_plan_json(R"({"schema": "shardwise-plan/1", "degrees": {"tp": 1}, "batch": "max",
+    "disaggregated": {"prefill": {"degrees": {"tp": 1}, "engine_settings": {"max_num_seqs": 0}}}})", "p.json");
+  ASSERT_FALSE(bad_es.ok());
+  EXPECT_NE(bad_es.error().message().find("disaggregated.prefill.engine_settings.max_num_seqs"), std::string::npos) << bad_es.error().message();
+}
+
+TEST(Disagg, EachPoolRunsItsOwnEngineSettings) {
+  // Llama-3.1-8B, 1 prefill + 1 decode instance of one H100 each, 6 requests/s of 1,024 + 128
+  // tokens (about 6 x 127 x 9.4 ms = 7 sequences decoding at a time). Settings equal to the
+  // engine's own are the same deployment; a decode pool capped at 4 running sequences makes
+  // the copies wait for a slot after their first token, which a disaggregated TPOT counts; a
+  // smaller prefill budget alone is another run.
+  const SimContext ctx = ctx_for(6, 300);
+  DisaggPlan base = pools(1, 1);
+  const DisaggResult r0 = simulate_disaggregated(ctx, base);
+  ASSERT_TRUE(r0.total.requests > 0);
+  DisaggPlan same = base;
+  same.prefill_settings = same.decode_settings = PoolSettings{ctx.engine.max_num_seqs, ctx.engine.max_num_tokens};
+  const DisaggResult r1 = simulate_disaggregated(ctx, same);
+  EXPECT_DOUBLE_EQ(r1.total.ttft_ms.p99, r0.total.ttft_ms.p99);
+  EXPECT_DOUBLE_EQ(r1.total.tpot_ms.mean, r0.total.tpot_ms.mean);
+  DisaggPlan capped = base;
+  capped.decode_settings.max_num_seqs = 4;
+  const DisaggResult r2 = simulate_disaggregated(ctx, capped);
+  EXPECT_GT(r2.total.tpot_ms.mean, 2 * r0.total.tpot_ms.mean);  // waiting for one of 4 slots
+  EXPECT_GT(r2.decode_queue_ms, r0.decode_queue_ms);
+  DisaggPlan pre_only = base;
+  pre_only.prefill_settings.max_num_tokens = 2048;  // a 1,024-token prompt fits either budget
+  const DisaggResult r3 = simulate_disaggregated(ctx, pre_only);
+  EXPECT_GT(r3.total.requests, 0);
+  EXPECT_NE(r2.total.tpot_ms.mean, r3.total.tpot_ms.mean);
 }
 
 }  // namespace
