@@ -213,12 +213,22 @@ Inputs inputs(const std::string& model, const std::string& cluster, const std::s
   return in;
 }
 
+// decode_steps=: SGLang's --num-continuous-decode-steps, as the CLI's --decode-steps (errors name the keyword)
 shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& version, const py::handle& max_num_tokens,
-                                  const py::handle& max_num_seqs) {
+                                  const py::handle& max_num_seqs, const py::handle& decode_steps = py::none()) {
   std::string why;
   auto e = get(shardwise::engine_traits_of(as_opt_str("engine", name), as_opt_str("engine_version", version),
                                            as_opt_int("max_num_tokens", max_num_tokens), as_opt_int("max_num_seqs", max_num_seqs), &why));
   if (!why.empty() && PyErr_WarnEx(PyExc_UserWarning, why.c_str(), 1) < 0) throw py::error_already_set();  // warnings as errors
+  if (const auto k = as_opt_int("decode_steps", decode_steps)) {
+    auto stepped = shardwise::with_decode_steps(e, *k);
+    if (!stepped) {
+      Error err = stepped.error();
+      if (err.file == "--decode-steps") err.file = "decode_steps";
+      raise(err);
+    }
+    e = *stepped;
+  }
   return e;
 }
 
@@ -278,7 +288,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& redundant_experts, const py::object& sharding, const py::object& engine, const py::object& engine_version,
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
          const py::object& two_batch_overlap, const py::object& time_limit, const py::object& explain, const py::object& kernel_tables,
-         const py::object& silicon, const py::object& calibration, const py::kwargs& kw) {
+         const py::object& silicon, const py::object& calibration, const py::object& decode_steps, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
@@ -297,7 +307,7 @@ PYBIND11_MODULE(shardwise, m) {
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
         const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);
         const shardwise::SimContext ctx =
-            shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs));
+            shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps));
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         shardwise::Breakdown bd;
         const shardwise::Metrics mt = shardwise::evaluate(ctx, p, &bd);
@@ -348,6 +358,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
       py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
       py::arg("explain") = false, py::arg("kernel_tables") = false, py::arg("silicon") = py::none(), py::arg("calibration") = py::none(),
+      py::arg("decode_steps") = py::none(),
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
       "and kin; time_limit= seconds stops it, Ctrl-C interrupts it; explain=True adds each op's bound and basis and the "
       "'explain' shares, kernel_tables=True costs GEMMs from the measured tables, silicon='DIR' reads one's own beside them: docs/silicon.md; "
@@ -360,7 +371,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& seed_o, const py::object& threads_o, const py::object& redundant_experts, const py::object& engine,
          const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
          const py::object& top_k_o, const py::object& time_limit, const py::object& kernel_tables, const py::object& silicon,
-         const py::object& calibration, const py::kwargs& kw) {
+         const py::object& calibration, const py::object& decode_steps, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::apply_overrides(in.workload, ov));
@@ -379,7 +390,7 @@ PYBIND11_MODULE(shardwise, m) {
         const py::object engine_named = any_layout ? py::object(py::none()) : engine;
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
                                                                   cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration),
-                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs));
+                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs, decode_steps));
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
@@ -406,6 +417,7 @@ PYBIND11_MODULE(shardwise, m) {
           file.engine = ctx.engine.name;
           file.engine_version = ctx.engine.version;
         }
+        if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // replayed by simulate --plan and launch
         if (serve) {
           shardwise::ServePlanOptions so;
           so.top_k = static_cast<int>(top_k);
@@ -444,7 +456,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("seed") = 1, py::arg("threads") = 1, py::arg("redundant_experts") = 0, py::arg("engine") = py::none(),
       py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
       py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(), py::arg("kernel_tables") = false,
-      py::arg("silicon") = py::none(), py::arg("calibration") = py::none(),
+      py::arg("silicon") = py::none(), py::arg("calibration") = py::none(), py::arg("decode_steps") = py::none(),
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
       "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "

@@ -159,6 +159,17 @@ class PlanAndLaunch(unittest.TestCase):
             with self.assertRaisesRegex(sw.Error, r"model_path: expected a value without control characters"):
                 sw.launch(p["plan"], "vllm", model_path="x\nrm -rf ~")
 
+    def test_decode_steps_is_the_clis_flag(self):
+        # decode_steps= is --decode-steps: SGLang runs k decode iterations per decision, the
+        # plan records it, and an engine that schedules every iteration refuses more than 1
+        one = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="sglang", mode="serve", rate=4, requests=200)
+        four = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="sglang", mode="serve", rate=4, requests=200, decode_steps=4)
+        self.assertNotEqual(one["ttft_ms_p99"], four["ttft_ms_p99"])
+        p = sw.plan("llama-3.1-8b", "h100x8", "chat-1k-1k", engine="sglang", decode_steps=4)
+        self.assertEqual(p["plan"]["engine_settings"]["decode_steps"], 4)
+        with self.assertRaisesRegex(sw.Error, r"^decode_steps: "):
+            sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="vllm", mode="serve", rate=4, requests=200, decode_steps=2)
+
     def test_launch_writes_kubernetes_manifests(self):
         # format="k8s" is the CLI's --format k8s: a disaggregated plan gives a Dynamo graph; a
         # bad format or an image without k8s names the keyword
