@@ -81,7 +81,7 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
   if (tty || watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
   const bool found = r.found();
-  file = serve_plan_file(file, r, so.steady_checks && a.target_rate > 0 ? 0 : so.requests);
+  file = serve_plan_file(file, r, so.steady_checks ? 0 : so.requests);
   if (!a.report.empty()) {  // written even when nothing was found: it says so
     if (auto e = write_file_whole(a.report, serve_plan_html(ctx, file, r, a.target_rate), "--report")) return fail(*e);
   }

@@ -264,6 +264,23 @@ std::string target_text(const SimContext& ctx, const ServePlanResult& r, double 
 
 }  // namespace
 
+// Which candidates' max rate was searched again at steady state (docs/serving.md, "Steady
+// state"): "" when none was (a fixed --requests), else a line naming them.
+template <class C>
+std::string steady_line(const std::vector<C>& cands, const char* others) {
+  std::string which;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    if (!cands[i].steady) continue;
+    which += fmt::format("{}#{}", which.empty() ? "" : ", ", i + 1);
+    ++n;
+  }
+  if (n == 0) return "";
+  return fmt::format("(steady state: {} searched again at the automatic length, each run until its statistics are steady; only these are "
+                     "answers{})\n",
+                     which, n == cands.size() ? "" : fmt::format(": {} max in SLO is a short run's, which overstates what a queue sustains", others));
+}
+
 std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, double target_rate, std::int64_t requests) {
   const Workload& w = ctx.workload;
   const bool moe = ctx.model.is_moe();
@@ -300,7 +317,8 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                        c.max_rate > 0 ? ms_text(c.at_max.tpot_ms.p99) : "-", fmt::format("{}/{}", c.max_num_seqs, c.max_num_tokens));
     }
     s += "(screen t/s/G: the closed form's output tokens/s per GPU; capacity and max in SLO: requests/s of one instance;\n"
-         " seqs/chunk: the running-sequence cap and the tokens per iteration per attention-DP rank, tried smaller on the best three)\n\n";
+         " seqs/chunk: the running-sequence cap and the tokens per iteration per attention-DP rank, tried smaller on the best three)\n";
+    s += steady_line(r.candidates, "the others'") + "\n";
   }
   if (!r.disagg.empty()) {
     s += target_rate > 0 ? fmt::format("disaggregated for {} requests/s (the best prefill and decode shapes paired, each pool grown from its "
@@ -317,8 +335,9 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                        c.max_rate, c.per_gpu(), c.max_rate > 0 ? ms_text(c.at_max.total.ttft_ms.p99) : "-",
                        c.max_rate > 0 ? ms_text(c.at_max.total.tpot_ms.p99) : "-");
     }
-    s += target_rate > 0 ? "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the target, met by the whole deployment)\n\n"
-                         : "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the whole deployment's requests/s)\n\n";
+    s += target_rate > 0 ? "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the target, met by the whole deployment)\n"
+                         : "(pre/dec req/s: one instance's saturated rate in its role; max in SLO: the whole deployment's requests/s)\n";
+    s += steady_line(r.disagg, "the others'") + "\n";
   }
   if (target_rate > 0) return s + target_text(ctx, r, target_rate);
   if (r.disagg.empty() && !r.disagg_reason.empty()) s += fmt::format("disaggregated none: {}\n\n", r.disagg_reason);
@@ -372,7 +391,8 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
                      {"ttft_ms_p99", c.at_max.ttft_ms.p99},
                      {"tpot_ms_p99", c.at_max.tpot_ms.p99},
                      {"max_num_seqs", c.max_num_seqs},
-                     {"max_num_tokens", c.max_num_tokens}});
+                     {"max_num_tokens", c.max_num_tokens},
+                     {"steady", c.steady}});
   }
   j["candidates"] = cands;
   j["best"] = r.best;
@@ -395,7 +415,8 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
                    {"requests_per_s_per_gpu", c.per_gpu()},
                    {"ttft_ms_p99", c.at_max.total.ttft_ms.p99},
                    {"tpot_ms_p99", c.at_max.total.tpot_ms.p99},
-                   {"kv_transfer_ms", c.at_max.transfer_ms}});
+                   {"kv_transfer_ms", c.at_max.transfer_ms},
+                   {"steady", c.steady}});
   }
   j["disaggregated_candidates"] = dis;
   j["disaggregated_best"] = r.disagg_best;

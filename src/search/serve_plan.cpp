@@ -34,7 +34,8 @@ SimContext with_settings(const SimContext& base, const ServeCandidate& c) {
 
 // The highest Poisson rate (requests/s, one instance) whose simulation meets every SLO,
 // by bisection between 0 and the saturated rate.
-void rate_search(const SimContext& base, ServeCandidate& c, const ServePlanOptions& opt, std::int64_t& sims) {
+// `requests` per simulation; 0: the automatic length (each run until its statistics are steady).
+void rate_search(const SimContext& base, ServeCandidate& c, const ServePlanOptions& opt, std::int64_t& sims, std::int64_t requests) {
   const SimContext ctx = with_settings(base, c);
   ServeOptions so;
   so.watch = opt.watch;
@@ -48,7 +49,7 @@ void rate_search(const SimContext& base, ServeCandidate& c, const ServePlanOptio
   }
   const auto run_at = [&](double r) {
     ++sims;
-    return simulate_serving(at_rate(ctx, r, opt.requests), c.plan, so);
+    return simulate_serving(at_rate(ctx, r, requests), c.plan, so);
   };
   ServeResult top = run_at(c.capacity);
   if (top.feasible) {
@@ -262,9 +263,36 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
       out.disagg_best = static_cast<int>(i);
     }
   }
+  if (out.disagg_best >= 0 && opt.tune_engine) tune_pools(ctx, out.disagg[static_cast<std::size_t>(out.disagg_best)], requests, so, opt, out.simulations);
+  // steady state, as for the aggregated candidates (2c): the best transient first, while its
+  // rate beats the best steady one; only a steady rate is then an answer
+  if (opt.steady_checks && out.disagg_best >= 0) {
+    for (int k = 0; k < opt.steady_candidates && !should_stop(opt.watch); ++k) {
+      int pick = -1;
+      double best_steady = 0;
+      for (std::size_t i = 0; i < out.disagg.size(); ++i) {
+        const DisaggCandidate& c = out.disagg[i];
+        if (c.steady) {
+          best_steady = std::max(best_steady, c.per_gpu());
+        } else if (c.max_rate > 0 && (pick < 0 || c.per_gpu() > out.disagg[static_cast<std::size_t>(pick)].per_gpu())) {
+          pick = static_cast<int>(i);
+        }
+      }
+      if (pick < 0 || out.disagg[static_cast<std::size_t>(pick)].per_gpu() <= best_steady) break;
+      DisaggCandidate& c = out.disagg[static_cast<std::size_t>(pick)];
+      const double cap = std::min(c.prefill_rate * c.plan.prefill.deg.replicas, c.decode_rate * c.plan.decode.deg.replicas);
+      disagg_rate_search(ctx, c, cap, 0, so, opt, out.simulations);
+      c.steady = true;
+    }
+    out.disagg_best = -1;
+    for (std::size_t i = 0; i < out.disagg.size(); ++i) {
+      const DisaggCandidate& c = out.disagg[i];
+      if (!c.steady || c.max_rate <= 0) continue;
+      if (out.disagg_best < 0 || c.per_gpu() > out.disagg[static_cast<std::size_t>(out.disagg_best)].per_gpu()) out.disagg_best = static_cast<int>(i);
+    }
+  }
   if (out.disagg_best >= 0) {
-    DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
-    if (opt.tune_engine) tune_pools(ctx, d, requests, so, opt, out.simulations);
+    const DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
     const double agg_per_gpu = out.deployment_rate / static_cast<double>(out.deployment.deg.total_gpus());
     out.disagg_chosen = d.per_gpu() > agg_per_gpu;
   }
@@ -495,7 +523,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     c.screen = feasible[i].m;
     c.max_num_seqs = ctx.engine.max_num_seqs;
     c.max_num_tokens = ctx.engine.max_num_tokens;
-    rate_search(ctx, c, opt, out.simulations);
+    rate_search(ctx, c, opt, out.simulations, opt.requests);
     out.candidates.push_back(std::move(c));
     if (opt.progress) opt.progress(static_cast<int>(i + 1), static_cast<int>(k));
     if (opt.watch) opt.watch->progress([&] { return fmt::format("simulating candidates: {} of {}, {:.0f} s", i + 1, k, opt.watch->elapsed_s()); });
@@ -522,15 +550,42 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
           t.max_num_seqs = seqs;
           t.max_num_tokens = chunk;
           t.max_rate = 0;
-          rate_search(ctx, t, opt, out.simulations);
+          rate_search(ctx, t, opt, out.simulations, opt.requests);
           if (t.per_gpu() > c.per_gpu() * 1.01) c = std::move(t);  // 1%: beyond the simulation's noise
         }
       }
     }
   }
+  // 2c. steady state: a run of `requests` requests is a transient where a request lives
+  // longer than its arrivals last (1,024 output tokens at 60-130 ms a token outlive 1,000
+  // arrivals at 40 requests/s): the queues it would build never form and its rate overstates
+  // what the deployment sustains. The candidates that can be the answer have their rate
+  // searched again at the automatic length, the best transient first, while a transient rate
+  // beats the best steady one (a transient's rate is the upper bound it is at high load).
+  const bool steady = opt.steady_checks && opt.target_rate <= 0;
+  if (steady) {
+    for (int n = 0; n < opt.steady_candidates && !should_stop(opt.watch); ++n) {
+      int pick = -1;
+      double best_steady = 0;
+      for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+        const ServeCandidate& c = out.candidates[i];
+        if (c.steady) {
+          best_steady = std::max(best_steady, c.per_gpu());
+        } else if (c.max_rate > 0 && (pick < 0 || c.per_gpu() > out.candidates[static_cast<std::size_t>(pick)].per_gpu())) {
+          pick = static_cast<int>(i);
+        }
+      }
+      if (pick < 0 || out.candidates[static_cast<std::size_t>(pick)].per_gpu() <= best_steady) break;
+      ServeCandidate& c = out.candidates[static_cast<std::size_t>(pick)];
+      c.max_rate = 0;
+      rate_search(ctx, c, opt, out.simulations, 0);
+      c.steady = true;
+      if (opt.watch) opt.watch->progress([&] { return fmt::format("steady state: candidate {} of up to {}, {:.0f} s", n + 1, opt.steady_candidates, opt.watch->elapsed_s()); });
+    }
+  }
   for (std::size_t i = 0; i < out.candidates.size(); ++i) {
     const ServeCandidate& c = out.candidates[i];
-    if (c.max_rate <= 0) continue;
+    if (c.max_rate <= 0 || (steady && !c.steady)) continue;  // with steady checks, only a steady rate is an answer
     if (out.best < 0 || c.per_gpu() > out.candidates[static_cast<std::size_t>(out.best)].per_gpu() * (1 + 1e-12)) out.best = static_cast<int>(i);
   }
   if (out.best < 0) {
@@ -611,7 +666,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     const DisaggCandidate& c = out.disagg[static_cast<std::size_t>(out.disagg_best)];
     for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
       const double r = share * c.max_rate;
-      const ServeResult s = simulate_disaggregated(at_rate(ctx, r, 2 * opt.requests), c.plan, so).total;
+      const ServeResult s = simulate_disaggregated(at_rate(ctx, r, opt.steady_checks ? 0 : 2 * opt.requests), c.plan, so).total;
       ++out.simulations;
       out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
                                            s.tpot_ms.p99, s.feasible, s.ttft_ms, s.tpot_ms});
@@ -620,7 +675,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
     const ServeCandidate& b = out.candidates[static_cast<std::size_t>(out.best)];
     for (double share : {0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
       const double r = share * b.max_rate;
-      const ServeResult s = simulate_serving(at_rate(with_settings(ctx, b), r, opt.requests), b.plan, so);
+      const ServeResult s = simulate_serving(at_rate(with_settings(ctx, b), r, opt.steady_checks ? 0 : opt.requests), b.plan, so);
       ++out.simulations;
       out.frontier.push_back(FrontierPoint{r, s.output_tok_s_per_gpu, s.tpot_ms.mean > 0 ? 1000.0 / s.tpot_ms.mean : 0.0, s.ttft_ms.p99,
                                            s.tpot_ms.p99, s.feasible, s.ttft_ms, s.tpot_ms});

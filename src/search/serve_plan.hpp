@@ -29,6 +29,7 @@ struct ServeCandidate {
   // the engine settings it runs with (per attention-DP rank): the running-sequence cap and
   // the token budget per iteration (the prefill chunk)
   std::int64_t max_num_seqs = 0, max_num_tokens = 0;
+  bool steady = false;      // max_rate searched again at the automatic length (ServePlanOptions::steady_checks)
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.deg.instance_gpus()); }
 };
 
@@ -41,6 +42,7 @@ struct DisaggCandidate {
   DisaggResult at_max;
   // (each pool's engine settings, per attention-DP rank, are plan.prefill_settings and
   // plan.decode_settings: what the simulations ran and what launch starts)
+  bool steady = false;  // max_rate searched again at the automatic length
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.gpus()); }
 };
 
@@ -56,9 +58,14 @@ struct FrontierPoint {
 struct ServePlanOptions {
   int top_k = 24;                // candidates simulated after the screen (0: every screened one; bench/serve_plan)
   std::int64_t requests = 1000;  // per simulation of the search (the bisections, the screen of settings)
-  // the checks of the chosen deployment at the target rate with the automatic length, until
-  // its statistics are steady (docs/serving.md, "Steady state"); false: at `requests` too
+  // the answers at steady state (docs/serving.md, "Steady state"): the chosen deployment's
+  // check at the target rate, the max rate of the candidates that can be the answer, and the
+  // frontier, at the automatic length (until the statistics are steady); false: at `requests`
   bool steady_checks = false;
+  // with steady_checks: the candidates that can be the answer have their max rate searched
+  // again at the automatic length (best transient first, while a transient rate beats the
+  // best steady one), at most this many of each kind (aggregated, disaggregated)
+  int steady_candidates = 6;
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
   bool disaggregated = true;     // also size disaggregated deployments (on the cluster, or the fewest GPUs for the target rate)

@@ -30,6 +30,12 @@ ServePlanOptions options(int top_k, double target = 0) {
   return o;
 }
 
+SimContext with_engine_settings(SimContext c, const ServeCandidate& x) {
+  c.engine.max_num_seqs = x.max_num_seqs;
+  c.engine.max_num_tokens = x.max_num_tokens;
+  return c;
+}
+
 SimContext at(const SimContext& base, double rate, std::int64_t requests) {
   SimContext c = base;
   c.workload.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
@@ -207,6 +213,42 @@ TEST(ServePlan, TuningTheEngineSettingsNeverLoses) {
   EXPECT_EQ(f.prefill_max_num_tokens, std::optional<std::int64_t>(t.plan.prefill_settings.max_num_tokens));
 }
 
+
+TEST(ServePlan, SteadyChecksAnswerWithASteadyRate) {
+  // Llama-3.1-8B on one H100 with long outputs (1,024 + 4,096 tokens) and a p90 TPOT of
+  // 18 ms: 60 requests arrive in about a minute and each lives for more than one, so a
+  // 60-request run never reaches the batch a steady stream settles into, and its TPOT (and
+  // max rate: 0.99 requests/s when written) is a transient's. With steady checks the answer's
+  // max rate is searched again at the automatic length: steady, lower (0.69), met there, and
+  // the transient's rate is not.
+  SimContext ctx = serve_ctx(18, "h100x1");
+  ctx.workload.osl = 4096;
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
+  ServePlanOptions transient = options(2), steady = options(2);
+  transient.requests = steady.requests = 60;
+  transient.disaggregated = steady.disaggregated = false;
+  steady.steady_checks = true;
+  const ServePlanResult a = plan_serving(ctx, space, std::nullopt, transient), b = plan_serving(ctx, space, std::nullopt, steady);
+  ASSERT_GE(a.best, 0);
+  ASSERT_GE(b.best, 0) << b.reason;
+  const ServeCandidate& t = a.candidates[static_cast<std::size_t>(a.best)];
+  const ServeCandidate& c = b.candidates[static_cast<std::size_t>(b.best)];
+  EXPECT_FALSE(t.steady);
+  EXPECT_TRUE(c.steady);
+  EXPECT_LT(c.max_rate, 0.9 * t.max_rate);
+  SimContext at_max = at(ctx, c.max_rate, 0);  // the automatic length
+  const ServeResult r = simulate_serving(with_engine_settings(at_max, c), c.plan);
+  EXPECT_TRUE(r.feasible) << r.reason;
+  EXPECT_TRUE(r.stable) << "the automatic length ends steady";
+  EXPECT_FALSE(simulate_serving(with_engine_settings(at(ctx, t.max_rate, 0), t), t.plan).feasible);
+  // every candidate that is an answer is a steady one
+  for (const ServeCandidate& x : b.candidates) {
+    if (&x == &c) continue;
+    if (x.steady) {
+      EXPECT_LE(x.per_gpu(), c.per_gpu() + 1e-12);
+    }
+  }
+}
 
 TEST(ServePlan, ByDefaultOnlyLayoutsAnEngineRuns) {
   const SimContext ctx = serve_ctx(25, "h100x4");
