@@ -169,6 +169,46 @@ DisaggCandidate candidate_of(const SimContext& ctx, const RolePair& pr) {
   return c;
 }
 
+// Steady state (docs/serving.md, "Steady state"): a run of `requests` requests is a transient
+// where a request lives longer than its arrivals last (1,024 output tokens at 60-130 ms a
+// token outlive 1,000 arrivals at 40 requests/s): the queues it would build never form and
+// its rate overstates what the deployment sustains. The candidates that can be the answer
+// have their rate searched again at the automatic length by `research`, the best transient
+// first, while a transient rate beats the best steady one (a transient's rate is the upper
+// bound it is at high load), at most opt.steady_candidates of them.
+template <class C, class Research>
+void steady_research(std::vector<C>& cands, const ServePlanOptions& opt, Research research) {
+  for (int n = 0; n < opt.steady_candidates && !should_stop(opt.watch); ++n) {
+    int pick = -1;
+    double best_steady = 0;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      const C& c = cands[i];
+      if (c.steady) {
+        best_steady = std::max(best_steady, c.per_gpu());
+      } else if (c.max_rate > 0 && (pick < 0 || c.per_gpu() > cands[static_cast<std::size_t>(pick)].per_gpu())) {
+        pick = static_cast<int>(i);
+      }
+    }
+    if (pick < 0 || cands[static_cast<std::size_t>(pick)].per_gpu() <= best_steady) break;
+    C& c = cands[static_cast<std::size_t>(pick)];
+    research(c);
+    c.steady = true;
+    if (opt.watch) opt.watch->progress([&] { return fmt::format("steady state: candidate {} of up to {}, {:.0f} s", n + 1, opt.steady_candidates, opt.watch->elapsed_s()); });
+  }
+}
+
+// The best candidate with a max rate (only a steady one when `steady_only`), -1 when none.
+template <class C>
+int best_of(const std::vector<C>& cands, bool steady_only) {
+  int best = -1;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const C& c = cands[i];
+    if (c.max_rate <= 0 || (steady_only && !c.steady)) continue;
+    if (best < 0 || c.per_gpu() > cands[static_cast<std::size_t>(best)].per_gpu() * (1 + 1e-12)) best = static_cast<int>(i);
+  }
+  return best;
+}
+
 // The highest Poisson rate (requests/s, the whole deployment) within the SLOs, by bisection
 // below `cap`, the pools' balanced saturated rate.
 void disagg_rate_search(const SimContext& ctx, DisaggCandidate& c, double cap, std::int64_t requests, const ServeOptions& so,
@@ -264,32 +304,13 @@ void disaggregate(const SimContext& ctx, const std::vector<Plan>& shapes, const 
     }
   }
   if (out.disagg_best >= 0 && opt.tune_engine) tune_pools(ctx, out.disagg[static_cast<std::size_t>(out.disagg_best)], requests, so, opt, out.simulations);
-  // steady state, as for the aggregated candidates (2c): the best transient first, while its
-  // rate beats the best steady one; only a steady rate is then an answer
+  // steady state, as for the aggregated candidates: only a steady rate is then an answer
   if (opt.steady_checks && out.disagg_best >= 0) {
-    for (int k = 0; k < opt.steady_candidates && !should_stop(opt.watch); ++k) {
-      int pick = -1;
-      double best_steady = 0;
-      for (std::size_t i = 0; i < out.disagg.size(); ++i) {
-        const DisaggCandidate& c = out.disagg[i];
-        if (c.steady) {
-          best_steady = std::max(best_steady, c.per_gpu());
-        } else if (c.max_rate > 0 && (pick < 0 || c.per_gpu() > out.disagg[static_cast<std::size_t>(pick)].per_gpu())) {
-          pick = static_cast<int>(i);
-        }
-      }
-      if (pick < 0 || out.disagg[static_cast<std::size_t>(pick)].per_gpu() <= best_steady) break;
-      DisaggCandidate& c = out.disagg[static_cast<std::size_t>(pick)];
+    steady_research(out.disagg, opt, [&](DisaggCandidate& c) {
       const double cap = std::min(c.prefill_rate * c.plan.prefill.deg.replicas, c.decode_rate * c.plan.decode.deg.replicas);
       disagg_rate_search(ctx, c, cap, 0, so, opt, out.simulations);
-      c.steady = true;
-    }
-    out.disagg_best = -1;
-    for (std::size_t i = 0; i < out.disagg.size(); ++i) {
-      const DisaggCandidate& c = out.disagg[i];
-      if (!c.steady || c.max_rate <= 0) continue;
-      if (out.disagg_best < 0 || c.per_gpu() > out.disagg[static_cast<std::size_t>(out.disagg_best)].per_gpu()) out.disagg_best = static_cast<int>(i);
-    }
+    });
+    out.disagg_best = best_of(out.disagg, true);
   }
   if (out.disagg_best >= 0) {
     const DisaggCandidate& d = out.disagg[static_cast<std::size_t>(out.disagg_best)];
@@ -556,38 +577,15 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
       }
     }
   }
-  // 2c. steady state: a run of `requests` requests is a transient where a request lives
-  // longer than its arrivals last (1,024 output tokens at 60-130 ms a token outlive 1,000
-  // arrivals at 40 requests/s): the queues it would build never form and its rate overstates
-  // what the deployment sustains. The candidates that can be the answer have their rate
-  // searched again at the automatic length, the best transient first, while a transient rate
-  // beats the best steady one (a transient's rate is the upper bound it is at high load).
+  // 2c. steady state (steady_research): only a steady rate is an answer
   const bool steady = opt.steady_checks && opt.target_rate <= 0;
   if (steady) {
-    for (int n = 0; n < opt.steady_candidates && !should_stop(opt.watch); ++n) {
-      int pick = -1;
-      double best_steady = 0;
-      for (std::size_t i = 0; i < out.candidates.size(); ++i) {
-        const ServeCandidate& c = out.candidates[i];
-        if (c.steady) {
-          best_steady = std::max(best_steady, c.per_gpu());
-        } else if (c.max_rate > 0 && (pick < 0 || c.per_gpu() > out.candidates[static_cast<std::size_t>(pick)].per_gpu())) {
-          pick = static_cast<int>(i);
-        }
-      }
-      if (pick < 0 || out.candidates[static_cast<std::size_t>(pick)].per_gpu() <= best_steady) break;
-      ServeCandidate& c = out.candidates[static_cast<std::size_t>(pick)];
+    steady_research(out.candidates, opt, [&](ServeCandidate& c) {
       c.max_rate = 0;
       rate_search(ctx, c, opt, out.simulations, 0);
-      c.steady = true;
-      if (opt.watch) opt.watch->progress([&] { return fmt::format("steady state: candidate {} of up to {}, {:.0f} s", n + 1, opt.steady_candidates, opt.watch->elapsed_s()); });
-    }
+    });
   }
-  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
-    const ServeCandidate& c = out.candidates[i];
-    if (c.max_rate <= 0 || (steady && !c.steady)) continue;  // with steady checks, only a steady rate is an answer
-    if (out.best < 0 || c.per_gpu() > out.candidates[static_cast<std::size_t>(out.best)].per_gpu() * (1 + 1e-12)) out.best = static_cast<int>(i);
-  }
+  out.best = best_of(out.candidates, steady);
   if (out.best < 0) {
     out.reason = fmt::format("none of the {} best screened shapes meets the SLOs in simulation at any rate (the first: {})", k,
                              out.candidates.front().at_max.reason);
