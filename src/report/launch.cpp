@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -65,16 +66,43 @@ std::int64_t max_sequence(const Workload& w) {
   return std::max(w.isl + out, w.context + out);
 }
 
+// Whether `dir` holds a checkpoint's weights (safetensors or PyTorch shards, or their index).
+bool holds_weights(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.ends_with(".safetensors") || n.ends_with(".bin") || n.ends_with(".safetensors.index.json") || n.ends_with(".gguf")) return true;
+  }
+  return false;
+}
+
+// The checkpoint the commands serve, one convention (docs/launch.md, "Checkpoints and
+// memory"): --model-path as given; a preset (any letter case) or a Hugging Face id of one:
+// its repository; a checkpoint folder (a folder holding config.json and weights, or a
+// config.json beside weights): that folder; anything else (a config file among other files,
+// a folder without weights, a synthetic model): the placeholder <path-to-checkpoint>, with
+// a note saying why and what to pass.
 std::string model_path(const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes) {
   if (!o.model_path.empty()) return o.model_path;
-  // a Hugging Face id of a preset's checkpoint is served as typed; a preset (in any letter case) its repository
   const std::string key = preset_key(file.model);
   if (!key.empty()) return file.model.find('/') != std::string::npos ? file.model : hf_repo_for(key);
-  if (file.model.size() > 5 && file.model.ends_with(".json")) {
-    const auto slash = file.model.find_last_of('/');
-    return slash == std::string::npos ? "." : file.model.substr(0, slash);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path given(file.model);
+  fs::path dir;
+  if (fs::is_directory(given, ec)) {
+    dir = given;
+  } else if (given.filename() == "config.json") {
+    dir = given.has_parent_path() ? given.parent_path() : fs::path(".");
   }
-  notes->push_back(fmt::format("'{}' has no public checkpoint: replace <path-to-checkpoint> (or pass --model-path)", file.model));
+  if (!dir.empty() && holds_weights(dir)) return dir.string();
+  if (!dir.empty() || (file.model.size() > 5 && file.model.ends_with(".json"))) {
+    notes->push_back(fmt::format("'{}' is a model description, not a checkpoint folder (no weight files beside its config): replace "
+                                 "<path-to-checkpoint> with the checkpoint's folder or Hugging Face id (or pass --model-path)",
+                                 file.model));
+  } else {
+    notes->push_back(fmt::format("'{}' has no public checkpoint: replace <path-to-checkpoint> (or pass --model-path)", file.model));
+  }
   return "<path-to-checkpoint>";
 }
 

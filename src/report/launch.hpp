@@ -63,7 +63,7 @@ struct LaunchSpec {
 
 struct LaunchOptions {
   ServeEngine engine = ServeEngine::kVllm;
-  std::string model_path;                    // empty: from the preset (HF repo id) or the config's folder
+  std::string model_path;                    // empty: the preset's HF repo, a checkpoint folder, else a placeholder (model_path in launch.cpp)
   std::string head_address = "<HEAD_NODE_IP>";
   int port = 0;                              // 0: the engine's default
   std::string role;                          // "prefill" or "decode" in a disaggregated deployment; "" aggregated
@@ -84,8 +84,9 @@ std::string hf_repo_for(const std::string& preset);
 // preset's checkpoint (deepseek-ai/DeepSeek-V3); "" for a file or an unknown name.
 std::string preset_key(const std::string& model);
 // The checkpoint the commands serve: --model-path, else the published checkpoint in the
-// plan's weight format where its maker ships one, else the preset's repository or the
-// config's folder (a sentence in `notes` for each substitution).
+// plan's weight format where its maker ships one, else the preset's repository, a checkpoint
+// folder (one that holds weights), or the placeholder <path-to-checkpoint> (a sentence in
+// `notes` for each substitution).
 std::string served_model(const SimContext& ctx, const PlanFile& file, const LaunchOptions& o, std::vector<std::string>* notes = nullptr);
 
 std::string launch_text(const SimContext& ctx, const PlanFile& file, const EngineFit& fit, const LaunchOptions& o);

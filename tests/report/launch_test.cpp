@@ -8,6 +8,8 @@
 
 #include "search/search.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -439,6 +441,41 @@ TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
     EXPECT_NE(text->find("# serving    Poisson at 4 requests/s, simulated over 400 requests"), std::string::npos) << *text;
   }
 }
+// One model-path convention: a preset gives its repository; a folder holding weights (or its
+// config.json) that folder; a config file among other files, or a folder without weights,
+// the placeholder with a note (never the folder of unrelated JSON files).
+TEST(Launch, TheModelPathIsACheckpointOrAPlaceholder) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "shardwise_launch_model_path";
+  fs::remove_all(root);
+  fs::create_directories(root / "ckpt");
+  fs::create_directories(root / "bare");
+  const std::string cfg = std::string(SHARDWISE_TEST_DATA) + "/models/deepseek-v2-lite/config.json";
+  for (const char* d : {"ckpt", "bare"}) fs::copy_file(cfg, root / d / "config.json");
+  std::ofstream(root / "ckpt" / "model-00001-of-00002.safetensors") << "x";
+  auto m = load_model((root / "ckpt").string());
+  auto c = cluster_from_preset("h100x8");
+  ASSERT_TRUE(m.ok() && c.ok()) << (m.ok() ? "" : m.error().message());
+  const SimContext ctx = make_context(*m, *c, Workload{}, cost_params_for("h100"));
+  const auto served = [&](const std::string& model, std::vector<std::string>* notes) {
+    PlanFile f;
+    f.model = model;
+    return served_model(ctx, f, LaunchOptions{}, notes);
+  };
+  std::vector<std::string> notes;
+  EXPECT_EQ(served((root / "ckpt").string(), &notes), (root / "ckpt").string());
+  EXPECT_EQ(served((root / "ckpt" / "config.json").string(), &notes), (root / "ckpt").string());
+  EXPECT_TRUE(notes.empty());
+  EXPECT_EQ(served((root / "bare").string(), &notes), "<path-to-checkpoint>");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("not a checkpoint folder"), std::string::npos) << notes[0];
+  notes.clear();
+  EXPECT_EQ(served(cfg, &notes), "<path-to-checkpoint>");  // a config.json with no weights beside it
+  EXPECT_EQ(served(std::string(SHARDWISE_TEST_DATA) + "/models/arch/gemma-2-9b.json", &notes), "<path-to-checkpoint>");  // among other configs
+  EXPECT_EQ(served("Llama-3.1-8B", &notes), "meta-llama/Llama-3.1-8B-Instruct");
+  fs::remove_all(root);
+}
+
 // A disaggregated plan launches each pool with its own settings: the prefill pool's from its
 // block (disaggregated.prefill.engine_settings), the decode pool's from the top level.
 TEST(Launch, EachPoolLaunchesItsOwnSettings) {
