@@ -209,7 +209,7 @@ shardwise::Expected<shardwise::ModelSpec> load_model_warned(const std::string& n
 
 Inputs inputs(const std::string& model, const std::string& cluster, const std::string& workload, const py::kwargs& kw) {
   Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
-  in.workload = get(shardwise::apply_overrides(in.workload, overrides_of(kw)));
+  in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, overrides_of(kw)))));
   return in;
 }
 
@@ -292,7 +292,7 @@ PYBIND11_MODULE(shardwise, m) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
-        in.workload = get(shardwise::apply_overrides(in.workload, ov));
+        in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, ov))));
         shardwise::Plan p;
         p.deg = shardwise::Degrees{degree("tp", tp, 1), degree("pp", pp, 1), degree("ep", ep, 1), degree("attn_dp", attn_dp, 1),
                                    degree("replicas", replicas, 1)};
@@ -374,7 +374,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& calibration, const py::object& decode_steps, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
-        in.workload = get(shardwise::apply_overrides(in.workload, ov));
+        in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, ov))));
         const shardwise::Engine eng = shardwise::find_engine(search);
         if (!eng) raise(Error{"search", "", std::string("one of ") + shardwise::engine_names(), "'" + search + "'"});
         const auto [budget, seed, threads, top_k] = search_args(budget_o, seed_o, threads_o, top_k_o);
@@ -470,7 +470,8 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& disaggregated, const py::object& time_limit, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const shardwise::ModelSpec m = get(load_model_warned(model));
-        const shardwise::Workload w = get(shardwise::apply_overrides(get(shardwise::load_workload(workload)), ov));
+        const shardwise::Workload w =
+            get(shardwise::resolve_speculation(m, get(shardwise::apply_overrides(get(shardwise::load_workload(workload)), ov))));
         const auto [budget, seed, threads, top_k] = search_args(budget_o, seed_o, threads_o, top_k_o);
         const double target_rate = as_num("target_rate", target_rate_o);
         // the command's checks, their flags named as this function's keywords
@@ -533,7 +534,7 @@ PYBIND11_MODULE(shardwise, m) {
     shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(label)) : get(shardwise::parse_plan_json(text, label));
     if (f.model.empty() || f.cluster.empty() || f.workload.empty()) raise(Error{label, "model/cluster/workload", "the names the plan was made for", "none"});
     Inputs in{get(load_model_warned(f.model)), get(shardwise::load_cluster(f.cluster)), get(shardwise::load_workload(f.workload))};
-    in.workload = get(shardwise::apply_overrides(in.workload, f.overrides, label));
+    in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, f.overrides, label))));
     // engine=, else the engine the plan records (its version too)
     const bool from_plan = engine.is_none() && f.engine;
     const py::object name = from_plan ? py::object(py::str(*f.engine)) : engine;
@@ -623,7 +624,7 @@ PYBIND11_MODULE(shardwise, m) {
           raise(Error{label, "model/cluster/workload", "the names the plan was made for", "none"});
         }
         Inputs in{get(load_model_warned(f.model)), get(shardwise::load_cluster(f.cluster)), get(shardwise::load_workload(f.workload))};
-        in.workload = get(shardwise::apply_overrides(in.workload, f.overrides, label));
+        in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, f.overrides, label))));
         shardwise::LaunchOptions o;
         o.engine = *e;
         o.model_path = model_path.value_or("");

@@ -61,6 +61,13 @@ int run_describe(const DescribeArgs& a) {
     if (!w) return fail(w.error());
     auto w2 = apply_overrides(std::move(w).value(), a.overrides);
     if (!w2) return fail(w2.error());
+    if (model) {  // --spec-tokens alone: the model's MTP acceptance (without a model, the workload as given)
+      std::string why;
+      auto w3 = resolve_speculation(*model, std::move(w2).value(), &why);
+      if (!w3) return fail(w3.error());
+      if (!why.empty()) note(why);
+      w2 = std::move(w3);
+    }
     workload = std::move(w2).value();
     set_describe_formats(opts, model, *workload);
     if (workload->mode == Mode::kDecode) opts.contexts = {workload->context};

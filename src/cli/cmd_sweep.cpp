@@ -49,8 +49,12 @@ int run_sweep_cmd(const SweepArgs& a, const CliOptions& cli) {
   if (!model) return fail(model.error());
   auto w = load_workload(a.workload);
   if (!w) return fail(w.error());
-  auto wo = apply_overrides(*w, a.overrides);
+  auto wo0 = apply_overrides(*w, a.overrides);
+  if (!wo0) return fail(wo0.error());
+  std::string spec_note;
+  auto wo = resolve_speculation(*model, std::move(wo0).value(), &spec_note);
   if (!wo) return fail(wo.error());
+  if (!spec_note.empty()) note(spec_note);
   if (auto e = sweep_input_error(*wo, a.overrides, a.workload, a.target_rate, a.top_k)) return fail(*e);
   if (wo->mode == Mode::kServe && has_arrivals(*wo)) {
     note(fmt::format("a serving sweep searches each point's rate: the arrivals of workload {} ({}) are not used", a.workload,

@@ -79,7 +79,8 @@ void add_workload_flags(CLI::App* cmd, WorkloadOverrides& o) {
   cmd->add_option("--kv-dtype", o.kv_dtype, "Override the KV-cache format: fp32, bf16, fp16, fp8, int8, int4, fp4, or auto");
   cmd->add_option("--expert-dtype", o.expert_dtype, "Override the routed experts' format alone (e.g. fp4 experts beside fp8 attention)");
   cmd->add_option("--spec-tokens", o.spec_tokens, "Speculative decoding: draft tokens (MTP) verified per decode step (default 0)");
-  cmd->add_option("--spec-acceptance", o.spec_acceptance, "Speculative decoding: probability each draft token is accepted (0 to 1)");
+  cmd->add_option("--spec-acceptance", o.spec_acceptance, "Speculative decoding: probability each draft token is accepted (0 to 1; default: the model's MTP module's published "
+                  "acceptance, 0.85 for DeepSeek-V3/R1; required for models without one)");
   cmd->add_option("--rate", o.rate, "Serve: Poisson arrivals at this many requests/s (inf: every request at once)");
   cmd->add_option("--concurrency", o.concurrency, "Serve: closed-loop users, each sending its next request when the last one ends");
   cmd->add_option("--requests", o.requests, "Serve: requests simulated (default 2000, or the trace's)");
@@ -181,7 +182,11 @@ Expected<Inputs> load_inputs(const std::string& model, const std::string& cluste
   }
   auto w2 = apply_overrides(std::move(w), overrides);
   if (!w2) return w2.error();
-  return Inputs{std::move(m).value(), std::move(c).value(), std::move(w2).value()};
+  std::string why;
+  auto w3 = resolve_speculation(*m, std::move(w2).value(), &why);  // --spec-tokens alone: the model's MTP acceptance
+  if (!w3) return w3.error();
+  if (!why.empty()) note(why);
+  return Inputs{std::move(m).value(), std::move(c).value(), std::move(w3).value()};
 }
 
 std::optional<std::uint64_t> parse_seed(const std::string& s, std::uint64_t max) {

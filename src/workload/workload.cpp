@@ -405,7 +405,7 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
     w.spec_tokens = static_cast<std::int32_t>(*o.spec_tokens);
   }
   if (o.spec_tokens && *o.spec_tokens > 0 && !o.spec_acceptance && w.spec_acceptance <= 0.0) {
-    return err("spec-acceptance", "a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted)", "none");
+    w.spec_acceptance = kModelsAcceptance;  // the model's published acceptance, or refused (resolve_speculation)
   }
   if (o.spec_acceptance && w.spec_tokens == 0) {  // it would be ignored: refused rather than silently dropped
     return err("spec-acceptance", "--spec-tokens (the draft tokens per step) beside it", fmt::format("{} with no draft tokens", *o.spec_acceptance));
@@ -490,6 +490,24 @@ Expected<Workload> apply_overrides(Workload w, const WorkloadOverrides& o, const
   const std::string label = origin.empty() ? "workload '" + w.name + "' after the command-line flags"
                                            : "workload '" + w.name + "' after the workload_overrides of " + origin;
   if (auto e = validate_workload(w, label)) return *e;
+  return w;
+}
+
+Expected<Workload> resolve_speculation(const ModelSpec& m, Workload w, std::string* note) {
+  if (w.spec_tokens <= 0 || w.spec_acceptance != kModelsAcceptance) return w;
+  if (m.num_mtp_layers <= 0) {
+    return Error{"--spec-acceptance", "",
+                 fmt::format("a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted; {} has no MTP modules, "
+                             "num_nextn_predict_layers, whose acceptance is published)",
+                             m.name),
+                 "none"};
+  }
+  w.spec_acceptance = kMtpAcceptance;
+  if (note) {
+    *note = fmt::format("--spec-acceptance {:.2f}: {}'s MTP module, as DeepSeek-V3's report measures it (85-90% of second tokens "
+                        "accepted; the lower end); give --spec-acceptance to change it",
+                        kMtpAcceptance, m.name);
+  }
   return w;
 }
 

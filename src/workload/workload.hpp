@@ -47,9 +47,20 @@ struct Workload {
   // Speculative decoding (MTP or a draft model): draft tokens verified per decode step and
   // the probability that each is accepted given the one before it (docs/cost-model.md).
   std::int32_t spec_tokens = 0;
-  double spec_acceptance = 0.0;
+  double spec_acceptance = 0.0;  // kModelsAcceptance: the model's published one (resolve_speculation)
   friend bool operator==(const Workload&, const Workload&) = default;
 };
+
+// --spec-tokens without --spec-acceptance: the acceptance the model's own draft modules are
+// published at, resolved with the model (resolve_speculation).
+constexpr double kModelsAcceptance = -1.0;
+// DeepSeek-V3's MTP module accepts its draft (the second token) 85-90% of the time
+// (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 5.4.3): the lower end.
+constexpr double kMtpAcceptance = 0.85;
+// The workload's speculative decoding on model `m`: kModelsAcceptance becomes the published
+// acceptance of its MTP modules (num_nextn_predict_layers > 0; `note` says so), and on a
+// model without them it is bad input naming --spec-acceptance. Every other workload as it is.
+Expected<Workload> resolve_speculation(const ModelSpec& m, Workload w, std::string* note = nullptr);
 
 // Command-line overrides; each set field replaces the workload's.
 struct WorkloadOverrides {

@@ -186,6 +186,10 @@ expect 0 'weights bf16, KV cache bf16' -- simulate --model deepseek-v3 --cluster
 expect 0 'experts fp4' -- simulate --model deepseek-v3 --cluster b200x8 --expert-dtype fp4 --tp 8 --ep 8 --batch 1
 expect 0 'speculative  3 draft tokens at acceptance 0.85: 3.19 tokens per sequence per step' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --ep 4 --batch 1 --spec-tokens 3 --spec-acceptance 0.85
 expect 2 '^shardwise: --spec-acceptance: expected a probability from 0 to 1, found 1.5' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --spec-tokens 3 --spec-acceptance 1.5
+# --spec-tokens alone: DeepSeek-V3's MTP acceptance (0.85, noted); a model without MTP modules needs one
+expect 0 'speculative  3 draft tokens at acceptance 0.85: 3.19 tokens per sequence per step' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --ep 4 --batch 1 --spec-tokens 3
+expect 0 "note: --spec-acceptance 0.85: deepseek-v3's MTP module" -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --ep 4 --batch 1 --spec-tokens 3
+expect 2 "^shardwise: --spec-acceptance: expected a probability from 0 to 1 beside --spec-tokens .*llama-3.1-8b has no MTP modules" -- simulate --model llama-3.1-8b --cluster h100x8 --tp 1 --spec-tokens 2
 expect 2 '^shardwise: --expert-dtype: expected one of fp32' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --expert-dtype fp6
 expect 0 '32 redundant expert slots' -- plan --model deepseek-v3 --cluster h200x72 --workload chat-1k-1k --search exact --redundant-experts 32 --out "$tmp/r32.json"
 expect 0 '"redundant_experts": 32' -- simulate --plan "$tmp/r32.json" --json

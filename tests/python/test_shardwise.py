@@ -170,6 +170,12 @@ class PlanAndLaunch(unittest.TestCase):
         with self.assertRaisesRegex(sw.Error, r"^decode_steps: "):
             sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="vllm", mode="serve", rate=4, requests=200, decode_steps=2)
 
+    def test_spec_tokens_alone_take_the_models_mtp_acceptance(self):
+        r = sw.simulate("deepseek-v3", "h200x8", tp=8, ep=4, batch=1, spec_tokens=3)
+        self.assertAlmostEqual(r["speculative"]["acceptance"], 0.85)
+        with self.assertRaisesRegex(sw.Error, r"^spec_acceptance: expected a probability .*llama-3.1-8b has no MTP modules"):
+            sw.simulate("llama-3.1-8b", "h100x8", spec_tokens=2)
+
     def test_launch_writes_kubernetes_manifests(self):
         # format="k8s" is the CLI's --format k8s: a disaggregated plan gives a Dynamo graph; a
         # bad format or an image without k8s names the keyword

@@ -144,19 +144,40 @@ TEST(Workload, LengthsTheModeDoesNotUseAreRefusedNotIgnored) {
 
 }  // namespace
 
-TEST(Workload, SpeculativeTokensNeedAnAcceptance) {
+TEST(Workload, SpeculativeTokensTakeTheModelsMtpAcceptanceOrNeedOne) {
   Workload w;
   w.name = "t";
   w.mode = Mode::kDecode;
   w.context = 1024;
   WorkloadOverrides o;
   o.spec_tokens = 3;
-  auto bad = apply_overrides(w, o);
+  auto left = apply_overrides(w, o);  // no acceptance given: the model's, resolved with it
+  ASSERT_TRUE(left.ok()) << left.error().message();
+  EXPECT_EQ(left->spec_acceptance, kModelsAcceptance);
+  // a model with MTP modules (DeepSeek-V3: num_nextn_predict_layers 1): 0.85, DeepSeek-V3's
+  // report's 85-90% second-token acceptance at its lower end, and a note saying so
+  ModelSpec mtp;
+  mtp.name = "mtp-model";
+  mtp.num_mtp_layers = 1;
+  std::string note;
+  auto r = resolve_speculation(mtp, *left, &note);
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ(r->spec_acceptance, 0.85);
+  EXPECT_NE(note.find("--spec-acceptance 0.85: mtp-model's MTP module"), std::string::npos) << note;
+  // a model without: bad input naming the flag and the model
+  ModelSpec plain;
+  plain.name = "plain-model";
+  auto bad = resolve_speculation(plain, *left);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(),
-            "--spec-acceptance: expected a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted), found none");
-  o.spec_acceptance = 0.0;  // given explicitly: drafts never accepted is a valid (pessimistic) case
-  EXPECT_TRUE(apply_overrides(w, o).ok());
+            "--spec-acceptance: expected a probability from 0 to 1 beside --spec-tokens (how often a draft is accepted; plain-model has no "
+            "MTP modules, num_nextn_predict_layers, whose acceptance is published), found none");
+  // an acceptance given stays, on any model (0: drafts never accepted, a valid pessimistic case)
+  o.spec_acceptance = 0.0;
+  auto given = apply_overrides(w, o);
+  ASSERT_TRUE(given.ok());
+  EXPECT_DOUBLE_EQ(resolve_speculation(plain, *given)->spec_acceptance, 0.0);
+  EXPECT_DOUBLE_EQ(resolve_speculation(mtp, *given)->spec_acceptance, 0.0);
 }
 
 TEST(ServeWorkload, ArrivalsLengthsAndPercentileSlos) {
