@@ -419,13 +419,8 @@ PYBIND11_MODULE(shardwise, m) {
         }
         if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // replayed by simulate --plan and launch
         if (serve) {
-          shardwise::ServePlanOptions so;
-          so.top_k = static_cast<int>(top_k);
-          so.target_rate = target_rate;
-          so.requests = in.workload.serve.requests > 0 ? in.workload.serve.requests : 1000;
-          so.steady_checks = in.workload.serve.requests == 0;  // as plan --mode serve without --requests
-          so.engine = kind;
-          so.runnable_only = !any_layout;
+          shardwise::ServePlanOptions so = shardwise::serve_plan_options(in.workload.serve.requests, static_cast<int>(top_k), target_rate, kind,
+                                                                         !any_layout, true);  // as plan --mode serve
           so.watch = &watch;
           shardwise::ServePlanResult r;
           {
@@ -433,8 +428,8 @@ PYBIND11_MODULE(shardwise, m) {
             r = shardwise::plan_serving(ctx, space, o.search.found ? std::optional<shardwise::Plan>(o.search.best) : std::nullopt, so);
           }
           finish(watch);
-          const std::int64_t recorded = so.steady_checks && target_rate > 0 ? 0 : so.requests;
-          return to_py(shardwise::serve_plan_json(ctx, shardwise::serve_plan_file(file, r, recorded), r, target_rate, so.requests));
+          return to_py(shardwise::serve_plan_json(ctx, shardwise::serve_plan_file(file, r, shardwise::recorded_requests(so)), r, target_rate,
+                                                  so.requests));
         }
         // the Megatron baseline is not held to the time limit (as on the command line); Ctrl-C stops it
         shardwise::Watch interrupt_only(python_control(py::none()));

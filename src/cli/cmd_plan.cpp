@@ -64,14 +64,9 @@ std::optional<Error> serve_plan_input_error(const PlanArgs& a, const Workload& w
 // plan --mode serve: the closed-form search's winner joins the screen of every instance
 // shape; the best K are simulated (docs/serving.md, "Planning").
 int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, PlanFile file, bool tty) {
-  ServePlanOptions so;
-  so.top_k = a.top_k;
-  so.disaggregated = !a.no_disagg;
-  if (a.serve.name) so.engine = parse_serve_engine(*a.serve.name);
-  so.runnable_only = !a.any_layout;
-  so.target_rate = a.target_rate;
-  so.requests = ctx.workload.serve.requests > 0 ? ctx.workload.serve.requests : 1000;
-  so.steady_checks = ctx.workload.serve.requests == 0;  // no --requests: the target rate checked at steady state
+  // no --requests: 1,000-request screens, the answers at steady state
+  ServePlanOptions so = serve_plan_options(ctx.workload.serve.requests, a.top_k, a.target_rate,
+                                           a.serve.name ? parse_serve_engine(*a.serve.name) : std::nullopt, !a.any_layout, !a.no_disagg);
   if (tty) {
     so.progress = [](int done, int of) { std::fprintf(stderr, "\r  simulating candidates: %d/%d   ", done, of); };
   }
@@ -81,7 +76,7 @@ int run_serve_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& 
   const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
   if (tty || watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
   const bool found = r.found();
-  file = serve_plan_file(file, r, so.steady_checks ? 0 : so.requests);
+  file = serve_plan_file(file, r, recorded_requests(so));
   if (!a.report.empty()) {  // written even when nothing was found: it says so
     if (auto e = write_file_whole(a.report, serve_plan_html(ctx, file, r, a.target_rate), "--report")) return fail(*e);
   }

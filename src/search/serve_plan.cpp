@@ -684,6 +684,19 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
   return out;
 }
 
+ServePlanOptions serve_plan_options(std::int64_t workload_requests, int top_k, double target_rate, std::optional<ServeEngine> engine,
+                                    bool runnable_only, bool disaggregated) {
+  ServePlanOptions so;
+  so.top_k = top_k;
+  so.target_rate = target_rate;
+  so.engine = engine;
+  so.runnable_only = runnable_only;
+  so.disaggregated = disaggregated;
+  so.requests = workload_requests > 0 ? workload_requests : 1000;
+  so.steady_checks = workload_requests == 0;
+  return so;
+}
+
 PlanFile serve_plan_file(PlanFile file, const ServePlanResult& r, std::int64_t requests) {
   if (!r.found()) return file;
   file.plan = r.deployment;

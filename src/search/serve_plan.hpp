@@ -114,6 +114,15 @@ struct ServePlanResult {
 // its sharding among those the engine runs them with (engine_shardings).
 std::vector<ServeEngine> engines_running(const SimContext& ctx, const Plan& p);
 
+// The options every surface plans a serving deployment with (plan --mode serve, sweep, the
+// Python plan()): `workload_requests` is the workload's request count (0: none given, so the
+// search screens with 1,000-request runs and answers at steady state, steady_checks).
+ServePlanOptions serve_plan_options(std::int64_t workload_requests, int top_k, double target_rate, std::optional<ServeEngine> engine,
+                                    bool runnable_only, bool disaggregated);
+// The request count a serve plan file records: none (the automatic length) when its answers are steady.
+inline std::int64_t recorded_requests(const ServePlanOptions& o) { return o.steady_checks ? 0 : o.requests; }
+
+
 // The plan file of the chosen deployment (plan --mode serve --out, and the Python plan()):
 // the plan (or the decode pool beside `prefill_pool`) at batch max, its traffic (mode serve,
 // the rate, `requests` per instance) and the engine settings it was chosen with. `base`

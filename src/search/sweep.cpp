@@ -60,14 +60,8 @@ namespace {
 // A serving point: plan --mode serve on the point's GPUs (or the fewest for the target rate).
 void serve_point(const SimContext& ctx, const SearchSpace& space, const SearchResult& closed, const std::optional<ServeEngine>& engine,
                  const SweepOptions& opt, const PriceTable& prices, SweepPoint& p) {
-  ServePlanOptions so;
-  so.top_k = opt.serve_top_k;
-  so.disaggregated = opt.disaggregated;
-  so.engine = engine;
-  so.runnable_only = true;  // as plan --mode serve: the layouts an engine runs as planned
-  so.target_rate = opt.target_rate;
-  so.requests = opt.serve_requests > 0 ? opt.serve_requests : 1000;
-  so.steady_checks = opt.serve_requests == 0;
+  // as plan --mode serve: the layouts an engine runs as planned
+  ServePlanOptions so = serve_plan_options(opt.serve_requests, opt.serve_top_k, opt.target_rate, engine, true, opt.disaggregated);
   so.watch = opt.search_options.watch;
   const ServePlanResult r = plan_serving(ctx, space, closed.found ? std::optional<Plan>(closed.best) : std::nullopt, so);
   if (!r.stopped.empty()) {
