@@ -9,6 +9,7 @@
 #include "report/html_report.hpp"
 #include "report/launch.hpp"
 #include "report/launch_plan.hpp"
+#include "report/serve_report.hpp"
 #include "report/svg.hpp"
 
 namespace shardwise {
@@ -29,17 +30,6 @@ std::string shape_html(const Plan& p, bool moe) {
 
 std::string card(const std::string& k, const std::string& v) {
   return fmt::format("<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>", v, escape(k));
-}
-
-std::string slo_text(const Workload& w) {
-  std::string s;
-  const auto add = [&](const char* what, const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
-    if (mean) s += fmt::format("{}{} mean &le; {} ms", s.empty() ? "" : ", ", what, *mean);
-    for (const auto& b : pcts) s += fmt::format("{}{} {} &le; {} ms", s.empty() ? "" : ", ", what, slo_stat_name(b.pct), b.ms);
-  };
-  add("TTFT", w.ttft_ms, w.ttft_pct);
-  add("TPOT", w.tpot_ms, w.tpot_pct);
-  return s.empty() ? "none" : s;
 }
 
 // The statistics of one latency the report shows: each SLO bound's (the mean, percentiles), p99 without one.
@@ -150,7 +140,7 @@ std::string serve_plan_html(const SimContext& ctx, const PlanFile& file, const S
   s += fmt::format("<p>Workload: input {} and output {} tokens (means), SLOs {}. {} instance shapes screened by the closed form, {} fit; "
                    "{} simulated, {} simulations in {:.2f} s. Not certified: the best of the simulated shapes, not a proven "
                    "optimum (the exact optimiser certifies the closed form only).</p>",
-                   ctx.workload.isl, ctx.workload.osl, slo_text(ctx.workload), r.screened, r.screen_feasible, r.candidates.size(), r.simulations,
+                   ctx.workload.isl, ctx.workload.osl, slo_label(ctx.workload, "&le;"), r.screened, r.screen_feasible, r.candidates.size(), r.simulations,
                    r.wall_s);
   if (!r.found()) {
     s += "<p class=\"infeasible\">No deployment: " + escape(r.reason) + (r.disagg_reason.empty() ? "" : "; " + escape(r.disagg_reason)) + "</p>";

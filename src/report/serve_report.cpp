@@ -19,11 +19,11 @@ json stats_json(const LatencyStats& s) {
 }
 }  // namespace
 
-std::string slo_label(const Workload& w) {
+std::string slo_label(const Workload& w, const char* le) {
   std::string s;
   const auto add = [&](const char* what, const std::optional<double>& mean, const std::vector<SloBound>& pcts) {
-    if (mean) s += fmt::format("{}{} mean <= {} ms", s.empty() ? "" : ", ", what, *mean);
-    for (const auto& b : pcts) s += fmt::format("{}{} {} <= {} ms", s.empty() ? "" : ", ", what, slo_stat_name(b.pct), b.ms);
+    if (mean) s += fmt::format("{}{} mean {} {} ms", s.empty() ? "" : ", ", what, le, *mean);
+    for (const auto& b : pcts) s += fmt::format("{}{} {} {} {} ms", s.empty() ? "" : ", ", what, slo_stat_name(b.pct), le, b.ms);
   };
   add("TTFT", w.ttft_ms, w.ttft_pct);
   add("TPOT", w.tpot_ms, w.tpot_pct);

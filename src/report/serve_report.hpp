@@ -13,7 +13,7 @@ namespace shardwise {
 // "closed loop, 64 users" / "Poisson at 20 requests/s" / "offline (all at once)" / "trace x.csv"
 std::string arrivals_label(const Workload& w);
 // "TTFT p99 <= 2000 ms, TPOT p90 <= 50 ms" / "none": a workload's SLOs
-std::string slo_label(const Workload& w);
+std::string slo_label(const Workload& w, const char* le = "<=");  // le: the sign (HTML: "&le;")
 // "1,024" / "uniform 800..1,000" / "histogram of 17 bins, mean 512": a serve workload's lengths
 // (`fixed` when the workload gives no distribution)
 std::string lengths_label(const std::optional<LengthDist>& d, std::int64_t fixed);
