@@ -418,6 +418,11 @@ PYBIND11_MODULE(shardwise, m) {
           file.engine_version = ctx.engine.version;
         }
         if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // replayed by simulate --plan and launch
+        if (as_bool("kernel_tables", kernel_tables) || !silicon.is_none() || !calibration.is_none()) {  // replayed by check and launch
+          file.cost = shardwise::PlanFile::Cost{as_bool("kernel_tables", kernel_tables) || !silicon.is_none(),
+                                                silicon.is_none() ? "" : as_str("silicon", silicon),
+                                                calibration.is_none() ? "" : as_str("calibration", calibration)};
+        }
         if (serve) {
           shardwise::ServePlanOptions so = shardwise::serve_plan_options(in.workload.serve.requests, static_cast<int>(top_k), target_rate, kind,
                                                                          !any_layout, true);  // as plan --mode serve
@@ -523,7 +528,7 @@ PYBIND11_MODULE(shardwise, m) {
 
   // check(): a plan's prediction beside a benchmark result; calibrate(): the terms fitted on results
   const auto deployment_py = [](const py::object& plan, const py::object& engine, const py::object& engine_version,
-                                const py::object& calibration) {
+                                const py::object& calibration, bool replay_cost) {
     const std::string text = py::isinstance<py::str>(plan) ? "" : py::module_::import("json").attr("dumps")(plan).cast<std::string>();
     const std::string label = text.empty() ? plan.cast<std::string>() : std::string("plan");
     shardwise::PlanFile f = text.empty() ? get(shardwise::load_plan_file(label)) : get(shardwise::parse_plan_json(text, label));
@@ -535,14 +540,19 @@ PYBIND11_MODULE(shardwise, m) {
     const py::object name = from_plan ? py::object(py::str(*f.engine)) : engine;
     const py::object version = from_plan && engine_version.is_none() && f.engine_version ? py::object(py::str(*f.engine_version)) : engine_version;
     const shardwise::EngineTraits traits = engine_of(name, version, py::none(), py::none());
-    const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, py::bool_(false), py::none(), calibration);
+    // calibration=, else the cost model the plan was made with (its "cost")
+    const bool recorded = replay_cost && calibration.is_none() && f.cost;
+    const py::object kt = py::bool_(recorded && f.cost->kernel_tables);
+    const py::object sil = recorded && !f.cost->silicon.empty() ? py::object(py::str(f.cost->silicon)) : py::object(py::none());
+    const py::object cal = recorded ? (f.cost->calibration.empty() ? py::object(py::none()) : py::object(py::str(f.cost->calibration))) : calibration;
+    const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kt, sil, cal);
     return get(shardwise::plan_deployment(f, label, in.model, in.cluster, in.workload, traits, params));
   };
   m.def(
       "check",
       [deployment_py](const py::object& plan, const std::string& measured, const py::object& engine, const py::object& engine_version,
                       const py::object& calibration, const py::object& time_limit) {
-        const shardwise::PlanDeployment pd = deployment_py(plan, engine, engine_version, calibration);
+        const shardwise::PlanDeployment pd = deployment_py(plan, engine, engine_version, calibration, true);
         const shardwise::MeasuredRun run = get(shardwise::load_measured_run(measured));
         shardwise::Watch watch(python_control(time_limit));
         shardwise::Expected<shardwise::CheckResult> r = shardwise::Error{};
@@ -565,7 +575,7 @@ PYBIND11_MODULE(shardwise, m) {
       "calibrate",
       [deployment_py](const py::object& plan, const std::vector<std::string>& measured, const std::string& out, const py::object& engine,
                       const py::object& engine_version, const py::object& time_limit) {
-        const shardwise::PlanDeployment pd = deployment_py(plan, engine, engine_version, py::none());
+        const shardwise::PlanDeployment pd = deployment_py(plan, engine, engine_version, py::none(), false);  // the fit starts from the fitted model
         std::vector<shardwise::MeasuredRun> runs;
         for (const auto& m : measured) runs.push_back(get(shardwise::load_measured_run(m)));
         shardwise::Watch watch(python_control(time_limit));

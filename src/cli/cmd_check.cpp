@@ -26,7 +26,9 @@ struct CheckArgs {
 
 // The deployment a plan file describes, on the engine it records (or the flags'), with the
 // engine settings it was planned with (unless flags give them); errors name the plan file's fields.
-Expected<PlanDeployment> load_deployment(const CheckArgs& a) {
+// With `replay_cost` (check), the cost model the plan was made with unless cost flags are
+// given; `used` receives the cost flags in effect.
+Expected<PlanDeployment> load_deployment(const CheckArgs& a, bool replay_cost, CostArgs* used = nullptr) {
   auto f = load_plan_file(a.plan_file);
   if (!f) return f.error();
   if (f->model.empty() || f->cluster.empty() || f->workload.empty()) {
@@ -53,8 +55,14 @@ Expected<PlanDeployment> load_deployment(const CheckArgs& a) {
     return from_plan ? blame(blame(engine.error(), "--engine", a.plan_file, "engine.name"), "--engine-version", a.plan_file, "engine.version")
                      : engine.error();
   }
-  auto params = cost_params_of(a.cost, in->cluster.gpu.name);
-  if (!params) return params.error();
+  const CostArgs cost = replay_cost ? cost_for_plan(a.cost, *f) : a.cost;
+  if (used) *used = cost;
+  auto params = cost_params_of(cost, in->cluster.gpu.name);
+  if (!params) {
+    const bool cost_from_plan = !any_cost_flag(a.cost) && any_cost_flag(cost);
+    return cost_from_plan ? blame(blame(params.error(), "--silicon", a.plan_file, "cost.silicon"), "--calibration", a.plan_file, "cost.calibration")
+                     : params.error();
+  }
   return plan_deployment(*f, a.plan_file, in->model, in->cluster, in->workload, *engine, *params,
                          a.engine.max_num_seqs.has_value(), a.engine.max_num_tokens.has_value());
 }
@@ -66,7 +74,8 @@ std::vector<std::string> warnings_of(const CostArgs& a, const PlanDeployment& pd
 }
 
 int run_check(const CheckArgs& a) {
-  auto pd = load_deployment(a);
+  CostArgs cost;
+  auto pd = load_deployment(a, true, &cost);
   if (!pd) return fail(pd.error());
   auto run = load_measured_run(a.measured.front());
   if (!run) return fail(run.error());
@@ -74,7 +83,7 @@ int run_check(const CheckArgs& a) {
   auto r = check_run(pd->ctx, pd->d, *run, &watch);
   if (watch.elapsed_s() >= 2.0) std::fputc('\n', stderr);
   if (!r) return fail(r.error());
-  const auto warnings = warnings_of(a.cost, *pd);
+  const auto warnings = warnings_of(cost, *pd);
   print(a.json ? check_json(pd->ctx, pd->d, *r, warnings) : check_text(pd->ctx, pd->d, *r, warnings));
   return 0;
 }
@@ -85,7 +94,7 @@ int run_calibrate(const CheckArgs& a) {
   for (const auto& m : a.measured) {
     if (m == a.out) return fail(Error{"--out", "", "a file other than the results it reads", "'" + a.out + "'"});
   }
-  auto pd = load_deployment(a);
+  auto pd = load_deployment(a, false);  // the fit starts from the fitted model (or --calibration), not a recorded profile
   if (!pd) return fail(pd.error());
   std::vector<MeasuredRun> runs;
   for (const auto& m : a.measured) {

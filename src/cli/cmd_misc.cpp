@@ -139,6 +139,10 @@ int run_launch(const LaunchArgs& a) {
   o.plan_file = a.plan_file;
   o.format = a.format;
   o.image = a.image;
+  // the cost model the plan was made with (plan.json "cost"): the serving prediction's
+  auto params = cost_params_of(cost_for_plan(CostArgs{}, *f), in->cluster.gpu.name);
+  if (!params) return fail(blame(blame(params.error(), "--silicon", a.plan_file, "cost.silicon"), "--calibration", a.plan_file, "cost.calibration"));
+  o.params = &*params;
   auto text = launch_plan(*f, a.plan_file, in->model, in->cluster, in->workload, o);
   if (!text) return fail(text.error());
   print(*text);

@@ -239,6 +239,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     file.engine_version = serve_engine->version;
   }
   if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // --decode-steps: replayed by simulate --plan and launch
+  file.cost = recorded_cost(a.cost);  // --kernel-tables / --silicon / --calibration: replayed by simulate --plan, check and launch
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
   if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
   if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);

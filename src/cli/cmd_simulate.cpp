@@ -88,6 +88,7 @@ int run_simulate(SimulateArgs a) {
   Plan plan;
   std::optional<Plan> file_prefill;
   std::optional<std::int64_t> file_seqs, file_tokens, file_steps, file_pre_seqs, file_pre_tokens;
+  CostArgs cost = a.cost;  // the flags', else the cost model the plan file was made with
   bool engine_from_plan = false;
   InputSource src;
   WorkloadOverrides plan_overrides;
@@ -100,6 +101,7 @@ int run_simulate(SimulateArgs a) {
     file_tokens = f->max_num_tokens;
     file_pre_seqs = f->prefill_max_num_seqs;
     file_pre_tokens = f->prefill_max_num_tokens;
+    cost = cost_for_plan(a.cost, *f);
     file_steps = f->decode_steps;
     // the engine the plan was made for, unless --engine names one
     if (!a.engine.name && f->engine) {
@@ -178,10 +180,14 @@ int run_simulate(SimulateArgs a) {
     if (!e) return fail(blame(e.error(), "--decode-steps", a.plan_file, "engine_settings.decode_steps"));
     engine = std::move(e);
   }
-  auto params = cost_params_of(a.cost, in->cluster.gpu.name);
-  if (!params) return fail(params.error());
+  auto params = cost_params_of(cost, in->cluster.gpu.name);
+  if (!params) {  // a recorded cost that no longer reads names the plan file's field
+    const bool from_plan = !any_cost_flag(a.cost) && any_cost_flag(cost);
+    return fail(from_plan ? blame(blame(params.error(), "--silicon", a.plan_file, "cost.silicon"), "--calibration", a.plan_file, "cost.calibration")
+                          : params.error());
+  }
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *engine);
-  note_calibration(a.cost, ctx, plan);
+  note_calibration(cost, ctx, plan);
   if (const auto kind = a.engine.name ? parse_serve_engine(*a.engine.name) : std::nullopt; kind && a.plan_file.empty()) {
     // --engine: the sharding that engine runs for these degrees, unless --sharding says otherwise
     // (under attention DP the dense MLPs data-parallel: vLLM and TensorRT-LLM always, SGLang

@@ -120,6 +120,22 @@ Expected<std::shared_ptr<const SiliconTables>> silicon_of(const CostArgs& a) {
   return std::make_shared<const SiliconTables>(std::move(t).value());
 }
 
+bool any_cost_flag(const CostArgs& a) { return a.kernel_tables || !a.silicon.empty() || !a.calibration.empty(); }
+
+std::optional<PlanFile::Cost> recorded_cost(const CostArgs& a) {
+  if (!any_cost_flag(a)) return std::nullopt;
+  return PlanFile::Cost{a.kernel_tables || !a.silicon.empty(), a.silicon, a.calibration};
+}
+
+CostArgs cost_for_plan(const CostArgs& flags, const PlanFile& plan_file) {
+  if (any_cost_flag(flags) || !plan_file.cost) return flags;
+  CostArgs a;
+  a.kernel_tables = plan_file.cost->kernel_tables;
+  a.silicon = plan_file.cost->silicon;
+  a.calibration = plan_file.cost->calibration;
+  return a;
+}
+
 Expected<CostParams> cost_params_of(const CostArgs& a, const std::string& gpu) {
   CostParams p = cost_params_for(gpu);
   auto t = silicon_of(a);

@@ -19,6 +19,7 @@
 #include "cost/simulator.hpp"
 #include "hardware/cluster.hpp"
 #include "model/model_spec.hpp"
+#include "plan/plan_json.hpp"
 #include "workload/workload.hpp"
 
 namespace CLI {
@@ -85,6 +86,12 @@ void add_cost_flags(CLI::App* cmd, CostArgs& a);
 // The cost parameters of a GPU with the flags applied; a --silicon folder that does not
 // read is an error naming the flag, or the file, row and value.
 Expected<CostParams> cost_params_of(const CostArgs& a, const std::string& gpu);
+// Whether any cost flag was given; the cost flags as a plan file records them; and the cost a
+// command replaying `plan_file` runs: its flags where any is given, else the plan's recorded
+// ones (nothing recorded: the fitted model).
+bool any_cost_flag(const CostArgs& a);
+std::optional<PlanFile::Cost> recorded_cost(const CostArgs& a);
+CostArgs cost_for_plan(const CostArgs& flags, const PlanFile& plan_file);
 // The profile of --calibration (nullopt without it); errors name the file and field.
 Expected<std::optional<CalibrationProfile>> calibration_of(const CostArgs& a);
 // A note on stderr for each way `plan` lies outside what the --calibration profile measured.

@@ -81,6 +81,11 @@ std::string plan_to_json(const PlanFile& f) {
     if (f.decode_steps) es["decode_steps"] = *f.decode_steps;
     j["engine_settings"] = es;
   }
+  if (f.cost) {
+    j["cost"] = {{"kernel_tables", f.cost->kernel_tables}};
+    if (!f.cost->silicon.empty()) j["cost"]["silicon"] = f.cost->silicon;
+    if (!f.cost->calibration.empty()) j["cost"]["calibration"] = f.cost->calibration;
+  }
   if (f.engine) {
     j["engine"] = {{"name", *f.engine}};
     if (f.engine_version) j["engine"]["version"] = *f.engine_version;
@@ -109,7 +114,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "two_batch_overlap",
-                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings", "engine"});
+                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings", "engine", "cost"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -122,6 +127,14 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
     if (es->has("max_num_seqs")) f.max_num_seqs = es->integer("max_num_seqs", 1, kMaxBatch);
     if (es->has("max_num_tokens")) f.max_num_tokens = es->integer("max_num_tokens", 1, kMaxTokens);
     if (es->has("decode_steps")) f.decode_steps = es->integer("decode_steps", 1, 1024);
+  }
+  if (auto co = r.object("cost", false)) {
+    co->reject_unknown({"kernel_tables", "silicon", "calibration"});
+    PlanFile::Cost c;
+    c.kernel_tables = co->boolean_or("kernel_tables", false);
+    if (co->has("silicon")) c.silicon = co->string("silicon");
+    if (co->has("calibration")) c.calibration = co->string("calibration");
+    f.cost = c;
   }
   if (auto en = r.object("engine", false)) {
     en->reject_unknown({"name", "version"});

@@ -35,6 +35,16 @@ struct PlanFile {
   // "version"}; simulate --plan and launch use it unless --engine says otherwise. The name
   // and version are checked where they are used (the engine profiles live above plan/).
   std::optional<std::string> engine = std::nullopt, engine_version = std::nullopt;
+  // The cost model the plan was made with (plan --kernel-tables / --silicon DIR /
+  // --calibration FILE; Python kernel_tables= / silicon= / calibration=): JSON "cost":
+  // {"kernel_tables", "silicon", "calibration"}, paths as given; simulate --plan, check and
+  // launch's serving prediction replay it unless their own cost flags say otherwise.
+  struct Cost {
+    bool kernel_tables = false;
+    std::string silicon, calibration;  // "" none
+    friend bool operator==(const Cost&, const Cost&) = default;
+  };
+  std::optional<Cost> cost = std::nullopt;
 };
 
 constexpr const char* kPlanSchema = "shardwise-plan/1";

@@ -77,6 +77,9 @@ struct LaunchOptions {
   // and the container image of the manifests ("" the engine's public image)
   std::string format = "text";
   std::string image;
+  // launch_plan: the cost model of the serving prediction and the engine fit (the plan file's
+  // recorded one; nullptr: the GPU's fitted parameters)
+  const CostParams* params = nullptr;
 };
 // The HF repository of a preset, or "" (synthetic models, files).
 std::string hf_repo_for(const std::string& preset);

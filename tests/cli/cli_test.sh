@@ -380,6 +380,15 @@ expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gem
 printf 'silicon,dtype,kernel,M,N,K,value,unit,source_locator\nh100,bf16,k,1,2,3,-4,us,x\n' >"$tmp/sil-bad/gemm.csv"
 expect 2 "^shardwise: $tmp/sil-bad/gemm.csv: field 'row 2 value': expected a positive number, found '-4'" -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil-bad"
 expect 0 'tok/s/GPU' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil"
+# a plan made with --silicon records it (plan.json "cost"); simulate --plan replays it unless cost flags are given,
+# and a recorded folder that no longer reads names the plan file's field
+expect 0 'chosen' -- plan --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --search megatron --silicon "$tmp/sil" --out "$tmp/cost-plan.json"
+expect 0 '"silicon": ' -- plan --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --search megatron --silicon "$tmp/sil" --json
+expect 0 "expert_ffn1 .* (measured|extrapolated) +$tmp/sil/grouped_gemm.csv" -- simulate --plan "$tmp/cost-plan.json" --explain
+expect 0 'expert_ffn1 .* data/silicon/grouped_gemm.csv' -- simulate --plan "$tmp/cost-plan.json" --explain --kernel-tables
+sed "s|$tmp/sil|$tmp/gone|" "$tmp/cost-plan.json" >"$tmp/cost-gone.json"
+expect 2 "^shardwise: $tmp/cost-gone.json: field 'cost.silicon': expected a folder of kernel tables" -- simulate --plan "$tmp/cost-gone.json"
+expect 2 "^shardwise: $tmp/cost-gone.json: field 'cost.silicon'" -- launch --plan "$tmp/cost-gone.json" --engine vllm
 
 # bounds and flags that would be ignored (issue 30)
 expect 2 "^shardwise: --rate: expected a number of requests/s from 1e-6 to 1e7" -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 1e-300

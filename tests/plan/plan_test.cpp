@@ -134,6 +134,22 @@ TEST(PlanJson, APlanWithoutNamesRoundTrips) {
   EXPECT_TRUE(back->model.empty());
 }
 
+TEST(PlanJson, TheCostModelItWasMadeWithRoundTrips) {
+  PlanFile f;
+  f.plan.batch = 8;
+  f.cost = PlanFile::Cost{true, "my-h100", "profile.yaml"};
+  auto back = parse_plan_json(plan_to_json(f), "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->cost, f.cost);
+  PlanFile g;  // none recorded: none written, none read back
+  g.plan.batch = 8;
+  EXPECT_EQ(plan_to_json(g).find("\"cost\""), std::string::npos);
+  EXPECT_FALSE(parse_plan_json(plan_to_json(g), "p.json")->cost.has_value());
+  auto bad = parse_plan_json(R"({"schema": "shardwise-plan/1", "degrees": {"tp": 1}, "batch": 1, "cost": {"tables": true}})", "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("cost.tables"), std::string::npos) << bad.error().message();
+}
+
 TEST(PlanJson, TheEngineItWasMadeForRoundTrips) {
   PlanFile f;
   f.plan.batch = 8;
