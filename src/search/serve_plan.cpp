@@ -32,6 +32,29 @@ SimContext with_settings(const SimContext& base, const ServeCandidate& c) {
   return x;
 }
 
+// The highest rate in [0, hi] at which run(rate) is feasible: hi itself when it is, else by
+// `steps` bisections; with the run at that rate (or the last infeasible one when none is).
+template <class R, class Run, class Feasible>
+std::pair<double, R> bisect_rate(double hi, int steps, Run run, Feasible feasible) {
+  R top = run(hi);
+  if (feasible(top)) return {hi, std::move(top)};
+  double lo = 0;
+  std::optional<R> ok;
+  R last = std::move(top);
+  for (int i = 0; i < steps; ++i) {
+    const double mid = (lo + hi) / 2;
+    R r = run(mid);
+    if (feasible(r)) {
+      lo = mid;
+      ok = std::move(r);
+    } else {
+      hi = mid;
+      last = std::move(r);
+    }
+  }
+  return {lo, ok ? std::move(*ok) : std::move(last)};
+}
+
 // The highest Poisson rate (requests/s, one instance) whose simulation meets every SLO,
 // by bisection between 0 and the saturated rate.
 // `requests` per simulation; 0: the automatic length (each run until its statistics are steady).
@@ -47,32 +70,15 @@ void rate_search(const SimContext& base, ServeCandidate& c, const ServePlanOptio
     ++sims;
     return;
   }
-  const auto run_at = [&](double r) {
-    ++sims;
-    return simulate_serving(at_rate(ctx, r, requests), c.plan, so);
-  };
-  ServeResult top = run_at(c.capacity);
-  if (top.feasible) {
-    c.max_rate = c.capacity;
-    c.at_max = std::move(top);
-    return;
-  }
-  double lo = 0, hi = c.capacity;
-  std::optional<ServeResult> best;
-  ServeResult lowest = std::move(top);
-  for (int i = 0; i < opt.bisect_steps; ++i) {
-    const double mid = (lo + hi) / 2;
-    ServeResult r = run_at(mid);
-    if (r.feasible) {
-      lo = mid;
-      best = std::move(r);
-    } else {
-      hi = mid;
-      lowest = std::move(r);
-    }
-  }
-  c.max_rate = lo;
-  c.at_max = best ? std::move(*best) : std::move(lowest);
+  auto [rate, at] = bisect_rate<ServeResult>(
+      c.capacity, opt.bisect_steps,
+      [&](double r) {
+        ++sims;
+        return simulate_serving(at_rate(ctx, r, requests), c.plan, so);
+      },
+      [](const ServeResult& x) { return x.feasible; });
+  c.max_rate = rate;
+  c.at_max = std::move(at);
 }
 
 // The instance shapes of the screen (their plans only).
@@ -213,29 +219,15 @@ int best_of(const std::vector<C>& cands, bool steady_only) {
 // below `cap`, the pools' balanced saturated rate.
 void disagg_rate_search(const SimContext& ctx, DisaggCandidate& c, double cap, std::int64_t requests, const ServeOptions& so,
                         const ServePlanOptions& opt, std::int64_t& sims) {
-  double lo = 0, hi = cap;
-  std::optional<DisaggResult> ok;
-  DisaggResult last = simulate_disaggregated(at_rate(ctx, hi, requests), c.plan, so);
-  ++sims;
-  if (last.total.feasible) {
-    lo = hi;
-    ok = std::move(last);
-  } else {
-    for (int i = 0; i < opt.bisect_steps; ++i) {
-      const double mid = (lo + hi) / 2;
-      DisaggResult r = simulate_disaggregated(at_rate(ctx, mid, requests), c.plan, so);
-      ++sims;
-      if (r.total.feasible) {
-        lo = mid;
-        ok = std::move(r);
-      } else {
-        hi = mid;
-        last = std::move(r);
-      }
-    }
-  }
-  c.max_rate = lo;
-  c.at_max = ok ? std::move(*ok) : std::move(last);
+  auto [rate, at] = bisect_rate<DisaggResult>(
+      cap, opt.bisect_steps,
+      [&](double r) {
+        ++sims;
+        return simulate_disaggregated(at_rate(ctx, r, requests), c.plan, so);
+      },
+      [](const DisaggResult& x) { return x.total.feasible; });
+  c.max_rate = rate;
+  c.at_max = std::move(at);
 }
 
 // Each pool of the best disaggregated deployment its own engine settings, as the aggregated
