@@ -21,6 +21,7 @@ against (tests/report/k8s_manifest_test.py; docs/launch.md, "Kubernetes").
 """
 import argparse
 import json
+import os
 import subprocess
 
 import yaml
@@ -130,9 +131,11 @@ def main():
         "LeaderWorkerSet": lws, "Deployment": deployment, "Service": service, "ConfigMap": config_map,
         "DynamoGraphDeployment": dgd,
     }
-    with open(a.out, "w") as f:
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
+    os.replace(tmp, a.out)  # whole or not at all
     print(f"{a.out}: {len(json.dumps(out))} bytes")
 
 

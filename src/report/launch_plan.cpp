@@ -123,12 +123,12 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   bench.host = o.head_address == LaunchOptions{}.head_address ? "127.0.0.1" : o.head_address;
   const bool k8s = o.format == "k8s";
   K8sOptions ko;
-  ko.name = k8s_name(model.name + "-" + to_string(o.engine));
-  ko.image = o.image;
-  ko.model = served_model(ctx, f, opts);
-  ko.port = o.port;
   LaunchSpec spec, pspec;
-  if (k8s) {
+  if (k8s) {  // the manifests' names, image and checkpoint (the text needs none of them)
+    ko.name = k8s_name(model.name + "-" + to_string(o.engine));
+    ko.image = o.image;
+    ko.model = served_model(ctx, f, opts);
+    ko.port = o.port;
     opts.spec = &spec;
     opts.prefill_spec = &pspec;
     opts.head_address = "$(LWS_LEADER_ADDRESS)";  // LeaderWorkerSet's: every pod of a group knows its leader so
