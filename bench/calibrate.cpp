@@ -6,11 +6,13 @@
 // defaults, multiplicative steps shrinking until none helps.
 //   --loo  also reports leave-one-out error (each row predicted by a fit without it)
 //   --lfo  also reports leave-family-out error (fit without the MoE rows, predict them)
+//   --lgo  also reports leave-generation-out error (Hopper's fit, carried by the measured
+//          best-shape ceilings, predicts every Blackwell row: a silicon it never saw)
 //   --joint  fits Hopper's every parameter on all its rows at once (for comparison; not written)
 //   --with-serve  also fits on the closed-loop rows' output tok/s and mean TPOT (their mean
 //            TTFT carries a tail no steady-state model reproduces: docs/serving.md) and prints
 //            what that fit does to every figure (for comparison; not written)
-//   usage: calibrate [--write] [--loo] [--lfo] [--joint] [--with-serve] [CSV]
+//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [CSV]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -171,7 +173,7 @@ void print_errors(const char* what, const std::vector<std::pair<const PublicRow*
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool write = false, loo = false, lfo = false, joint = false, with_serve = false;
+  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--write") == 0) {
@@ -180,6 +182,8 @@ int main(int argc, char** argv) {
       loo = true;
     } else if (std::strcmp(argv[i], "--lfo") == 0) {
       lfo = true;
+    } else if (std::strcmp(argv[i], "--lgo") == 0) {
+      lgo = true;
     } else if (std::strcmp(argv[i], "--joint") == 0) {
       joint = true;
     } else if (std::strcmp(argv[i], "--with-serve") == 0) {
@@ -225,9 +229,22 @@ int main(int argc, char** argv) {
     fmt::print("\n{}\n", yaml);
     if (with_serve) fits.emplace_back(&s, p);
     if (write && !joint && !with_serve) {
+      // written whole or not at all: a temporary beside it, renamed over it
       const std::string out = std::string(SHARDWISE_REPO_DIR) + "/data/calibration/" + s.name + ".yaml";
-      std::ofstream f(out);
-      f << yaml;
+      const std::string tmp = out + ".tmp";
+      {
+        std::ofstream f(tmp);
+        f << yaml;
+        f.close();
+        if (!f) {
+          std::fprintf(stderr, "calibrate: cannot write %s\n", tmp.c_str());
+          return 1;
+        }
+      }
+      if (std::rename(tmp.c_str(), out.c_str()) != 0) {
+        std::fprintf(stderr, "calibrate: cannot replace %s\n", out.c_str());
+        return 1;
+      }
       fmt::print("wrote {} (rebuild to embed it)\n\n", out);
     }
   }
@@ -268,6 +285,19 @@ int main(int argc, char** argv) {
       }
     }
     print_errors("leave-one-out", errs);
+  }
+  if (lgo) {
+    // Hopper's fit (as written above) on every Blackwell row: the GEMM efficiency carried by
+    // the measured best-shape ceilings (fp4 GEMMs by the B200's published fp4 ceiling over the
+    // H100's fp8 one), every other term as fitted on Hopper
+    std::vector<std::pair<const PublicRow*, double>> errs;
+    for (const PublicRow* r : rows_of(kSilicon[1])) {
+      const double pred = predict(*r, first_fit);
+      const double e = abs_pct_error(pred, r->measured);
+      fmt::print("  lgo row {:>4} {:<56} {:6.1f}%  ({:+.1f}%)\n", r->id, r->label, e, (pred / r->measured - 1.0) * 100.0);
+      errs.emplace_back(r, e);
+    }
+    print_errors("leave-generation-out (Hopper's fit predicts every Blackwell row)", errs);
   }
   if (lfo) {
     // the general parameters fitted on the dense Hopper rows alone, the MoE traits at their

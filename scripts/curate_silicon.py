@@ -5,6 +5,8 @@ copied, never edited: each keeps its source locator. Re-run after the shared fil
     python3 scripts/curate_silicon.py [SHARED_SILICON_DIR]
 Also reads the project's own measurements, bench/silicon/results/*/ (written by
 bench/silicon/measure.py on a lent GPU, each folder with its meta.json and log).
+Also reads data/silicon/published/*.csv: published rows the shared folder lacks (B200 fp4
+GEMMs), transcribed in the shared files' columns with their source and locator.
 Writes data/silicon/gemm.csv, gemm_ceiling.csv and grouped_gemm.csv (docs/silicon.md)."""
 import csv
 import glob
@@ -65,6 +67,16 @@ def own_rows(name):
 
 for r, loc in own_rows("gemm.csv"):
     gemm.append([r["silicon"], r["dtype"], r["kernel"], r["M"], r["N"], r["K"], r["value"], r["unit"], loc])
+# published fp4 GEMMs (MXFP4 and NVFP4 are one tensor-core format here: 4-bit elements, a
+# block scale): B200 rows from DeepGEMM's and FlashInfer's pull requests
+published = []
+for path in sorted(glob.glob(os.path.join(out, "published", "*.csv"))):
+    with open(path) as f:
+        published += list(csv.DictReader(f))
+FP4 = ("MXFP4 x MXFP4", "NVFP4 x NVFP4")
+for r in published:
+    if r["dtype"] in FP4 and r["gpu"] in GPU and r["metric"] in ("throughput", "time"):
+        gemm.append([GPU[r["gpu"]], "fp4", r["library"], r["M"], r["N"], r["K"], r["value"], r["unit"], r["source_locator"]])
 write("gemm.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], gemm)
 
 ceiling = []
@@ -73,6 +85,17 @@ for r in rows:
         dtype = "bf16" if r["dtype"] == "BF16" else "fp8" if r["dtype"].startswith("FP8 e4m3") else None
         if dtype:
             ceiling.append([GPU[r["gpu"]], dtype, r["value"], r["M"], r["N"], r["K"], r["source_locator"]])
+# the fp4 ceiling: the best published fp4 throughput of a GPU over its dense fp4 spec (no
+# brute-force shape search behind it, unlike MAMF's: a lower bound on the true ceiling)
+FP4_SPEC_TFLOPS = {"b200": 9000.0}
+best = {}
+for r in published:
+    g = GPU.get(r["gpu"])
+    if r["dtype"] in FP4 and g in FP4_SPEC_TFLOPS and r["metric"] == "throughput" and r["unit"] == "TFLOPS":
+        if g not in best or float(r["value"]) > float(best[g]["value"]):
+            best[g] = r
+for g, r in sorted(best.items()):
+    ceiling.append([g, "fp4", f"{100.0 * float(r['value']) / FP4_SPEC_TFLOPS[g]:.1f}", r["M"], r["N"], r["K"], r["source_locator"]])
 write("gemm_ceiling.csv", ["gpu", "dtype", "percent_of_spec", "M", "N", "K", "source_locator"], ceiling)
 
 # grouped expert GEMMs: the project's own (bf16 and fp8, contiguous layout, 1-2,048 rows per

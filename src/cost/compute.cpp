@@ -11,7 +11,7 @@ namespace shardwise::detail {
 
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows), ceiling the GPU's measured
-// best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8), mem_eff
+// best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
 // the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs).
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
 // scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; a grouped
@@ -41,7 +41,8 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
     }
     return (g.floor_s + std::max(tc, tm)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
   }
-  const double ceiling = tensor_format(e.ctx->cluster.gpu, peak) == DType::kBf16 ? e.ctx->ceiling_bf16 : e.ctx->ceiling_fp8;
+  const DType fmt = tensor_format(e.ctx->cluster.gpu, peak);
+  const double ceiling = fmt == DType::kBf16 ? e.ctx->ceiling_bf16 : fmt == DType::kFp4 ? e.ctx->ceiling_fp4 : e.ctx->ceiling_fp8;
   const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
   const double tc = flops / (peak * std::max(eff, 1e-6));
   const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency : e.p->mem_efficiency));

@@ -292,19 +292,27 @@ namespace {
 std::string source_key(const std::string& silicon) { return silicon == "h800" ? "h100" : silicon; }
 bool is_fp8(const std::string& d) { return d == "fp8" || d == "int8"; }
 bool is_bf16(const std::string& d) { return d == "bf16" || d == "fp16"; }
+bool is_fp4(const std::string& d) { return d == "fp4"; }
+// A table's tensor-core format: its rows' dtypes, peak and bytes per element (fp4: NVFP4's
+// 4 bits + one fp8 scale per 16 elements, 0.5625 B; MXFP4's 0.53 B is within 6% of it)
+enum class Fmt { kBf16, kFp8, kFp4 };
+bool of_format(const std::string& d, Fmt f) { return f == Fmt::kFp8 ? is_fp8(d) : f == Fmt::kFp4 ? is_fp4(d) : is_bf16(d); }
+const char* format_name(Fmt f) { return f == Fmt::kFp8 ? "fp8" : f == Fmt::kFp4 ? "fp4" : "bf16"; }
+double format_peak(const GpuSpec& g, Fmt f) { return f == Fmt::kFp8 ? g.fp8.value() : f == Fmt::kFp4 ? g.fp4.value() : g.bf16.value(); }
+double format_bytes(Fmt f) { return f == Fmt::kFp8 ? 1.0 : f == Fmt::kFp4 ? 0.5625 : 2.0; }
 
 template <class Row>
-SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::string& key, bool fp8, const std::string& file,
+SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::string& key, Fmt fmt, const std::string& file,
                                   const SiliconTables& t, const GpuSpec& gpu, double floor_s, bool grouped, bool routed = false) {
   const auto& mine_keys = grouped ? t.dir_grouped : t.dir_gemm;
-  const std::string dir_key = key + (fp8 ? "/fp8" : "/bf16") + (routed ? "/routed" : "");
+  const std::string dir_key = key + "/" + format_name(fmt) + (routed ? "/routed" : "");
   const bool from_dir = std::find(mine_keys.begin(), mine_keys.end(), dir_key) != mine_keys.end();
   const std::string origin = from_dir ? t.dir : std::string("data/silicon");
   std::vector<Row> mine;
   SiliconTables::Curve out;
   std::map<std::string, int> kernels;
   for (const auto& r : rows) {
-    if (source_key(r.silicon) != key || !(fp8 ? is_fp8(r.dtype) : is_bf16(r.dtype))) continue;
+    if (source_key(r.silicon) != key || !of_format(r.dtype, fmt)) continue;
     if constexpr (std::is_same_v<Row, GroupedRow>) {
       if ((r.layout == "routed") != routed) continue;  // the engines' fused MoE has curves of its own
     }
@@ -313,7 +321,7 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
     ++kernels[r.kernel];
   }
   if (mine.empty()) return out;
-  const double peak = fp8 ? gpu.fp8.value() : gpu.bf16.value(), hbm = gpu.hbm_bandwidth.value(), bpw = fp8 ? 1.0 : 2.0;
+  const double peak = format_peak(gpu, fmt), hbm = gpu.hbm_bandwidth.value(), bpw = format_bytes(fmt);
   if constexpr (std::is_same_v<Row, GroupedRow>) {
     out.curve = build_grouped_curve(mine, peak, hbm, bpw, floor_s);
   } else {
@@ -323,7 +331,7 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
   for (const auto& s : out.silicon) who += (who.empty() ? "" : "+") + s;
   for (const auto& [k, n] : kernels) what += fmt::format("{}{} x{}", what.empty() ? "" : ", ", k, n);
   if (routed) what = fmt::format("the engines' Triton fused MoE x{}", mine.size());  // one kernel, a name per shape
-  out.source = fmt::format("{}/{}: {} {} {}GEMMs ({}; {:.0f}-{:.0f} rows{})", origin, file, who, fp8 ? "fp8" : "bf16",
+  out.source = fmt::format("{}/{}: {} {} {}GEMMs ({}; {:.0f}-{:.0f} rows{})", origin, file, who, format_name(fmt),
                            routed ? "routed expert " : grouped ? "grouped " : "", what, out.curve.m_lo, out.curve.m_hi,
                            grouped ? " per expert" : " per GEMM");
   return out;
@@ -369,14 +377,15 @@ Expected<SiliconTables> make_silicon_tables(SiliconTables t) {
                 : !dense8.empty() ? gemm_floor(dense8, gpu->fp8.value(), hbm, 1.0)
                                   : 0.0;
     if (dense16.empty() && dense8.empty()) {
-      if (const auto* h = t.source("h100")) s.floor_s = h->floor_s;  // grouped rows alone: Hopper's floor
+      if (const auto* h = t.source("h100")) s.floor_s = h->floor_s;  // no bf16/fp8 dense rows (grouped or fp4 alone): Hopper's floor
     }
-    s.bf16 = format_curve(t.gemm, k, false, "gemm.csv", t, *gpu, s.floor_s, false);
-    s.fp8 = format_curve(t.gemm, k, true, "gemm.csv", t, *gpu, s.floor_s, false);
-    s.grouped_bf16 = format_curve(t.grouped, k, false, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
-    s.grouped_fp8 = format_curve(t.grouped, k, true, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
-    s.routed_bf16 = format_curve(t.grouped, k, false, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
-    s.routed_fp8 = format_curve(t.grouped, k, true, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
+    s.bf16 = format_curve(t.gemm, k, Fmt::kBf16, "gemm.csv", t, *gpu, s.floor_s, false);
+    s.fp8 = format_curve(t.gemm, k, Fmt::kFp8, "gemm.csv", t, *gpu, s.floor_s, false);
+    s.fp4 = format_curve(t.gemm, k, Fmt::kFp4, "gemm.csv", t, *gpu, s.floor_s, false);
+    s.grouped_bf16 = format_curve(t.grouped, k, Fmt::kBf16, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
+    s.grouped_fp8 = format_curve(t.grouped, k, Fmt::kFp8, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
+    s.routed_bf16 = format_curve(t.grouped, k, Fmt::kBf16, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
+    s.routed_fp8 = format_curve(t.grouped, k, Fmt::kFp8, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
     if (k == "h100") {
       t.sources.insert(t.sources.begin(), {k, std::move(s)});
     } else {
@@ -411,7 +420,7 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
   SiliconTables t = builtin_silicon();
   t.dir = dir;
   bool any = false;
-  const auto fmt_of = [](const std::string& d) { return is_fp8(d) ? std::string("fp8") : is_bf16(d) ? std::string("bf16") : d; };
+  const auto fmt_of = [](const std::string& d) { return is_fp8(d) ? std::string("fp8") : is_bf16(d) ? std::string("bf16") : d; };  // fp4 stays "fp4"
   // One file of the folder, where present: parsed, every row's GPU checked against the
   // catalog (numbered as in the file), and its rows put in place of the built-in rows of each
   // (GPU, format) it holds; `keys` records those pairs (what --explain attributes to the folder).
@@ -519,8 +528,33 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   };
   fill_routed(p.routed_bf16, &SiliconTables::Source::routed_bf16, "bf16");
   fill_routed(p.routed_fp8, &SiliconTables::Source::routed_fp8, "fp8");
-  p.fp4 = p.fp8;
-  p.fp4.basis = Basis::kExtrapolated;  // no fp4 GEMM table: fp8's shares at fp4's peak
+  // fp4: the Blackwell die's own rows (B200's; the GB200 is the same die: transferred, carried
+  // by the two chips' fp8 ceilings as no fp4 ceiling of its own is measured; B300/GB300 have
+  // another fp4 unit: B200's shares at their peak, extrapolated), else fp8's curve at fp4's
+  // peak (extrapolated). The fp4 ceiling over the H100's fp8 one carries the fitted model.
+  const bool blackwell = gpu_name == "b200" || gpu_name == "gb200" || gpu_name == "b300" || gpu_name == "gb300";
+  const SiliconTables::Source* die4 = blackwell ? t.source("b200") : nullptr;
+  const double own4 = ceiling(me, "fp4"), b200_4 = ceiling("b200", "fp4"), h100_8 = ceiling("h100", "fp8");
+  double fp4_ceiling = own4;  // this GPU's fp4 best-shape share of its fp4 spec
+  // a Blackwell without its own: the B200's fp4 ceiling scaled by the two chips' fp8 ceilings
+  if (fp4_ceiling <= 0 && blackwell && b200_4 > 0) {
+    const double mine8 = ceiling(me, "fp8"), b200_8 = ceiling("b200", "fp8");
+    fp4_ceiling = mine8 > 0 && b200_8 > 0 ? b200_4 * mine8 / b200_8 : b200_4;
+  }
+  if (own && own->fp4.curve.n > 0) {
+    p.fp4.curve = own->fp4.curve;
+    p.fp4.basis = std::find(own->fp4.silicon.begin(), own->fp4.silicon.end(), gpu_name) != own->fp4.silicon.end() ? Basis::kMeasured : Basis::kTransferred;
+    p.fp4.source = own->fp4.source;
+  } else if (die4 && die4->fp4.curve.n > 0) {
+    p.fp4.curve = die4->fp4.curve;
+    p.fp4.basis = gpu_name == "gb200" ? Basis::kTransferred : Basis::kExtrapolated;
+    p.fp4.ratio = fp4_ceiling > 0 && b200_4 > 0 ? fp4_ceiling / b200_4 : 1.0;
+    p.fp4.source = die4->fp4.source + (p.fp4.ratio != 1.0 ? fmt::format(", x{:.3f} by the measured best-shape ceilings", p.fp4.ratio) : "");
+  } else {
+    p.fp4 = p.fp8;
+    p.fp4.basis = Basis::kExtrapolated;  // no fp4 GEMM table: fp8's shares at fp4's peak
+  }
+  p.fp4.ceiling_ratio = fp4_ceiling > 0 && h100_8 > 0 ? fp4_ceiling / h100_8 : p.fp8.ceiling_ratio;
   p.grouped_fp4 = p.grouped_fp8;
   if (p.grouped_fp4.curve.n > 0) p.grouped_fp4.basis = Basis::kExtrapolated;
   p.present = true;

@@ -54,7 +54,10 @@ struct GemmProfile {
   double floor_s = 0;       // the measured small-kernel floor (gemm_floor over the source's dense rows)
   GemmFormatProfile bf16;   // bf16/fp16 GEMMs (and weight-only int4, which run in bf16)
   GemmFormatProfile fp8;    // fp8 (and int8) GEMMs
-  GemmFormatProfile fp4;    // fp4 GEMMs: fp8's curve at fp4's peak (no fp4 table: extrapolated)
+  // fp4 GEMMs (NVFP4, MXFP4): the GPU's own fp4 rows (B200's), its die sibling's (GB200:
+  // transferred), another Blackwell's (B300/GB300: extrapolated), else fp8's curve at fp4's
+  // peak (extrapolated)
+  GemmFormatProfile fp4;
   // grouped expert GEMMs by rows per expert (data/silicon/grouped_gemm.csv); a format with
   // no grouped rows has an empty curve (the dense curve and the fitted weight-read
   // efficiency then price the experts)
@@ -113,7 +116,7 @@ struct SiliconTables {
   };
   struct Source {
     double floor_s = 0;
-    Curve bf16, fp8, grouped_bf16, grouped_fp8;
+    Curve bf16, fp8, fp4, grouped_bf16, grouped_fp8;
     Curve routed_bf16, routed_fp8;  // grouped rows of layout `routed` (the engines' fused MoE)
   };
   std::vector<GemmRow> gemm;

@@ -192,20 +192,21 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
 }
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
-  SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value(), 0, 0, 1.0, 1.0, {}, 0};
+  SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value(), 0, 0, 1.0, 1.0, 1.0, {}, 0};
   // a caller that did not resolve the model's acceptance (resolve_speculation, where bad input
   // is refused): the MTP module's, else no draft accepted
   if (ctx.workload.spec_acceptance == kModelsAcceptance) ctx.workload.spec_acceptance = m.num_mtp_layers > 0 ? kMtpAcceptance : 0.0;
   // the fitted GEMM efficiency carried by the measured ceilings to this GPU (the fit's own
   // silicon and its die siblings: their own measured ratio, e.g. 1 for h100 on the h100 fit)
   if (p.gemm.present || p.kernel_tables) {
-    ctx.ceiling_bf16 = ctx.ceiling_fp8 = 1.0;  // the tables carry their own ratio
+    ctx.ceiling_bf16 = ctx.ceiling_fp8 = ctx.ceiling_fp4 = 1.0;  // the tables carry their own ratio
   } else {
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
     const GemmProfile mine = gemm_profile_for(c.gpu.name, t), fit = gemm_profile_for(p.gpu, t);
     if (mine.present && fit.present) {
       ctx.ceiling_bf16 = mine.bf16.ceiling_ratio / fit.bf16.ceiling_ratio;
       ctx.ceiling_fp8 = mine.fp8.ceiling_ratio / fit.fp8.ceiling_ratio;
+      ctx.ceiling_fp4 = mine.fp4.ceiling_ratio / fit.fp4.ceiling_ratio;
     }
   }
   // the measured kernels (docs/silicon.md); a profile given is kept, none without kernel_tables

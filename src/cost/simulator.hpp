@@ -144,7 +144,7 @@ struct SimContext {
   // The GPU's measured best-shape GEMM ceiling over that of the silicon its parameters were
   // fitted on (data/silicon/gemm_ceiling.csv; 1 where either is unmeasured): the fitted GEMM
   // efficiency carried to a GPU whose kernels reach another share of its spec (docs/silicon.md)
-  double ceiling_bf16 = 1.0, ceiling_fp8 = 1.0;
+  double ceiling_bf16 = 1.0, ceiling_fp8 = 1.0, ceiling_fp4 = 1.0;
   // The engine's tensor-parallel MoE kernel as measured on this GPU (engine.moe_kernel's
   // curve for the experts' format; an empty curve where none is measured or carried) and the
   // small-kernel floor its shares were taken over: the expert GEMMs of a replicated-token

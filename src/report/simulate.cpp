@@ -93,7 +93,8 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
                     {"model_ms", e.model_s * 1e3},
                     {"measured_share", e.backed()},
                     {"gemm_ceiling_bf16", ctx.ceiling_bf16},
-                    {"gemm_ceiling_fp8", ctx.ceiling_fp8}};
+                    {"gemm_ceiling_fp8", ctx.ceiling_fp8},
+                    {"gemm_ceiling_fp4", ctx.ceiling_fp4}};
   }
   return j.dump(2);
 }
@@ -210,9 +211,9 @@ std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
   s += fmt::format("of the step's {:.3f} ms of ops: measured {:.1f}%, transferred {:.1f}%, extrapolated {:.1f}%, model {:.1f}%"
                    " -> {:.1f}% rests on measured or transferred rows\n",
                    e.total_s * 1e3, pct(e.measured_s), pct(e.transferred_s), pct(e.extrapolated_s), pct(e.model_s), 100.0 * e.backed());
-  if (!ctx.params.gemm.present && (ctx.ceiling_bf16 != 1.0 || ctx.ceiling_fp8 != 1.0)) {
-    s += fmt::format("GEMM efficiency carried to {} by its measured best-shape ceiling over the {} fit's: x{:.3f} (bf16), x{:.3f} (fp8)\n",
-                     ctx.cluster.gpu.name, ctx.params.gpu, ctx.ceiling_bf16, ctx.ceiling_fp8);
+  if (!ctx.params.gemm.present && (ctx.ceiling_bf16 != 1.0 || ctx.ceiling_fp8 != 1.0 || ctx.ceiling_fp4 != 1.0)) {
+    s += fmt::format("GEMM efficiency carried to {} by its measured best-shape ceiling over the {} fit's: x{:.3f} (bf16), x{:.3f} (fp8), x{:.3f} (fp4)\n",
+                     ctx.cluster.gpu.name, ctx.params.gpu, ctx.ceiling_bf16, ctx.ceiling_fp8, ctx.ceiling_fp4);
   }
   return s;
 }

@@ -106,6 +106,32 @@ TEST(Silicon, ProfilesTransferByTheMeasuredCeilings) {
   EXPECT_FALSE(gemm_profile_for("no-such-gpu").present);
 }
 
+TEST(Silicon, Fp4GemmsFromTheBlackwellRows) {
+  // the B200's own fp4 rows (DeepGEMM PR 348, FlashInfer PR 1979 / issue 1732: data/silicon/
+  // published/fp4_gemm.csv): measured; its fp4 ceiling 63.4% (5,702 of 9,000 TFLOP/s at
+  // 8192^3) over the H100's fp8 ceiling 70.9% carries the fitted model: 0.8942
+  const GemmProfile b200 = gemm_profile_for("b200");
+  EXPECT_EQ(b200.fp4.basis, Basis::kMeasured);
+  EXPECT_GT(b200.fp4.curve.n, 3);
+  EXPECT_NEAR(b200.fp4.ceiling_ratio, 63.4 / 70.9, 1e-9);
+  EXPECT_DOUBLE_EQ(b200.fp4.ratio, 1.0);
+  // the GB200 is the B200's die: transferred, scaled by the two chips' fp8 ceilings
+  // (72.3 / 76.3 = 0.94758), as no fp4 ceiling of its own is measured
+  const GemmProfile gb200 = gemm_profile_for("gb200");
+  EXPECT_EQ(gb200.fp4.basis, Basis::kTransferred);
+  EXPECT_NEAR(gb200.fp4.ratio, 72.3 / 76.3, 1e-9);
+  // B300 has another fp4 unit: the B200's shares at its peak, extrapolated (fp8 74.5 / 76.3)
+  const GemmProfile b300 = gemm_profile_for("b300");
+  EXPECT_EQ(b300.fp4.basis, Basis::kExtrapolated);
+  EXPECT_NEAR(b300.fp4.ratio, 74.5 / 76.3, 1e-9);
+  // a GPU without fp4 rows keeps fp8's curve, extrapolated
+  EXPECT_EQ(gemm_profile_for("h100").fp4.basis, Basis::kExtrapolated);
+  EXPECT_EQ(gemm_profile_for("mi300x").fp4.basis, Basis::kExtrapolated);
+  // the memory-bound row: FlashInfer's cutlass fp4 GEMM at M = 1, 8192 x 8192 in 18.85 us
+  // reads 8192^2 x 0.5625 B = 37.7 MB, 2.0 TB/s of the B200's 8 TB/s: a share near 0.25
+  EXPECT_LT(b200.fp4.curve.share_at(1), 0.5);
+}
+
 TEST(Silicon, TheCurveExplainsItsOwnTable) {
   // the claim of docs/silicon.md: floor + roofline / share(M) reproduces vidur's H100 GEMM
   // rows with a median error under 10% and a p90 under 25% (a re-fit to the rows it is built
