@@ -10,7 +10,9 @@ namespace shardwise::detail {
 // --- compute ---------------------------------------------------------------
 
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
-// eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows), ceiling the GPU's measured
+// eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows x ramp), ramp 1 for GEMMs
+// in the weights' own format and stored / computed bytes per weight for weight-only ones
+// (weight_only_ramp: the few-row ramp at the same FLOPs per weight byte), ceiling the GPU's measured
 // best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
 // the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs).
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
@@ -18,7 +20,9 @@ namespace shardwise::detail {
 // expert GEMM reads the grouped table's share by rows per expert where the format has one,
 // else the dense curve's compute share and the fitted weight-read efficiency. A calibration
 // profile's scale (CostParams::scales: experts for grouped GEMMs, gemm for the rest) multiplies the whole.
-double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped) {
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped, double ramp) {
+  // weight-only (ramp < 1: weights stored narrower than the format computed in) expert GEMMs
+  const double wo = grouped && ramp < 1.0 ? kWeightOnlyMoeStream : 1.0;
   e.op_flops = flops;
   e.op_bytes = bytes;
   if (e.bd) e.op_rows = rows;
@@ -34,7 +38,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
     }
     const double share = f.curve.share_at_log(e.log_rows);
     const double tc = flops / (peak * share * f.ratio);
-    const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency) : bytes / (e.hbm * share);
+    const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency * wo) : bytes / (e.hbm * share * wo);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
       e.op_table = &f;
       e.op_bound = bound_of(tc, tm, g.floor_s);
@@ -43,9 +47,9 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   }
   const DType fmt = tensor_format(e.ctx->cluster.gpu, peak);
   const double ceiling = fmt == DType::kBf16 ? e.ctx->ceiling_bf16 : fmt == DType::kFp4 ? e.ctx->ceiling_fp4 : e.ctx->ceiling_fp8;
-  const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows);
+  const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows * ramp);
   const double tc = flops / (peak * std::max(eff, 1e-6));
-  const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency : e.p->mem_efficiency));
+  const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency * wo : e.p->mem_efficiency));
   if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
   return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
@@ -125,6 +129,17 @@ double gemm_peak_for(const GpuSpec& gpu, DType d) {
   if (d == DType::kFp4 && has4) return gpu.fp4.value();  // int4 (AWQ, GPTQ) is weight-only everywhere
   return gpu.bf16.value();
 }
+// The few-row ramp of the fitted model, t -> 2·N·K·(rows + h) / (peak·g) as rows -> 0, is a
+// weight-streaming time: per weight byte it is 2·h / (peak·g·b) with b the bytes per weight of
+// the format the GEMM computes in (peak·b is about the same for bf16, fp8 and fp4 on one chip,
+// so it holds across native formats). A weight-only GEMM streams wb < b bytes per weight into
+// the same tensor cores: its ramp is h·wb/b (Marlin-style W4A16 kernels run near 4x fp16 at a
+// few rows and at fp16's rate at many). Native formats: 1.
+double weight_only_ramp(const GpuSpec& gpu, DType d, double wb, double peak) {
+  const DType computed = tensor_format(gpu, peak);
+  const double b = computed == DType::kBf16 ? 2.0 : computed == DType::kFp8 ? 1.0 : 0.5625;
+  return bytes_per_element(d) < (computed == DType::kFp4 ? 0.5 : b) ? std::min(1.0, wb / b) : 1.0;
+}
 double dispatch_bytes(const GpuSpec& gpu, DType experts) {
   // tokens travel to the experts in the format the expert GEMMs read: NVFP4 (4 bits + one fp8
   // scale per 16: 0.5625 B) where fp4 runs natively, fp8 for fp8/int8 experts on fp8 hardware
@@ -156,6 +171,10 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.peak_attn = gemm_peak_for(gpu, f.attention);
   e.peak_dense = gemm_peak_for(gpu, f.dense);
   e.peak_exp = gemm_peak_for(gpu, f.experts);
+  e.ramp = weight_only_ramp(gpu, f.other, e.wb, e.peak);
+  e.ramp_attn = weight_only_ramp(gpu, f.attention, e.wb_attn, e.peak_attn);
+  e.ramp_dense = weight_only_ramp(gpu, f.dense, e.wb_dense, e.peak_dense);
+  e.ramp_exp = weight_only_ramp(gpu, f.experts, e.wb_exp, e.peak_exp);
   e.disp_b = dispatch_bytes(gpu, f.experts);
   if (phase == Phase::kDecode) e.q_per_seq = tokens_verified(ctx.workload);
   // attention math runs in fp8 when the KV cache is fp8 and the GPU has fp8 tensor cores (FP8 FMHA)

@@ -31,6 +31,11 @@ struct Env {
   // (Formats: attention, dense MLP / shared experts, routed experts, the rest)
   double wb = 2.0, wb_attn = 2.0, wb_dense = 2.0, wb_exp = 2.0;
   double peak = 0, peak_attn = 0, peak_dense = 0, peak_exp = 0;
+  // the gemm_half_rows scale of each component's GEMMs: 1 where the weights run in their own
+  // tensor-core format; the stored over the computed bytes per weight where they are
+  // dequantised (weight-only: W4A16 0.5625 / 2), so that the few-row ramp holds the same
+  // FLOPs per weight byte read (compute.cpp, weight_only_ramp)
+  double ramp = 1, ramp_attn = 1, ramp_dense = 1, ramp_exp = 1;
   double kvb = 2.0; // KV-cache bytes per element
   double disp_b = 2.0;  // bytes per element of the MoE dispatch payload (the experts' input format)
   double q_per_seq = 1.0;  // tokens each sequence brings to a decode step (1 + speculative drafts)
@@ -96,7 +101,19 @@ inline const char* bound_of(double tc, double tm, double floor_s) {
   return std::max(tc, tm) < floor_s ? "latency" : tc >= tm ? "compute" : "memory";
 }
 // mem_eff: the achieved share of HBM bandwidth (0: the dense kernels' mem_efficiency)
-double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped = false);
+// A weight-only grouped expert GEMM streams its weights at this share of what the native
+// kernels stream: vLLM's W4A16 fused Marlin MoE reaches 0.40 of HBM at 1-4 rows per expert
+// (data/silicon/published/w4a16_moe.csv: FlagGems PR 3609's vLLM column on an H20, the
+// median of the five memory-bound rows, 0.375-0.425), the engines' fp8 Triton fused MoE on
+// the same die 0.83 (the project's H100 routed rows at 1.4-4 rows per expert): 0.40 / 0.83.
+// The dequantisation, not HBM, bounds it; tests/cost/weight_only_test.cpp recomputes both.
+inline constexpr double kWeightOnlyMoeStream = 0.40 / 0.83;
+// ramp: the component's gemm_half_rows scale (Env::ramp*, 1 for GEMMs in the weights' own format)
+double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped = false, double ramp = 1.0);
+// The gemm_half_rows scale of GEMMs on weights of format d (wb bytes per weight, block scales
+// counted) run at `peak`: 1 when the GPU computes in d's format, else wb over the bytes of
+// the format computed in (fp4/int4 in bf16 on Hopper: 0.5625 / 2 = 0.28125).
+double weight_only_ramp(const GpuSpec& gpu, DType d, double wb, double peak);
 double stream_time(Env& e, double bytes);
 // An expert GEMM of a tensor-parallel MoE layer run by the engine's own fused MoE kernel:
 // the floor plus the roofline over the share its measured rows reach at `rows` token copies

@@ -36,7 +36,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     const double params = s.qkv_params / q.split + s.qkv_replicated_params;
     const double out_f = static_cast<double>(s.qkv_out) / (q.out == Lay::kSf ? tp : 1.0);
     const double in_f = q.in == Lay::kSf ? h / tp : h;
-    comp = gemm_time(e, e.peak_attn, tg, 2.0 * tg * params, params * e.wb_attn + tg * (in_f + out_f) * e.ab);
+    comp = gemm_time(e, e.peak_attn, tg, 2.0 * tg * params, params * e.wb_attn + tg * (in_f + out_f) * e.ab, false, e.ramp_attn);
     act(kGroupAttention, tg * (in_f + out_f) * e.ab);
     flush("qkv_proj", static_cast<int>(Slot::kQkv), kGroupAttention);
   }
@@ -94,7 +94,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     const double params = s.o_params / o.split;
     const double in_f = o.in == Lay::kSf ? out_feat / tp : out_feat;
     const double out_f = o.out == Lay::kSf ? h / tp : h;
-    comp = gemm_time(e, e.peak_attn, tg, 2.0 * tg * params, params * e.wb_attn + tg * (in_f + out_f) * e.ab);
+    comp = gemm_time(e, e.peak_attn, tg, 2.0 * tg * params, params * e.wb_attn + tg * (in_f + out_f) * e.ab, false, e.ramp_attn);
     flush("o_proj", static_cast<int>(Slot::kOProj), kGroupAttention);
   }
   // ffn_norm (the residual add is fused here and shares its layout)
@@ -136,7 +136,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double params = s.ffn1_params / f1.split;
       const double in_f = f1.in == Lay::kSf ? h / g : h;
       const double out_f = up * f / (f1.out == Lay::kSf ? g : 1.0);
-      comp = gemm_time(e, e.peak_dense, rows, 2.0 * rows * params, params * e.wb_dense + rows * (in_f + out_f) * e.ab);
+      comp = gemm_time(e, e.peak_dense, rows, 2.0 * rows * params, params * e.wb_dense + rows * (in_f + out_f) * e.ab, false, e.ramp_dense);
       act(kGroupMlp, rows * (in_f + out_f) * e.ab);
       flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1), kGroupMlp);
     }
@@ -148,7 +148,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       const double params = s.ffn2_params / f2.split;
       const double in_f = f2.in == Lay::kSf ? f / g : f;
       const double out_f = f2.out == Lay::kSf ? h / g : h;
-      comp = gemm_time(e, e.peak_dense, rows, 2.0 * rows * params, params * e.wb_dense + rows * (in_f + out_f) * e.ab);
+      comp = gemm_time(e, e.peak_dense, rows, 2.0 * rows * params, params * e.wb_dense + rows * (in_f + out_f) * e.ab, false, e.ramp_dense);
       flush(s.moe ? "shared_ffn2" : "ffn2", static_cast<int>(Slot::kFfn2), kGroupMlp);
     }
     mlp_out = f2.out;

@@ -94,7 +94,7 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
   comm = convert(e, ffn_need, rl, e.g_tp, tg * h * e.ab, "tp");
   {
     const double rows = rl == Lay::kSt ? tg / tp : tg;
-    comp = gemm_time(e, e.peak, rows, 2.0 * rows * s.router_params, s.router_params * e.wb + rows * (h + static_cast<double>(s.experts)) * e.ab);
+    comp = gemm_time(e, e.peak, rows, 2.0 * rows * s.router_params, s.router_params * e.wb + rows * (h + static_cast<double>(s.experts)) * e.ab, false, e.ramp);
     // replicated, a router split over the tokens gathers its logits so that every rank routes every token
     if (replicated && rl == Lay::kSt) comm += coll(e, CollKind::kAllGather, e.g_tp, T * static_cast<double>(s.experts) * e.ab, "tp");
     flush("router", static_cast<int>(Slot::kRouter), kGroupRouter);
@@ -117,7 +117,7 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double out_f = up * f / (c1 == 0 ? etp : 1.0);
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
     const double flops = 2.0 * rows * per_expert, bytes = load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab;
-    comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true);
+    comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true, e.ramp_exp);
     act(kGroupExperts, rows * (h + out_f) * e.ab);
     flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
   }
@@ -128,7 +128,7 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     const double in_f = c2 == 0 ? f / etp : f;
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
     const double flops = 2.0 * rows * per_expert, bytes = load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab;
-    comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true);
+    comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true, e.ramp_exp);
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }
   if (replicated) {

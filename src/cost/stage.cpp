@@ -43,7 +43,7 @@ HeadCost lm_head_cost(Env& e, double rows) {
   const bool head_vocab = ch(*e.plan, Slot::kLmHead) == 0;
   const double params = v * h / (head_vocab ? tp : 1.0);
   HeadCost c;
-  c.gemm = gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab);
+  c.gemm = gemm_time(e, e.peak, rows, 2.0 * rows * params, params * e.wb + rows * (h + v / (head_vocab ? tp : 1.0)) * e.ab, false, e.ramp);
   c.gather = head_vocab ? coll(e, CollKind::kAllGather, e.g_tp, rows * v * 4.0, "tp") : 0.0;
   c.logits = rows * v / (head_vocab ? tp : 1.0) * 4.0;
   return c;

@@ -1,0 +1,161 @@
+// Weight-only low-bit GEMMs on GPUs without those tensor cores (issue 28, item 5): the few-row
+// ramp at the same FLOPs per weight byte, and the measured stream share of the W4A16 MoE kernel.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cost/env.hpp"
+#include "cost/silicon.hpp"
+#include "hardware/cluster.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+using detail::kWeightOnlyMoeStream;
+using detail::weight_only_ramp;
+
+TEST(WeightOnly, RampScalesWithTheBytesStoredOverTheBytesComputed) {
+  const GpuSpec h100 = cluster_from_preset("h100x1")->gpu, b200 = cluster_from_preset("b200x1")->gpu,
+                a100 = cluster_from_preset("a100x1")->gpu;
+  // NVFP4 on Hopper: dequantised into bf16 GEMMs, 0.5625 B stored / 2 B computed = 0.28125
+  EXPECT_DOUBLE_EQ(weight_only_ramp(h100, DType::kFp4, 0.5625, h100.bf16.value()), 0.28125);
+  // AWQ/GPTQ int4 group 128: 0.51953125 / 2 = 0.259765625
+  EXPECT_DOUBLE_EQ(weight_only_ramp(h100, DType::kInt4, 0.51953125, h100.bf16.value()), 0.259765625);
+  // fp8 weights on an A100 (no fp8 tensor cores): W8A16, 1.000244 / 2 = 0.500122
+  EXPECT_DOUBLE_EQ(weight_only_ramp(a100, DType::kFp8, 1.000244, a100.bf16.value()), 1.000244 / 2.0);
+  // every GEMM in its own format: 1 (fp8 on Hopper, bf16 anywhere, NVFP4/MXFP4 on Blackwell)
+  EXPECT_DOUBLE_EQ(weight_only_ramp(h100, DType::kFp8, 1.000244, h100.fp8.value()), 1.0);
+  EXPECT_DOUBLE_EQ(weight_only_ramp(h100, DType::kBf16, 2.0, h100.bf16.value()), 1.0);
+  EXPECT_DOUBLE_EQ(weight_only_ramp(b200, DType::kFp4, 0.5625, b200.fp4.value()), 1.0);
+  EXPECT_DOUBLE_EQ(weight_only_ramp(b200, DType::kFp4, 0.53125, b200.fp4.value()), 1.0);
+}
+
+// The published W4A16 MoE rows: each row's HBM share, the touched experts' weights (4 bits
+// and an fp16 scale per 128: 0.515625 B) over the time at the H20's 4.0 TB/s.
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+TEST(WeightOnly, TheMoeStreamShareIsWhatThePublishedRowsMeasure) {
+  std::ifstream f(std::string(SHARDWISE_REPO_DIR) + "/data/silicon/published/w4a16_moe.csv");
+  ASSERT_TRUE(f.good());
+  std::string line;
+  std::getline(f, line);  // gpu,dtype,library,op,M,E,topk,N,K,metric,value,unit,...
+  std::vector<double> shares;
+  while (std::getline(f, line)) {
+    const auto c = split(line);
+    ASSERT_GE(c.size(), 12u);
+    const double m = std::stod(c[4]), e = std::stod(c[5]), k = std::stod(c[6]), n = std::stod(c[7]), h = std::stod(c[8]);
+    ASSERT_EQ(c[11], "ms");
+    const double touched = e * (1.0 - std::pow(1.0 - k / e, m));  // experts some token picks
+    const double copies_per_expert = m * k / touched;
+    // memory-bound on the H20 (148 TFLOP/s bf16, 4.0 TB/s: the ridge for 4-bit weights is at
+    // about 9 rows per expert) and past the single-token latency: M >= 16, <= 4.1 rows
+    if (m < 16 || copies_per_expert > 4.1) continue;
+    const double bytes = touched * 3.0 * n * h * (0.5 + 2.0 / 128.0);
+    shares.push_back(bytes / (std::stod(c[10]) * 1e-3) / 4.0e12);
+  }
+  // DeepSeek-V3 at 16 tokens: 256 x (1 - (31/32)^16) = 101.97 experts x 3 x 2048 x 7168 x
+  // 0.515625 B = 2.316 GB in 1.395 ms = 1.660 TB/s = 0.415 of 4.0 TB/s; the five rows 0.375-0.425
+  ASSERT_EQ(shares.size(), 5u);
+  EXPECT_NEAR(median(shares), 0.40, 0.005);
+  // the native kernel on the same die: the engines' fp8 Triton fused MoE measured on the H100,
+  // its share at 1.4-4 copies per touched expert (the curve's points at 1.39, 2.3, 4.07)
+  const GemmProfile h100 = gemm_profile_for("h100");
+  ASSERT_GT(h100.routed_fp8.curve.n, 3);
+  const double native = median({h100.routed_fp8.curve.share_at(1.39), h100.routed_fp8.curve.share_at(2.3), h100.routed_fp8.curve.share_at(4.07)});
+  EXPECT_NEAR(native, 0.83, 0.01);
+  EXPECT_NEAR(kWeightOnlyMoeStream, median(shares) / native, 0.01);
+}
+
+Plan dp_ep(std::int32_t dp, std::int32_t ep, std::int64_t batch) {
+  Plan p;
+  p.deg.attn_dp = dp;
+  p.deg.ep = ep;
+  p.batch = batch;
+  p.sharding[static_cast<std::size_t>(Slot::kFfn1)] = 2;
+  p.sharding[static_cast<std::size_t>(Slot::kFfn2)] = 2;
+  return p;
+}
+
+const OpCost& op_of(const Breakdown& bd, const std::string& name) {
+  for (const OpCost& o : bd.ops) {
+    if (o.op == name && o.layer_class == 1) return o;
+  }
+  for (const OpCost& o : bd.ops) {
+    if (o.op == name) return o;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return bd.ops.front();
+}
+
+TEST(WeightOnly, FewRowExpertsStreamAtTheMeasuredShare) {
+  // DeepSeek-V3 with NVFP4 experts on 16 H100 (attention DP 16, EP 16), one sequence per rank:
+  // 16 x 8 = 128 token copies over 256 experts, a few rows per expert: the expert GEMMs are
+  // bound by their weight read, bytes / (HBM x expert_mem_efficiency x 0.40 / 0.83) + the
+  // fitted kernel overhead (h100.yaml: 3.35 TB/s x 0.3652 x 0.4819 = 0.590 TB/s)
+  Workload w = test_support::decode(1024);
+  w.expert_dtype = DType::kFp4;
+  const SimContext ctx = test_support::ctx_for("deepseek-v3", "h100x16", w);
+  const Breakdown bd = breakdown_step(ctx, dp_ep(16, 16, 16), Phase::kDecode, 16, 1024);
+  const OpCost& up = op_of(bd, "expert_ffn1");
+  EXPECT_EQ(up.bound, std::string("memory"));
+  const double stream = ctx.cluster.gpu.hbm_bandwidth.value() * ctx.params.expert_mem_efficiency * kWeightOnlyMoeStream;
+  EXPECT_NEAR(up.compute_s, (up.hbm_bytes / stream + ctx.params.kernel_overhead_us * 1e-6) * ctx.params.scales.experts, 1e-12);
+  // the same experts in fp8 (native): streamed at the fitted efficiency alone, so per weight
+  // byte the W4A16 experts take 0.83 / 0.40 = 2.075 times as long
+  Workload w8 = w;
+  w8.expert_dtype = DType::kFp8;
+  const SimContext ctx8 = test_support::ctx_for("deepseek-v3", "h100x16", w8);
+  const OpCost& up8 = op_of(breakdown_step(ctx8, dp_ep(16, 16, 16), Phase::kDecode, 16, 1024), "expert_ffn1");
+  const double floor = ctx.params.kernel_overhead_us * 1e-6 * ctx.params.scales.experts;
+  EXPECT_NEAR(((up.compute_s - floor) / up.hbm_bytes) / ((up8.compute_s - floor) / up8.hbm_bytes), 0.83 / 0.40, 1e-9);
+}
+
+TEST(WeightOnly, NeverSlowerThanBf16AndEqualWhereComputeBound) {
+  // Llama-3.1-8B on one H100: an fp4 (W4A16) dense GEMM is never slower than the bf16 one at
+  // any batch (fewer bytes, a shorter ramp, the same bf16 peak), and at thousands of rows both
+  // are compute-bound at nearly the same rate: the ramp's rows / (rows + h x 0.28) against
+  // rows / (rows + h), 4096 / (4096 + 72) over 4096 / (4096 + 256) = 1.044
+  for (std::int64_t b : {1, 4, 16, 64, 256, 1024, 4096}) {
+    Workload w4 = test_support::decode(1024), w16 = test_support::decode(1024);
+    w4.weights_dtype = DType::kFp4;
+    w16.weights_dtype = DType::kBf16;
+    const SimContext c4 = test_support::ctx_for("llama-3.1-8b", "h100x1", w4), c16 = test_support::ctx_for("llama-3.1-8b", "h100x1", w16);
+    const OpCost& f4 = op_of(breakdown_step(c4, test_support::plan(1, b), Phase::kDecode, b, 1024), "ffn1");
+    const OpCost& f16 = op_of(breakdown_step(c16, test_support::plan(1, b), Phase::kDecode, b, 1024), "ffn1");
+    EXPECT_LE(f4.compute_s, f16.compute_s * (1 + 1e-12)) << "batch " << b;
+    if (b == 4096) {
+      EXPECT_LT(f16.compute_s / f4.compute_s, 1.06);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardwise
