@@ -305,6 +305,12 @@ TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
   // H200 on the H100 fit: fp8 73.4% / 70.9% (no bf16 row for H200: the die's, 1)
   EXPECT_NEAR(ctx_on("h200x8").ceiling_fp8, 73.4 / 70.9, 1e-9);
   EXPECT_DOUBLE_EQ(ctx_on("h200x8").ceiling_bf16, 1.0);
+  // fp4 against the fit silicon's fp8 ceiling: B200 on its own fit 63.4% / 76.3% = 0.8309;
+  // GB200 (the B200's fp4 ceiling carried by the fp8 ones, 63.4 x 72.3 / 76.3) / 76.3 = 0.7874;
+  // H100 (no fp4 ceiling: fp8's, 1)
+  EXPECT_NEAR(ctx_on("b200x8").ceiling_fp4, 63.4 / 76.3, 1e-9);
+  EXPECT_NEAR(ctx_on("gb200x72").ceiling_fp4, 63.4 * 72.3 / (76.3 * 76.3), 1e-9);
+  EXPECT_DOUBLE_EQ(ctx_on("h100x8").ceiling_fp4, 1.0);
   // a compute-bound GEMM (a 4,096-token prefill, bf16) takes 1 / 0.6401 the time beyond its
   // fixed overhead: 2 x 4096 x params / (peak x 0.7 x c x 4096 / (4096 + 256))
   SimContext same = mi;
