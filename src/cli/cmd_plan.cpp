@@ -13,11 +13,13 @@
 #include "core/files.hpp"
 #include "plan/plan_json.hpp"
 #include "report/html_report.hpp"
+#include "report/phases_report.hpp"
 #include "report/plan_report.hpp"
 #include "report/serve_html.hpp"
 #include "report/serve_report.hpp"
 #include "search/rl/agent.hpp"
 #include "search/search.hpp"
+#include "search/phases_search.hpp"
 #include "search/serve_plan.hpp"
 
 namespace shardwise::cli {
@@ -39,7 +41,39 @@ struct PlanArgs {
   bool any_layout = false;  // --engine any: every layout, not only those an engine runs
   int top_k = 24;
   bool no_disagg = false;
+  bool phases = false;           // --phases: a prefill layout and a decode layout on the same GPUs (docs/phases.md)
+  double host_buffer_gib = 80.0; // --host-buffer-gib: host memory per GPU for the phase plan's KV buffer
 };
+
+// plan --phases: the best phase plan beside the best static plan (the search's answer when
+// better than the layouts' own) and the best disaggregated split (docs/phases.md)
+int run_phases_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const PlanOutcome& o, PlanFile file) {
+  PhaseSearchOptions po;
+  po.cost.host_bytes_per_gpu = a.host_buffer_gib * 1024.0 * 1024.0 * 1024.0;
+  PhaseSearchResult r = search_phases(ctx, space, po);
+  if (o.search.found) {
+    const Metrics m = evaluate(ctx, o.search.best, nullptr, false);
+    if (m.feasible() && (!r.best_static || m.objective > r.best_static->static_metrics.objective)) {
+      LayoutRates lr;
+      lr.plan = o.search.best;
+      lr.static_metrics = m;
+      r.best_static = lr;
+    }
+  }
+  if (!a.out.empty()) {
+    if (!r.found) {
+      print(a.json ? phases_json(r, po.cost.host_bytes_per_gpu) : phases_text(r, po.cost.host_bytes_per_gpu));
+      return fail(Error{"--out", "", "a feasible phase plan to write to '" + a.out + "'", r.why_none});
+    }
+    // the top level: the best static plan, what launch starts (no engine runs phases)
+    if (r.best_static) file.plan = r.best_static->plan;
+    if (r.best_static && r.best_static->static_metrics.feasible()) file.plan.batch = r.best_static->static_metrics.batch;
+    file.phases = r.best;
+    if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
+  }
+  print(a.json ? phases_json(r, po.cost.host_bytes_per_gpu) : phases_text(r, po.cost.host_bytes_per_gpu));
+  return 0;
+}
 
 bool rl_engine_name(const std::string& e) { return e == "rl" || e == "rl-paper"; }
 
@@ -118,6 +152,9 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (!(a.target_rate >= 0) || !std::isfinite(a.target_rate) || a.target_rate > 1e7) {
     return fail(Error{"--target-rate", "", "a positive number of requests/s up to 1e7", fmt::format("{}", a.target_rate)});
   }
+  if (a.phases && !(a.host_buffer_gib >= 0 && a.host_buffer_gib <= 1e6)) {
+    return fail(Error{"--host-buffer-gib", "", "GiB of host memory per GPU from 0 to 1e6", fmt::format("{}", a.host_buffer_gib)});
+  }
   if (a.top_k < 0 || a.top_k > 1000) return fail(Error{"--top-k", "", "a number of candidates from 1 to 1000 (0: every screened one)", std::to_string(a.top_k)});
   auto in = load_inputs(a.model, a.cluster, a.workload, a.overrides);
   if (!in) return fail(in.error());
@@ -125,6 +162,13 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     return fail(Error{"--target-rate", "", "--mode serve (or a serve workload) beside it", fmt::format("mode {}", to_string(in->workload.mode))});
   }
   if (auto e = serve_plan_input_error(a, in->workload)) return fail(*e);
+  if (a.phases && in->workload.mode != Mode::kOffline) {
+    return fail(Error{"--phases", "", "an offline workload (isl and osl, every request queued: --mode offline); phase plans are not simulated under arrivals yet",
+                      fmt::format("mode {}", to_string(in->workload.mode))});
+  }
+  if (a.phases && a.serve.name) {
+    return fail(Error{"--phases", "", "no --engine beside it (no engine runs per-phase layouts in one instance: docs/phases.md)", "--engine " + *a.serve.name});
+  }
   if (a.redundant_experts > 0 && a.redundant_experts > in->model.moe.num_experts) {
     return fail(Error{"--redundant-experts",
                       "",
@@ -241,6 +285,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // --decode-steps: replayed by simulate --plan and launch
   file.cost = recorded_cost(a.cost);  // --kernel-tables / --silicon / --calibration: replayed by simulate --plan, check and launch
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
+  if (a.phases) return run_phases_plan(a, ctx, space, o, file);
   if (o.search.found) o.metrics = evaluate(ctx, o.search.best, &o.breakdown);
   if (o.baseline.found) o.baseline_metrics = evaluate(ctx, o.baseline.best, &o.baseline_breakdown);
   if (!o.search.found) {
@@ -313,6 +358,10 @@ Command add_plan(CLI::App& app, const CliOptions& cli) {
                    "Serve: the fewest GPUs (and the plan) that serve this many requests/s within the SLOs (docs/serving.md)");
   plan->add_flag("--no-disagg", pa.no_disagg, "Serve: do not size disaggregated prefill/decode deployments beside the aggregated ones");
   plan->add_option("--top-k", pa.top_k, "Serve: candidates the closed-form screen passes to the simulation (default 24; 0: all)");
+  plan->add_flag("--phases", pa.phases,
+                 "Offline: also search phase plans (Seesaw): a prefill layout and a decode layout on the same GPUs with a host-memory KV "
+                 "buffer, beside the best static plan and the best disaggregated split (docs/phases.md)");
+  plan->add_option("--host-buffer-gib", pa.host_buffer_gib, "With --phases: host memory per GPU for the KV buffer and the weights' copies (default 80, Seesaw's)");
   plan->add_flag("--json", pa.json, "Print one JSON object (plan, metrics, evaluations, wall_s, baseline_megatron)");
 
   return {plan, [args, cli] { return run_plan_any(*args, cli); }};

@@ -11,7 +11,9 @@
 #include "cost/engine.hpp"
 #include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
+#include "cost/phases.hpp"
 #include "plan/plan_json.hpp"
+#include "report/phases_report.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
 #include "serve/disagg.hpp"
@@ -87,6 +89,7 @@ int run_simulate(SimulateArgs a) {
   }
   Plan plan;
   std::optional<Plan> file_prefill;
+  std::optional<PhasePlan> file_phases;
   std::optional<std::int64_t> file_seqs, file_tokens, file_steps, file_pre_seqs, file_pre_tokens;
   CostArgs cost = a.cost;  // the flags', else the cost model the plan file was made with
   bool engine_from_plan = false;
@@ -97,6 +100,7 @@ int run_simulate(SimulateArgs a) {
     if (!f) return fail(f.error());
     plan = f->plan;
     file_prefill = f->prefill_pool;
+    file_phases = f->phases;
     file_seqs = f->max_num_seqs;
     file_tokens = f->max_num_tokens;
     file_pre_seqs = f->prefill_max_num_seqs;
@@ -203,6 +207,38 @@ int run_simulate(SimulateArgs a) {
     if (const auto why = engine_limits(*kind, ctx, plan); !why.empty()) {
       cli::note(fmt::format("{} cannot run this plan as it is: {}", *a.engine.name, why.front()));
     }
+  }
+  if (file_phases && flags.empty()) {
+    // a phase plan (docs/phases.md): its round term by term, beside its decode layout run static
+    if (ctx.workload.mode != Mode::kOffline) {
+      return fail(Error{a.plan_file, "phases", "an offline workload (phase plans are costed in closed form for offline streams)",
+                        fmt::format("mode {}", to_string(ctx.workload.mode))});
+    }
+    const PhaseOptions po;  // Seesaw's 80 GiB of host memory per GPU, as plan --phases by default
+    const PhaseCost c = evaluate_phases(ctx, *file_phases, po);
+    if (c.metrics.infeasible == Infeasible::kInvalidPlan) {
+      return fail(Error{a.plan_file, "phases", fmt::format("a phase plan valid on {} and {}", in->model.name, in->cluster.name), c.metrics.reason});
+    }
+    PhaseSearchResult r;
+    r.found = c.metrics.feasible();
+    r.best = *file_phases;
+    r.cost = c;
+    LayoutRates st;  // the file's static plan (plan --phases: the best static; what launch starts)
+    st.plan = plan;
+    st.static_metrics = evaluate(ctx, st.plan, nullptr, false);
+    if (st.static_metrics.feasible()) r.best_static = st;
+    if (a.json) {
+      print(phases_json(r, po.host_bytes_per_gpu));
+    } else {
+      std::string t = phase_cost_text(*file_phases, c, po.host_bytes_per_gpu);
+      if (r.best_static) {
+        t += fmt::format("static       the plan file's static plan (what launch starts), batch {}: {:.1f} output tokens/s per GPU\n",
+                         st.static_metrics.batch, st.static_metrics.output_tok_s_per_gpu);
+      }
+      t += "launch       " + phases_launch_note() + "\n";
+      print(t);
+    }
+    return 0;
   }
   Breakdown bd;
   const Metrics m = evaluate(ctx, plan, &bd);

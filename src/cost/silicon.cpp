@@ -484,7 +484,7 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     return 0.0;
   };
   // the GPU whose measured ceiling stands for the target: its own, else its die's sibling
-  const std::string me = gpu_name == "gb300" ? "b300" : gpu_name == "h20" ? "h100" : gpu_name;
+  const std::string me = gpu_name == "gb300" ? "b300" : gpu_name == "h20" ? "h100" : gpu_name == "a100-40gb" ? "a100" : gpu_name;
   const bool hopper_die = gpu_name == "h100" || gpu_name == "h200" || gpu_name == "h20";
   using Member = SiliconTables::Curve SiliconTables::Source::*;
   const auto fill = [&](GemmFormatProfile& f, Member member, const char* d) {

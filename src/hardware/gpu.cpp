@@ -54,6 +54,20 @@ std::vector<GpuSpec> make_catalog() {
   // Infinity Fabric 7 links of 76.8 GB/s per direction (537.6 GB/s to its peers).
   c.push_back({"mi355x", teraflops(2500), teraflops(5000), teraflops(10000), gigabytes(288), terabytes_per_s(8.0),
                gigabytes_per_s(537.6), microseconds(3.0), gigabytes_per_s(128), gigabytes_per_s(50), microseconds(6.0), 8, 8, "amd"});
+  // The GPUs of Seesaw's evaluation (MLSys 2025, Table 1; bench/seesaw), PCIe cards without NVLink:
+  // A10 (NVIDIA A10 datasheet): 125 TFLOP/s dense BF16/FP16 (250 with sparsity), no FP8;
+  // 24 GB GDDR6 at 600 GB/s; PCIe gen4 x16 (32 GB/s per direction; AWS g5 links each at x8,
+  // 16 GiB/s: give it in a cluster YAML); g5.48xlarge: 100 Gb/s for 8 GPUs (1.5625 GB/s each).
+  c.push_back({"a10", teraflops(125), FlopsPerSecond(0), FlopsPerSecond(0), gigabytes(24), gigabytes_per_s(600),
+               gigabytes_per_s(32), microseconds(4.0), gigabytes_per_s(32), gigabytes_per_s(1.5625), microseconds(10.0), 8, 1});
+  // L4 (NVIDIA L4 datasheet): 121 TFLOP/s dense BF16 (242 with sparsity), 242.5 dense FP8
+  // (485 with sparsity); 24 GB GDDR6 at 300 GB/s; PCIe gen4 x16; g6.48xlarge: 100 Gb/s for 8.
+  c.push_back({"l4", teraflops(121), teraflops(242.5), FlopsPerSecond(0), gigabytes(24), gigabytes_per_s(300),
+               gigabytes_per_s(32), microseconds(4.0), gigabytes_per_s(32), gigabytes_per_s(1.5625), microseconds(10.0), 8, 1});
+  // A100 SXM4 40GB (A100 datasheet): 312 TFLOP/s BF16; 40 GB HBM2 at 1.555 TB/s; NVLink 3
+  // 600 GB/s (300 each way); PCIe gen4 32 GB/s; 200 Gb/s HDR per GPU (DGX A100).
+  c.push_back({"a100-40gb", teraflops(312), FlopsPerSecond(0), FlopsPerSecond(0), Bytes(40960.0 * kMi), terabytes_per_s(1.555),
+               gigabytes_per_s(300), microseconds(2.5), gigabytes_per_s(32), gigabytes_per_s(25), microseconds(6.0), 8, 8});
   return c;
 }
 }  // namespace

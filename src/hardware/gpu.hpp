@@ -28,7 +28,7 @@ struct GpuSpec {
 };
 
 // The built-in catalog: h100, h200, a100, b200, gb200, b300, gb300, h20, l40s, mi300x,
-// mi325x, mi355x (docs/clusters.md has each datasheet; the ones without a fit of their own
+// mi325x, mi355x, a10, l4, a100-40gb (docs/clusters.md has each datasheet; the ones without a fit of their own
 // borrow the nearest silicon's, marked uncalibrated).
 const std::vector<GpuSpec>& gpu_catalog();
 std::optional<GpuSpec> find_gpu(std::string_view name);

@@ -38,6 +38,24 @@ std::optional<Error> read_sharding(const json* s, const std::string& file, const
   out = *sh;
   return std::nullopt;
 }
+json layout_json(const Plan& p) {
+  json j{{"degrees", degrees_json(p.deg)}, {"sharding", sharding_json(p.sharding)}, {"micro_batches", p.micro_batches},
+         {"redundant_experts", p.redundant_experts}, {"batch", p.batch == 0 ? json("max") : json(p.batch)}};
+  if (p.two_batch_overlap) j["two_batch_overlap"] = true;
+  return j;
+}
+// One layout of "phases" (its sharding is read later, with the file's other shardings).
+Plan read_layout(const FieldReader& l) {
+  l.reject_unknown({"degrees", "sharding", "micro_batches", "redundant_experts", "two_batch_overlap", "batch"});
+  Plan p;
+  p.batch = 0;
+  if (const json* b = l.get("batch"); b && !(b->is_string() && b->get<std::string>() == "max")) p.batch = l.integer("batch", 1, kMaxBatch);
+  if (auto d = l.object("degrees", true)) read_degrees(*d, p.deg);
+  p.micro_batches = static_cast<std::int32_t>(l.integer_or("micro_batches", 0, 0, 1 << 20));
+  p.redundant_experts = static_cast<std::int32_t>(l.integer_or("redundant_experts", 0, 0, 1 << 20));
+  p.two_batch_overlap = l.boolean_or("two_batch_overlap", false);
+  return p;
+}
 }  // namespace
 
 std::string plan_to_json(const PlanFile& f) {
@@ -105,6 +123,9 @@ std::string plan_to_json(const PlanFile& f) {
       j["disaggregated"]["prefill"]["engine_settings"] = es;
     }
   }
+  if (f.phases) {
+    j["phases"] = {{"prefill", layout_json(f.phases->prefill)}, {"decode", layout_json(f.phases->decode)}, {"buffer_seqs", f.phases->buffer_seqs}};
+  }
   return j.dump(2);
 }
 
@@ -114,7 +135,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"schema", "model", "cluster", "workload", "degrees", "batch", "micro_batches", "redundant_experts", "two_batch_overlap",
-                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings", "engine", "cost"});
+                    "sharding", "workload_overrides", "metrics", "notes", "disaggregated", "engine_settings", "engine", "cost", "phases"});
   PlanFile f;
   const std::string schema = r.string("schema");
   if (!sink.failed() && schema != kPlanSchema) r.fail("schema", std::string("'") + kPlanSchema + "'", "'" + schema + "'");
@@ -160,6 +181,18 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
       p.two_batch_overlap = pre->boolean_or("two_batch_overlap", false);
       f.prefill_pool = p;
     }
+  }
+  std::optional<FieldReader> ph_pre, ph_dec;
+  if (auto ph = r.object("phases", false)) {
+    ph->reject_unknown({"prefill", "decode", "buffer_seqs"});
+    ph_pre = ph->object("prefill", true);
+    ph_dec = ph->object("decode", true);
+    PhasePlan pp;
+    if (ph_pre) pp.prefill = read_layout(*ph_pre);
+    if (ph_dec) pp.decode = read_layout(*ph_dec);
+    pp.buffer_seqs = ph->integer_or("buffer_seqs", 0, 0, std::int64_t{1} << 40);
+    if (f.prefill_pool) ph->fail("prefill", "a plan that is either disaggregated or phased", "both 'disaggregated' and 'phases'");
+    f.phases = pp;
   }
   if (!sink.failed()) {
     const json* b = r.get("batch");
@@ -207,6 +240,10 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   if (auto e = read_sharding(r.get("sharding"), file, "", f.plan.sharding)) return *e;
   if (pre && f.prefill_pool) {
     if (auto e = read_sharding(pre->get("sharding"), file, "disaggregated.prefill.", f.prefill_pool->sharding)) return *e;
+  }
+  if (f.phases) {
+    if (auto e = read_sharding(ph_pre->get("sharding"), file, "phases.prefill.", f.phases->prefill.sharding)) return *e;
+    if (auto e = read_sharding(ph_dec->get("sharding"), file, "phases.decode.", f.phases->decode.sharding)) return *e;
   }
   return f;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "plan/phases.hpp"
 #include "plan/plan.hpp"
 #include "workload/workload.hpp"
 
@@ -20,6 +21,12 @@ struct PlanFile {
   // the top-level degrees and sharding are the decode pool's, "disaggregated": {"prefill":
   // {degrees, sharding, micro_batches, redundant_experts}} the prefill pool's.
   std::optional<Plan> prefill_pool = std::nullopt;
+  // A phase plan (docs/phases.md). JSON "phases": {"prefill": {degrees, sharding,
+  // micro_batches, redundant_experts, two_batch_overlap, batch}, "decode": {the same; batch:
+  // sequences decoded at once per instance or "max"}, "buffer_seqs"}. The top level is then
+  // the static plan that runs where phases cannot (plan --phases writes the best static plan
+  // there): what launch starts, the nearest runnable plan.
+  std::optional<PhasePlan> phases = std::nullopt;
   // Engine settings the plan was chosen with (plan --mode serve): the running-sequence cap and
   // the tokens per iteration, per attention-DP rank. JSON "engine_settings": {"max_num_seqs",
   // "max_num_tokens"}; simulate and launch apply them unless flags say otherwise.

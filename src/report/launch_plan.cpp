@@ -8,12 +8,14 @@
 
 #include "model/loader.hpp"
 #include "cost/engine.hpp"
+#include "cost/phases.hpp"
 #include "plan/space.hpp"
 #include "report/serve_report.hpp"
 #include "serve/disagg.hpp"
 #include "serve/serving.hpp"
 #include "report/bench_command.hpp"
 #include "report/launch_k8s.hpp"
+#include "report/phases_report.hpp"
 
 namespace shardwise {
 namespace {
@@ -75,6 +77,23 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
     if (std::any_of(value->begin(), value->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
       return Error{flag, "", "a value without control characters (newline, tab, escape)", "'" + *value + "'"};
     }
+  }
+  if (f.phases) {
+    // no engine switches layouts within an instance: the plan file's top level (plan --phases
+    // writes the best static plan there) launches, said at the top with the figures of each
+    PlanFile stat = f;
+    stat.phases.reset();
+    auto text = launch_plan(stat, file, model, cluster, workload, o);
+    if (!text) return text;
+    std::string head = "# " + file + " is a phase plan (" + phase_plan_label(*f.phases) + "): " + phases_launch_note() + ".\n";
+    if (workload.mode == Mode::kOffline) {
+      const SimContext ctx = make_context(model, cluster, workload, o.params ? *o.params : cost_params_for(cluster.gpu.name));
+      const PhaseCost pc = evaluate_phases(ctx, *f.phases);
+      const Metrics sm = evaluate(ctx, f.plan, nullptr, false);
+      head += fmt::format("# the phase plan: {:.1f} output tokens/s per GPU; launched here, the static plan of the top level: {:.1f}\n",
+                          pc.metrics.feasible() ? pc.metrics.output_tok_s_per_gpu : 0.0, sm.feasible() ? sm.output_tok_s_per_gpu : 0.0);
+    }
+    return head + *text;
   }
   Plan probe = f.plan;  // batch "max" (a serve plan): the engine admits what fits
   if (probe.batch == 0) probe.batch = probe.deg.attn_dp;

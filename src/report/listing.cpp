@@ -34,10 +34,10 @@ std::string list_models_json(const std::vector<ModelSpec>& models) {
 }
 
 std::string list_gpus_text() {
-  std::string s = fmt::format("{:<7} {:>14} {:>14} {:>10} {:>11} {:>13} {:>12} {:>6} {:>7}\n", "gpu", "bf16 dense", "fp8 dense", "HBM",
+  std::string s = fmt::format("{:<9} {:>14} {:>14} {:>10} {:>11} {:>13} {:>12} {:>6} {:>7}\n", "gpu", "bf16 dense", "fp8 dense", "HBM",
                               "HBM bw", "NVLink/dir", "network/dir", "node", "domain");
   for (const auto& g : gpu_catalog()) {
-    s += fmt::format("{:<7} {:>14} {:>14} {:>10} {:>11} {:>13} {:>12} {:>6} {:>7}\n", g.name, si_flop_rate(g.bf16),
+    s += fmt::format("{:<9} {:>14} {:>14} {:>10} {:>11} {:>13} {:>12} {:>6} {:>7}\n", g.name, si_flop_rate(g.bf16),
                      g.fp8.value() > 0 ? si_flop_rate(g.fp8) : std::string("-"), si_bytes(g.hbm_capacity), si_rate(g.hbm_bandwidth),
                      si_rate(g.nvlink_bandwidth), si_rate(g.network_bandwidth), g.gpus_per_node, g.nvlink_domain);
   }

@@ -503,5 +503,16 @@ expect 0 '^engines +runs as planned on ' -- plan --model llama-3.1-8b --cluster 
 expect 0 '^engines +' -- plan --model llama-3.1-8b --cluster h100x2 --workload chat-1k-1k --mode serve --requests 200 --top-k 2 --no-disagg --engine any
 expect 2 '^shardwise: --engine-version: expected a named engine beside it' -- plan --model llama-3.1-8b --cluster h100x2 --workload chat-1k-1k --mode serve --engine any --engine-version 0.11
 
+# phase plans (issue 29): plan --phases, the plan file, simulate --plan and launch
+printf 'gpu: {base: a100-40gb, pcie_bandwidth: 17.18 GB/s}\nnvlink_domain: 1\nnum_gpus: 8\n' >"$tmp/a100pcie.yaml"
+printf 'mode: offline\nisl: 2542\nosl: 297\n' >"$tmp/arxiv.yaml"
+expect 0 '^verdict +phase plan / best static = 1\.[0-9]+x' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --phases --out "$tmp/phases.json"
+expect 0 '^phases +prefill tp 1 x attn_dp 1 x pp 8 -> decode ' -- simulate --plan "$tmp/phases.json"
+expect 0 '"buffer_seqs": [0-9]+' -- simulate --plan "$tmp/phases.json" --json
+expect 0 '^# .*phases.json is a phase plan .*no mainstream engine' -- launch --plan "$tmp/phases.json" --engine vllm
+expect 2 '^shardwise: --phases: expected an offline workload' -- plan --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --phases
+expect 2 '^shardwise: --host-buffer-gib: expected GiB of host memory per GPU' -- plan --model llama-2-70b --cluster a100x8 --workload "$tmp/arxiv.yaml" --phases --host-buffer-gib -1
+expect 2 '^shardwise: --phases: expected no --engine beside it' -- plan --model llama-2-70b --cluster a100x8 --workload "$tmp/arxiv.yaml" --phases --engine vllm
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

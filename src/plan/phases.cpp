@@ -1,0 +1,45 @@
+#include "plan/phases.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace shardwise {
+
+bool same_layout(const Plan& a, const Plan& b) {
+  return a.deg == b.deg && a.sharding == b.sharding && a.micro_batches == b.micro_batches && a.redundant_experts == b.redundant_experts &&
+         a.two_batch_overlap == b.two_batch_overlap;
+}
+
+std::optional<std::string> validate_phase_plan(const PhasePlan& p, const ModelSpec& m, const ClusterSpec& c) {
+  // the layouts' rules; their batches are the phases' own (0: the most that fit)
+  Plan pre = p.prefill, dec = p.decode;
+  pre.batch = 1;
+  dec.batch = std::max<std::int64_t>(1, dec.batch);
+  if (auto why = validate_plan(pre, m, c)) return "the prefill layout: " + *why;
+  if (auto why = validate_plan(dec, m, c)) return "the decode layout: " + *why;
+  if (p.prefill.deg.total_gpus() != p.decode.deg.total_gpus()) {
+    return fmt::format("the prefill layout uses {} GPUs and the decode layout {}: both phases run on the same GPUs",
+                       p.prefill.deg.total_gpus(), p.decode.deg.total_gpus());
+  }
+  if (p.buffer_seqs < 0) return fmt::format("buffer_seqs {} is negative", p.buffer_seqs);
+  if (p.decode.batch < 0) return fmt::format("the decode batch {} is negative", p.decode.batch);
+  return std::nullopt;
+}
+
+namespace {
+std::string layout_label(const Plan& p) {
+  const Degrees& d = p.deg;
+  std::string s = fmt::format("tp {} x attn_dp {} x pp {}", d.tp, d.attn_dp, d.pp);
+  if (d.ep > 1) s += fmt::format(" (ep {})", d.ep);
+  if (d.replicas > 1) s += fmt::format(", replicas {}", d.replicas);
+  return s;
+}
+}  // namespace
+
+std::string phase_plan_label(const PhasePlan& p) {
+  return fmt::format("prefill {} -> decode {}, buffer {}", layout_label(p.prefill), layout_label(p.decode),
+                     p.buffer_seqs > 0 ? fmt::format("{} sequences", p.buffer_seqs) : std::string("the decode batch"));
+}
+
+}  // namespace shardwise

@@ -1,0 +1,54 @@
+// plan --phases (issue 29; docs/phases.md): the best pair of layouts and buffer size for a
+// phase plan, over the closed form, beside the best static plan and the best disaggregated
+// split of the same GPUs.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cost/phases.hpp"
+#include "plan/space.hpp"
+
+namespace shardwise {
+
+struct PhaseSearchOptions {
+  PhaseOptions cost;
+  // Layouts of each phase carried into the pairing, the best by prefill rate and by decode
+  // throughput among those of one GPU count (0: every layout, every pair)
+  int top_k = 16;
+};
+
+// One layout's two rates (its instance shape replicated over the cluster).
+struct LayoutRates {
+  Plan plan;                 // batch 0; replicas as many as the cluster holds
+  double prefill_seq_s = 0;  // prompts/s over its GPUs (0: does not fit)
+  DecodeRate decode;         // at its largest batch alone on the GPUs
+  Metrics static_metrics;    // the static plan (offline stream) at its largest feasible batch
+};
+
+// The best disaggregated split of the GPUs in closed form: a prefill pool and a decode pool,
+// each its best shape replicated, the throughput the slower pool allows.
+struct DisaggSplit {
+  Plan prefill, decode;  // replicas = each pool's instances
+  std::int64_t prefill_gpus = 0, decode_gpus = 0;
+  double output_tok_s_per_gpu = 0;  // min(prefill prompts/s x osl, decode tokens/s) / all GPUs
+};
+
+struct PhaseSearchResult {
+  bool found = false;  // a feasible phase plan (layouts that differ)
+  PhasePlan best;
+  PhaseCost cost;
+  std::optional<LayoutRates> best_static;  // the best static plan of the same layouts
+  std::optional<DisaggSplit> disagg;
+  std::int64_t layouts = 0, pairs = 0, evaluations = 0;
+  double seconds = 0;
+  std::string why_none;  // when nothing was found
+};
+
+PhaseSearchResult search_phases(const SimContext& ctx, const SearchSpace& space, const PhaseSearchOptions& opt = {});
+
+// Every layout of the space's degrees (Megatron's sharding, and the dense MLPs data-parallel
+// under attention DP) with both rates; those that break a rule are left out.
+std::vector<LayoutRates> layout_rates(const SimContext& ctx, const SearchSpace& space);
+
+}  // namespace shardwise
