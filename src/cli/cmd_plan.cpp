@@ -47,6 +47,34 @@ struct PlanArgs {
 
 // plan --phases: the best phase plan beside the best static plan (the search's answer when
 // better than the layouts' own) and the best disaggregated split (docs/phases.md)
+// plan --phases under a serving workload: the phase space searched by rl (or sa, ga) for the
+// most output tokens/s per GPU of the queued requests within the TPOT SLO, the best simulated
+// under the workload's arrivals (docs/phases.md, "Search under a serving objective")
+int run_phases_serving(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, std::uint64_t seed) {
+  if (!a.out.empty() || !a.report.empty()) {
+    return fail(Error{"--out/--report", "", "no file beside --phases under a serving workload (plan --phases --mode offline writes the plan file)", "a path"});
+  }
+  PhaseSearchOptions po;
+  po.cost.host_bytes_per_gpu = a.host_buffer_gib * 1024.0 * 1024.0 * 1024.0;
+  const std::string engine = a.engine == "auto" ? "rl" : a.engine;
+  const PhaseServeResult r = search_phases_serving(ctx, space, po, engine, a.budget, seed);
+  if (!r.found) {
+    print(fmt::format("phases       none: {}\n", r.why_none));
+    return 0;
+  }
+  std::string t = fmt::format("phases       {} (Seesaw's schedule)\n", phase_plan_label(r.best));
+  t += fmt::format("objective    {:.1f} output tokens/s per GPU with the requests all queued, within the TPOT SLO\n", r.objective);
+  t += fmt::format("search       {} over {} phase plans: {} calls, the best at call {}; {} simulations\n", engine, r.space_size, r.run.calls,
+                   r.run.improvements.empty() ? 0 : r.run.improvements.back().first, r.simulations);
+  SimContext shown = ctx;  // what was simulated: the workload's arrivals, else every request queued at once
+  if (!has_arrivals(shown.workload)) shown.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};
+  if (shown.workload.serve.requests == 0) shown.workload.serve.requests = 400;
+  t += serve_text(shown, r.best.decode, r.serve, 0.0);
+  t += "launch       " + phases_launch_note() + "\n";
+  print(a.json ? serve_json(shown, r.best.decode, r.serve, 0.0) : t);
+  return 0;
+}
+
 int run_phases_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace& space, const PlanOutcome& o, PlanFile file) {
   PhaseSearchOptions po;
   po.cost.host_bytes_per_gpu = a.host_buffer_gib * 1024.0 * 1024.0 * 1024.0;
@@ -162,9 +190,18 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     return fail(Error{"--target-rate", "", "--mode serve (or a serve workload) beside it", fmt::format("mode {}", to_string(in->workload.mode))});
   }
   if (auto e = serve_plan_input_error(a, in->workload)) return fail(*e);
-  if (a.phases && in->workload.mode != Mode::kOffline) {
-    return fail(Error{"--phases", "", "an offline workload (isl and osl, every request queued: --mode offline); phase plans are not simulated under arrivals yet",
+  if (a.phases && in->workload.mode != Mode::kOffline && in->workload.mode != Mode::kServe) {
+    return fail(Error{"--phases", "", "an offline or serve workload (prompts and outputs to prefill and decode)",
                       fmt::format("mode {}", to_string(in->workload.mode))});
+  }
+  if (a.phases && in->workload.mode == Mode::kServe) {
+    if (in->workload.serve.arrivals.kind == Arrivals::Kind::kClosed && has_arrivals(in->workload)) {
+      return fail(Error{"--concurrency", "", "--rate R, all at once or a trace beside --phases (Seesaw's schedule serves queued or arriving requests)",
+                        std::to_string(in->workload.serve.arrivals.concurrency)});
+    }
+    if (a.engine != "auto" && a.engine != "rl" && a.engine != "sa" && a.engine != "ga") {
+      return fail(Error{"--search", "", "rl (default), sa or ga beside --phases under a serving workload (the phase space's engines)", "'" + a.engine + "'"});
+    }
   }
   if (a.phases && a.serve.name) {
     return fail(Error{"--phases", "", "no --engine beside it (no engine runs per-phase layouts in one instance: docs/phases.md)", "--engine " + *a.serve.name});
@@ -187,6 +224,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (!params) return fail(params.error());
   const SimContext ctx = make_context(in->model, in->cluster, in->workload, *params, *serve_engine);
   const SearchSpace space = make_space(in->model, in->cluster, in->workload, a.redundant_experts);
+  if (a.phases && ctx.workload.mode == Mode::kServe) return run_phases_serving(a, ctx, space, *seed);
   SearchOptions opt;
   opt.budget = a.budget;
   opt.time_limit_s = a.time_limit;

@@ -17,6 +17,7 @@
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
 #include "serve/disagg.hpp"
+#include "serve/phases.hpp"
 #include "serve/serving.hpp"
 
 namespace shardwise::cli {
@@ -209,9 +210,26 @@ int run_simulate(SimulateArgs a) {
     }
   }
   if (file_phases && flags.empty()) {
-    // a phase plan (docs/phases.md): its round term by term, beside its decode layout run static
+    // a phase plan (docs/phases.md): requests over time through Seesaw's schedule, or its
+    // round term by term (offline) beside the file's static plan
+    if (ctx.workload.mode == Mode::kServe) {
+      if (!has_arrivals(ctx.workload)) {
+        return fail(Error{"simulate --mode serve", "", "how requests arrive: --rate R (Poisson; inf: all at once)", "neither"});
+      }
+      if (ctx.workload.serve.arrivals.kind == Arrivals::Kind::kClosed) {
+        return fail(Error{"--concurrency", "", "--rate R or a trace beside a phase plan (Seesaw's schedule serves queued or arriving requests, not a closed loop)",
+                          std::to_string(ctx.workload.serve.arrivals.concurrency)});
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      const ServeResult r = simulate_phases(ctx, *file_phases);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const std::string head = fmt::format("phases       {} (Seesaw's schedule: prefill until the buffer is full or nothing waits, then decode all)\n",
+                                           phase_plan_label(*file_phases));
+      print(a.json ? serve_json(ctx, file_phases->decode, r, wall) : head + serve_text(ctx, file_phases->decode, r, wall));
+      return 0;
+    }
     if (ctx.workload.mode != Mode::kOffline) {
-      return fail(Error{a.plan_file, "phases", "an offline workload (phase plans are costed in closed form for offline streams)",
+      return fail(Error{a.plan_file, "phases", "an offline or serve workload (phase plans are costed in closed form for offline streams, simulated under arrivals)",
                         fmt::format("mode {}", to_string(ctx.workload.mode))});
     }
     const PhaseOptions po;  // Seesaw's 80 GiB of host memory per GPU, as plan --phases by default

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/derived.hpp"
+#include "serve/phases.hpp"
 
 namespace shardwise {
 namespace {
@@ -153,6 +154,63 @@ PhaseSearchResult search_phases(const SimContext& ctx, const SearchSpace& space,
     }
   }
   res.seconds = now_s() - t0;
+  return res;
+}
+
+PhaseServeProblem phase_serve_problem(const SimContext& ctx, const SearchSpace& space, const PhaseOptions& cost) {
+  SimContext offline = ctx;
+  offline.workload.mode = Mode::kOffline;
+  offline.workload.ttft_ms.reset();
+  offline.workload.tpot_ms.reset();
+  offline.workload.ttft_pct.clear();
+  offline.workload.tpot_pct.clear();
+  PhaseServeProblem pr{{}, {}, ctx, cost};
+  for (const LayoutRates& r : layout_rates(offline, space)) {
+    if (r.plan.deg.total_gpus() != ctx.cluster.num_gpus || (r.decode.batch <= 0 && r.prefill_seq_s <= 0)) continue;
+    pr.space.layouts.push_back(r.plan);
+    pr.gpu_seqs.push_back(r.decode.batch * r.plan.deg.replicas);
+  }
+  pr.queued.workload.mode = Mode::kServe;
+  pr.queued.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};
+  pr.queued.workload.ttft_ms.reset();
+  pr.queued.workload.ttft_pct.clear();
+  if (pr.queued.workload.serve.requests == 0) pr.queued.workload.serve.requests = 400;
+  return pr;
+}
+
+double PhaseServeProblem::value(const std::array<int, 3>& a) const {
+  if (a[0] == a[1]) return 0.0;
+  ServeOptions so;
+  so.measure_capacity = false;
+  const ServeResult r = simulate_phases(queued, plan(a), cost, so);
+  return r.feasible ? r.output_tok_s_per_gpu : 0.0;
+}
+
+PhaseServeResult search_phases_serving(const SimContext& ctx, const SearchSpace& space, const PhaseSearchOptions& opt, const std::string& engine,
+                                       std::int64_t budget, std::uint64_t seed) {
+  PhaseServeResult res;
+  const PhaseServeProblem pr = phase_serve_problem(ctx, space, opt.cost);
+  if (pr.space.layouts.size() < 2) {
+    res.why_none = fmt::format("fewer than two layouts use all {} GPUs", ctx.cluster.num_gpus);
+    return res;
+  }
+  const auto sizes = pr.space.sizes();
+  res.space_size = static_cast<std::int64_t>(sizes[0]) * sizes[1] * sizes[2];
+  const PhaseObjective f = [&](const std::array<int, 3>& a) {
+    ++res.simulations;
+    return pr.value(a);
+  };
+  res.run = search_phase_space(engine, sizes, f, std::min(budget, res.space_size), seed);
+  if (res.run.best <= 0) {
+    res.why_none = "no phase plan of the space meets the TPOT SLO and fits";
+    return res;
+  }
+  res.found = true;
+  res.objective = res.run.best;
+  res.best = pr.plan(res.run.best_action);
+  const Arrivals::Kind k = ctx.workload.serve.arrivals.kind;
+  const bool arrivals = k == Arrivals::Kind::kPoisson || k == Arrivals::Kind::kTrace;
+  res.serve = simulate_phases(arrivals ? ctx : pr.queued, res.best, opt.cost);
   return res;
 }
 

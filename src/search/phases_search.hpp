@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cost/phases.hpp"
+#include "search/phases_engines.hpp"
+#include "serve/serving.hpp"
 #include "plan/space.hpp"
 
 namespace shardwise {
@@ -46,6 +48,36 @@ struct PhaseSearchResult {
 };
 
 PhaseSearchResult search_phases(const SimContext& ctx, const SearchSpace& space, const PhaseSearchOptions& opt = {});
+
+// Under the serving objective (a serve workload): the phase space of the layouts of the whole
+// cluster searched by `engine` (rl, sa or ga; search/phases_engines.hpp) for the most output
+// tokens/s per GPU with the workload's requests all queued at once within its TPOT SLO (the
+// TTFT of a queue is no SLO's), the best then simulated under the workload's own arrivals.
+// The phase space of the layouts of the whole cluster and the serving objective of its
+// actions (what search_phases_serving and bench/phases_search share).
+struct PhaseServeProblem {
+  PhaseSpace space;
+  std::vector<std::int64_t> gpu_seqs;  // each layout's decode GPUs' batch (the buffer head's unit)
+  SimContext queued;                    // the workload's requests all queued at once, the TPOT SLO alone
+  PhaseOptions cost;
+  [[nodiscard]] PhasePlan plan(const std::array<int, 3>& a) const { return space.decode(a, gpu_seqs[static_cast<std::size_t>(a[1])]); }
+  // output tokens/s per GPU of the queued requests through the action's phase plan; 0 when
+  // infeasible or the layouts are equal (the static plan, not a phase plan)
+  [[nodiscard]] double value(const std::array<int, 3>& a) const;
+};
+PhaseServeProblem phase_serve_problem(const SimContext& ctx, const SearchSpace& space, const PhaseOptions& cost);
+
+struct PhaseServeResult {
+  bool found = false;
+  PhasePlan best;
+  double objective = 0;     // the queued-at-once output tokens/s per GPU
+  ServeResult serve;        // the best under the workload's arrivals (its percentiles, goodput, verdict)
+  PhaseRun run;             // the search's calls and improvements
+  std::int64_t space_size = 0, simulations = 0;
+  std::string why_none;
+};
+PhaseServeResult search_phases_serving(const SimContext& ctx, const SearchSpace& space, const PhaseSearchOptions& opt, const std::string& engine,
+                                       std::int64_t budget, std::uint64_t seed);
 
 // Every layout of the space's degrees (Megatron's sharding, and the dense MLPs data-parallel
 // under attention DP) with both rates; those that break a rule are left out.

@@ -510,7 +510,11 @@ expect 0 '^verdict +phase plan / best static = 1\.[0-9]+x' -- plan --model llama
 expect 0 '^phases +prefill tp 1 x attn_dp 1 x pp 8 -> decode ' -- simulate --plan "$tmp/phases.json"
 expect 0 '"buffer_seqs": [0-9]+' -- simulate --plan "$tmp/phases.json" --json
 expect 0 '^# .*phases.json is a phase plan .*no mainstream engine' -- launch --plan "$tmp/phases.json" --engine vllm
-expect 2 '^shardwise: --phases: expected an offline workload' -- plan --model llama-3.1-8b --cluster h100x1 --workload chat-1k-1k --mode serve --phases
+expect 0 "^phases +prefill .*Seesaw's schedule" -- simulate --plan "$tmp/phases.json" --mode serve --rate 0.3 --requests 300
+expect 2 '^shardwise: --concurrency: expected --rate R or a trace beside a phase plan' -- simulate --plan "$tmp/phases.json" --mode serve --concurrency 8 --requests 100
+expect 0 '^search +rl over [0-9]+ phase plans' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --mode serve --requests 200 --phases --slo 'tpot:p99<=250'
+expect 2 '^shardwise: --search: expected rl \(default\), sa or ga beside --phases' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --mode serve --phases --search exact
+expect 2 '^shardwise: --phases: expected an offline or serve workload' -- plan --model llama-3.1-8b --cluster h100x1 --workload decode-16k --phases
 expect 2 '^shardwise: --host-buffer-gib: expected GiB of host memory per GPU' -- plan --model llama-2-70b --cluster a100x8 --workload "$tmp/arxiv.yaml" --phases --host-buffer-gib -1
 expect 2 '^shardwise: --phases: expected no --engine beside it' -- plan --model llama-2-70b --cluster a100x8 --workload "$tmp/arxiv.yaml" --phases --engine vllm
 
