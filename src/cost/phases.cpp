@@ -172,6 +172,16 @@ PhaseCost round_cost(const SimContext& ctx, const PhasePlan& p, std::int64_t b_d
 
 }  // namespace
 
+SimContext offline_phases_context(const SimContext& ctx) {
+  SimContext o = ctx;
+  o.workload.mode = Mode::kOffline;
+  o.workload.ttft_ms.reset();
+  o.workload.tpot_ms.reset();
+  o.workload.ttft_pct.clear();
+  o.workload.tpot_pct.clear();
+  return o;
+}
+
 double prefill_rate(const SimContext& ctx, const Plan& layout) {
   const Workload& w = ctx.workload;
   Plan pre = layout;

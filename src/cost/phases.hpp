@@ -33,6 +33,10 @@ struct PhaseCost {
   double host_kv_bytes_per_gpu = 0;  // the round's KV parked per GPU at the switch
 };
 
+// The context as the closed form of a phase plan reads it: the offline stream of the
+// workload's lengths, no SLOs (the serving simulation and the serving search judge those).
+SimContext offline_phases_context(const SimContext& ctx);
+
 // A layout's prefill rate: prompts per second over all its GPUs (every replica), each
 // instance prefilling chunks of the engine's token budget per attention group.
 double prefill_rate(const SimContext& ctx, const Plan& layout);

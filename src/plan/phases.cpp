@@ -27,15 +27,15 @@ std::optional<std::string> validate_phase_plan(const PhasePlan& p, const ModelSp
   return std::nullopt;
 }
 
-namespace {
 std::string layout_label(const Plan& p) {
   const Degrees& d = p.deg;
   std::string s = fmt::format("tp {} x attn_dp {} x pp {}", d.tp, d.attn_dp, d.pp);
   if (d.ep > 1) s += fmt::format(" (ep {})", d.ep);
-  if (d.replicas > 1) s += fmt::format(", replicas {}", d.replicas);
+  if (d.replicas > 1) s += fmt::format(" x {} replicas", d.replicas);
+  const std::string sh = sharding_to_string(p.sharding);
+  if (sh != "megatron") s += ", " + sh;
   return s;
 }
-}  // namespace
 
 std::string phase_plan_label(const PhasePlan& p) {
   return fmt::format("prefill {} -> decode {}, buffer {}", layout_label(p.prefill), layout_label(p.decode),

@@ -29,7 +29,10 @@ bool same_layout(const Plan& a, const Plan& b);
 // equal GPU counts); nullopt when it can.
 std::optional<std::string> validate_phase_plan(const PhasePlan& p, const ModelSpec& m, const ClusterSpec& c);
 
-// "prefill tp 1 x pp 4 -> decode tp 4 x pp 1, buffer 512 sequences"
+// One layout: "tp 4 x attn_dp 1 x pp 2 (ep 8) x 2 replicas, ffn1=none ..." (the sharding when
+// it is not Megatron's)
+std::string layout_label(const Plan& p);
+// "prefill tp 1 x attn_dp 1 x pp 8 -> decode tp 4 x attn_dp 1 x pp 2, buffer 512 sequences"
 std::string phase_plan_label(const PhasePlan& p);
 
 }  // namespace shardwise

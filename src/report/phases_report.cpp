@@ -8,16 +8,6 @@
 namespace shardwise {
 namespace {
 
-std::string layout(const Plan& p) {
-  const Degrees& d = p.deg;
-  std::string s = fmt::format("tp {} x attn_dp {} x pp {}", d.tp, d.attn_dp, d.pp);
-  if (d.ep > 1) s += fmt::format(" (ep {})", d.ep);
-  if (d.replicas > 1) s += fmt::format(" x {} replicas", d.replicas);
-  const std::string sh = sharding_to_string(p.sharding);
-  if (sh != "megatron") s += ", " + sh;
-  return s;
-}
-
 nlohmann::json layout_json(const Plan& p) {
   return {{"tp", p.deg.tp}, {"pp", p.deg.pp}, {"ep", p.deg.ep}, {"attn_dp", p.deg.attn_dp}, {"replicas", p.deg.replicas},
           {"sharding", sharding_to_string(p.sharding)}};
@@ -34,7 +24,7 @@ std::string phases_launch_note() {
 
 std::string phase_cost_text(const PhasePlan& p, const PhaseCost& c, double host_bytes_per_gpu) {
   std::string s;
-  s += fmt::format("phases       prefill {} -> decode {}\n", layout(p.prefill), layout(p.decode));
+  s += fmt::format("phases       prefill {} -> decode {}\n", layout_label(p.prefill), layout_label(p.decode));
   if (c.is_static) {
     s += "note         the two layouts are equal: nothing switches, the static plan runs\n";
     s += fmt::format("throughput   {:.1f} output tokens/s per GPU (the static plan, batch {})\n", c.metrics.output_tok_s_per_gpu, c.metrics.batch);
@@ -68,11 +58,11 @@ std::string phases_text(const PhaseSearchResult& r, double host_bytes_per_gpu) {
     s += phase_cost_text(r.best, r.cost, host_bytes_per_gpu);
   }
   if (r.best_static) {
-    s += fmt::format("static       {}, batch {}: {:.1f} output tokens/s per GPU\n", layout(r.best_static->plan), r.best_static->static_metrics.batch, st);
+    s += fmt::format("static       {}, batch {}: {:.1f} output tokens/s per GPU\n", layout_label(r.best_static->plan), r.best_static->static_metrics.batch, st);
   }
   if (r.disagg) {
     s += fmt::format("disaggregated {} GPUs prefill ({}) + {} GPUs decode ({}): {:.1f} output tokens/s per GPU (closed form, KV transfer overlapped)\n",
-                     r.disagg->prefill_gpus, layout(r.disagg->prefill), r.disagg->decode_gpus, layout(r.disagg->decode), r.disagg->output_tok_s_per_gpu);
+                     r.disagg->prefill_gpus, layout_label(r.disagg->prefill), r.disagg->decode_gpus, layout_label(r.disagg->decode), r.disagg->output_tok_s_per_gpu);
   }
   if (r.found) {
     const double ph = r.cost.metrics.output_tok_s_per_gpu, dis = r.disagg ? r.disagg->output_tok_s_per_gpu : 0.0;

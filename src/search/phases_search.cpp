@@ -158,12 +158,7 @@ PhaseSearchResult search_phases(const SimContext& ctx, const SearchSpace& space,
 }
 
 PhaseServeProblem phase_serve_problem(const SimContext& ctx, const SearchSpace& space, const PhaseOptions& cost) {
-  SimContext offline = ctx;
-  offline.workload.mode = Mode::kOffline;
-  offline.workload.ttft_ms.reset();
-  offline.workload.tpot_ms.reset();
-  offline.workload.ttft_pct.clear();
-  offline.workload.tpot_pct.clear();
+  const SimContext offline = offline_phases_context(ctx);
   PhaseServeProblem pr{{}, {}, ctx, cost};
   for (const LayoutRates& r : layout_rates(offline, space)) {
     if (r.plan.deg.total_gpus() != ctx.cluster.num_gpus || (r.decode.batch <= 0 && r.prefill_seq_s <= 0)) continue;

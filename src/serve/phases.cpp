@@ -155,12 +155,7 @@ ServeResult simulate_phases(const SimContext& ctx, const PhasePlan& p, const Pha
     return res;
   }
   // the closed form's round settles the decode batch, residency and the host tier
-  SimContext offline = ctx;
-  offline.workload.mode = Mode::kOffline;
-  offline.workload.ttft_ms.reset();
-  offline.workload.tpot_ms.reset();
-  offline.workload.ttft_pct.clear();
-  offline.workload.tpot_pct.clear();
+  const SimContext offline = offline_phases_context(ctx);
   Machine m;
   m.ctx = &offline;
   m.p = p;
