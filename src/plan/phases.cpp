@@ -14,8 +14,8 @@ bool same_layout(const Plan& a, const Plan& b) {
 std::optional<std::string> validate_phase_plan(const PhasePlan& p, const ModelSpec& m, const ClusterSpec& c) {
   // the layouts' rules; their batches are the phases' own (0: the most that fit)
   Plan pre = p.prefill, dec = p.decode;
-  pre.batch = 1;
-  dec.batch = std::max<std::int64_t>(1, dec.batch);
+  pre.batch = pre.deg.attn_dp;  // a sequence per attention group
+  dec.batch = std::max<std::int64_t>(dec.deg.attn_dp, dec.batch);
   if (auto why = validate_plan(pre, m, c)) return "the prefill layout: " + *why;
   if (auto why = validate_plan(dec, m, c)) return "the decode layout: " + *why;
   if (p.prefill.deg.total_gpus() != p.decode.deg.total_gpus()) {

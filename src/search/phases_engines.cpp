@@ -57,7 +57,8 @@ Act mutate(Act a, const Act& sizes, Rng& rng) {
 }
 
 // rl: three elites (the best distinct states); each step, with probability 0.5 a one-head
-// mutation of the best elite (exploit), else a uniform sample (the network-free policy);
+// mutation of the best elite (exploit), else a uniform sample among the allowed actions (the
+// network-free policy, masked: the two layouts differ);
 // every 8 steps one head of the best elite swept over all its values; every new best polished
 // by coordinate sweeps until none improves it (improved_settings()).
 PhaseRun run_rl(const Act& sizes, Tracker& t, Rng& rng) {
@@ -104,7 +105,12 @@ PhaseRun run_rl(const Act& sizes, Tracker& t, Rng& rng) {
       if (t.run.best > before) polish(t.run.best_action, t.run.best);
       continue;
     }
-    a = !elites.empty() && rng.uniform() < 0.5 ? mutate(elites[rng.below(elites.size())].second, sizes, rng) : random_act(sizes, rng);
+    if (!elites.empty() && rng.uniform() < 0.5) {
+      a = mutate(elites.front().second, sizes, rng);  // exploit: a one-head mutation of the best elite
+    } else {
+      a = random_act(sizes, rng);  // the network-free policy: uniform among the allowed actions
+      if (sizes[1] > 1 && a[1] == a[0]) a[1] = (a[1] + 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(sizes[1] - 1)))) % sizes[1];
+    }
     const double v = t.value(a);
     offer(a, v);
     if (v > before) polish(a, v);

@@ -48,7 +48,7 @@ std::vector<LayoutRates> layout_rates(const SimContext& ctx, const SearchSpace& 
           for (const Sharding& s : shardings) {
             p.sharding = canonical_sharding(s, ctx.graph);
             Plan probe = p;
-            probe.batch = 1;  // the batch is the phases' own: the rules of the layout
+            probe.batch = a;  // the batch is the phases' own: the rules of the layout (a group's worth)
             if (validate_plan(probe, ctx.model, ctx.cluster)) continue;
             if (std::any_of(out.begin(), out.end(), [&](const LayoutRates& r) { return r.plan == p; })) continue;
             LayoutRates r;
