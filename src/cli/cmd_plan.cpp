@@ -59,19 +59,23 @@ int run_phases_serving(const PlanArgs& a, const SimContext& ctx, const SearchSpa
   const std::string engine = a.engine == "auto" ? "rl" : a.engine;
   const PhaseServeResult r = search_phases_serving(ctx, space, po, engine, a.budget, seed);
   if (!r.found) {
-    print(fmt::format("phases       none: {}\n", r.why_none));
+    print(a.json ? phases_none_json(r.why_none) : fmt::format("phases       none: {}\n", r.why_none));
     return 0;
   }
   std::string t = fmt::format("phases       {} (Seesaw's schedule)\n", phase_plan_label(r.best));
   t += fmt::format("objective    {:.1f} output tokens/s per GPU with the requests all queued, within the TPOT SLO\n", r.objective);
   t += fmt::format("search       {} over {} phase plans: {} calls, the best at call {}; {} simulations\n", engine, r.space_size, r.run.calls,
                    r.run.improvements.empty() ? 0 : r.run.improvements.back().first, r.simulations);
-  SimContext shown = ctx;  // what was simulated: the workload's arrivals, else every request queued at once
-  if (!has_arrivals(shown.workload)) shown.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};
+  SimContext shown = ctx;  // what was simulated: the workload's arrivals, else every request queued at once (no TTFT SLO)
+  if (!has_arrivals(shown.workload)) {
+    shown.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};
+    shown.workload.ttft_ms.reset();
+    shown.workload.ttft_pct.clear();
+  }
   if (shown.workload.serve.requests == 0) shown.workload.serve.requests = 400;
   t += serve_text(shown, r.best.decode, r.serve, 0.0);
   t += "launch       " + phases_launch_note() + "\n";
-  print(a.json ? serve_json(shown, r.best.decode, r.serve, 0.0) : t);
+  print(a.json ? phases_serve_json(r.best, serve_json(shown, r.best.decode, r.serve, 0.0)) : t);
   return 0;
 }
 
@@ -97,6 +101,7 @@ int run_phases_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace&
     if (r.best_static) file.plan = r.best_static->plan;
     if (r.best_static && r.best_static->static_metrics.feasible()) file.plan.batch = r.best_static->static_metrics.batch;
     file.phases = r.best;
+    file.phases->host_bytes_per_gpu = po.cost.host_bytes_per_gpu;
     if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
   }
   print(a.json ? phases_json(r, po.cost.host_bytes_per_gpu) : phases_text(r, po.cost.host_bytes_per_gpu));

@@ -209,7 +209,14 @@ int run_simulate(SimulateArgs a) {
       cli::note(fmt::format("{} cannot run this plan as it is: {}", *a.engine.name, why.front()));
     }
   }
+  if (file_phases && !flags.empty()) {
+    cli::note(fmt::format("{} is a phase plan: with {} its static plan (the top level) is simulated, not the phases", a.plan_file, flags));
+  }
   if (file_phases && flags.empty()) {
+    if (auto why = validate_phase_plan(*file_phases, in->model, in->cluster)) {
+      return fail(Error{a.plan_file, "phases", fmt::format("a phase plan valid on {} and {}", in->model.name, in->cluster.name), *why});
+    }
+    const PhaseOptions po = phase_options_for(*file_phases);
     // a phase plan (docs/phases.md): requests over time through Seesaw's schedule, or its
     // round term by term (offline) beside the file's static plan
     if (ctx.workload.mode == Mode::kServe) {
@@ -221,18 +228,17 @@ int run_simulate(SimulateArgs a) {
                           std::to_string(ctx.workload.serve.arrivals.concurrency)});
       }
       const auto t0 = std::chrono::steady_clock::now();
-      const ServeResult r = simulate_phases(ctx, *file_phases);
+      const ServeResult r = simulate_phases(ctx, *file_phases, po);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const std::string head = fmt::format("phases       {} (Seesaw's schedule: prefill until the buffer is full or nothing waits, then decode all)\n",
                                            phase_plan_label(*file_phases));
-      print(a.json ? serve_json(ctx, file_phases->decode, r, wall) : head + serve_text(ctx, file_phases->decode, r, wall));
+      print(a.json ? phases_serve_json(*file_phases, serve_json(ctx, file_phases->decode, r, wall)) : head + serve_text(ctx, file_phases->decode, r, wall));
       return 0;
     }
     if (ctx.workload.mode != Mode::kOffline) {
       return fail(Error{a.plan_file, "phases", "an offline or serve workload (phase plans are costed in closed form for offline streams, simulated under arrivals)",
                         fmt::format("mode {}", to_string(ctx.workload.mode))});
     }
-    const PhaseOptions po;  // Seesaw's 80 GiB of host memory per GPU, as plan --phases by default
     const PhaseCost c = evaluate_phases(ctx, *file_phases, po);
     if (c.metrics.infeasible == Infeasible::kInvalidPlan) {
       return fail(Error{a.plan_file, "phases", fmt::format("a phase plan valid on {} and {}", in->model.name, in->cluster.name), c.metrics.reason});

@@ -58,13 +58,6 @@ std::int64_t max_decode_batch(const SimContext& ctx, const Plan& dec, double ext
   return good * a;
 }
 
-// The bandwidth the KV cache is re-laid out over GPU to GPU when no host tier is used: the
-// innermost level of the cluster that spans the plan's GPUs (NVLink within a domain, PCIe
-// within a node without one, the network beyond), per GPU and direction.
-double peer_bandwidth(const ClusterSpec& c, std::int64_t gpus) {
-  if (c.levels.empty() || gpus <= 1) return c.gpu.pcie_bandwidth.value();
-  return c.levels[c.level_for_span(0, gpus - 1)].bandwidth.value();
-}
 
 PhaseCost infeasible(PhaseCost c, Infeasible kind, std::string why, bool explain) {
   c.metrics.infeasible = kind;
@@ -106,11 +99,11 @@ PhaseCost round_cost(const SimContext& ctx, const PhasePlan& p, std::int64_t b_d
   c.host_tier = B > gpu_seqs;
   if (c.host_tier) {
     // the tiered buffer: every prefilled sequence's KV goes to host memory during prefill
-    // (D2H, overlapped) and comes back in the decode layout during decode (H2D, overlapped);
-    // the first decode batch's must arrive before decoding starts
+    // (D2H, overlapped); the first decode batch's comes back before decoding starts, the rest's
+    // during decode as sequences finish (H2D, overlapped)
     c.kv_offload_s = kv_round / pcie;
-    c.kv_reload_s = kv_round / pcie;
     c.kv_first_s = static_cast<double>(gpu_seqs) * kv_seq / G / pcie;
+    c.kv_reload_s = static_cast<double>(B - gpu_seqs) * kv_seq / G / pcie;  // the rest, as the first finish
     c.host_kv_bytes_per_gpu = kv_round;
   } else {
     // everything stays on the GPUs: the KV is re-laid out GPU to GPU at the switch
@@ -137,6 +130,9 @@ PhaseCost round_cost(const SimContext& ctx, const PhasePlan& p, std::int64_t b_d
   m.objective = m.output_tok_s_per_gpu;
   // memory: the fuller phase, with the other layout's weights when resident
   MemoryBreakdown mem_pre = pf.mem, mem_dec = d.mem;
+  // without a host tier the prefilled sequences stay on the GPUs until the switch: the prefill
+  // phase holds the whole buffer's KV cache (spread over the GPUs)
+  if (!c.host_tier) mem_pre.kv_cache = Bytes(std::max(pf.mem.kv_cache.value(), kv_round));
   if (resident) {
     mem_pre.weights = Bytes(w_pre + w_dec);
     mem_dec.weights = Bytes(w_pre + w_dec);
@@ -171,6 +167,11 @@ PhaseCost round_cost(const SimContext& ctx, const PhasePlan& p, std::int64_t b_d
 }
 
 }  // namespace
+
+double peer_bandwidth(const ClusterSpec& c, std::int64_t gpus) {
+  if (c.levels.empty() || gpus <= 1) return c.gpu.pcie_bandwidth.value();
+  return c.levels[c.level_for_span(0, gpus - 1)].bandwidth.value();
+}
 
 SimContext offline_phases_context(const SimContext& ctx) {
   SimContext o = ctx;

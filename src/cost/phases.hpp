@@ -15,6 +15,13 @@ struct PhaseOptions {
   double host_bytes_per_gpu = 80.0 * 1024.0 * 1024.0 * 1024.0;
 };
 
+// The options a phase plan was made with (its host memory per GPU, else the default).
+inline PhaseOptions phase_options_for(const PhasePlan& p) {
+  PhaseOptions o;
+  if (p.host_bytes_per_gpu > 0) o.host_bytes_per_gpu = p.host_bytes_per_gpu;
+  return o;
+}
+
 // One round: prefill `buffer_seqs` prompts, switch, decode them all, switch back.
 struct PhaseCost {
   Metrics metrics;          // output tokens/s per GPU, TTFT (mean), TPOT, the fuller phase's memory; objective
@@ -32,6 +39,11 @@ struct PhaseCost {
   double round_s = 0;
   double host_kv_bytes_per_gpu = 0;  // the round's KV parked per GPU at the switch
 };
+
+// The bandwidth the KV cache is re-laid out over GPU to GPU when no host tier is used: the
+// innermost level of the cluster that spans the plan's GPUs (NVLink within a domain, PCIe
+// within a node without one, the network beyond), per GPU and direction.
+double peer_bandwidth(const ClusterSpec& c, std::int64_t gpus);
 
 // The context as the closed form of a phase plan reads it: the offline stream of the
 // workload's lengths, no SLOs (the serving simulation and the serving search judge those).

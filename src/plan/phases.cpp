@@ -15,6 +15,7 @@ std::optional<std::string> validate_phase_plan(const PhasePlan& p, const ModelSp
   // the layouts' rules; their batches are the phases' own (0: the most that fit)
   Plan pre = p.prefill, dec = p.decode;
   pre.batch = pre.deg.attn_dp;  // a sequence per attention group
+  pre.micro_batches = 0;        // checked below
   dec.batch = std::max<std::int64_t>(dec.deg.attn_dp, dec.batch);
   if (auto why = validate_plan(pre, m, c)) return "the prefill layout: " + *why;
   if (auto why = validate_plan(dec, m, c)) return "the decode layout: " + *why;
@@ -22,7 +23,11 @@ std::optional<std::string> validate_phase_plan(const PhasePlan& p, const ModelSp
     return fmt::format("the prefill layout uses {} GPUs and the decode layout {}: both phases run on the same GPUs",
                        p.prefill.deg.total_gpus(), p.decode.deg.total_gpus());
   }
+  if (p.prefill.micro_batches > 1) {
+    return fmt::format("the prefill layout's micro_batches {}: a phase plan prefills each chunk as one micro-batch (0 or 1)", p.prefill.micro_batches);
+  }
   if (p.buffer_seqs < 0) return fmt::format("buffer_seqs {} is negative", p.buffer_seqs);
+  if (!(p.host_bytes_per_gpu >= 0)) return fmt::format("host_bytes_per_gpu {} is negative", p.host_bytes_per_gpu);
   if (p.decode.batch < 0) return fmt::format("the decode batch {} is negative", p.decode.batch);
   return std::nullopt;
 }

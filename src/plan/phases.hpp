@@ -18,6 +18,9 @@ struct PhasePlan {
   // Sequences prefilled per switch (over all the GPUs); 0 = as many as the decode layout holds
   // at once (no host tier). More than that parks the rest's KV cache in host memory.
   std::int64_t buffer_seqs = 0;
+  // Host memory per GPU the plan was made for (plan --phases --host-buffer-gib), bytes; 0: the
+  // cost's default (80 GiB). simulate and launch cost the plan with it.
+  double host_bytes_per_gpu = 0;
   friend bool operator==(const PhasePlan&, const PhasePlan&) = default;
 };
 

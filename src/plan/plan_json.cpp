@@ -125,6 +125,7 @@ std::string plan_to_json(const PlanFile& f) {
   }
   if (f.phases) {
     j["phases"] = {{"prefill", layout_json(f.phases->prefill)}, {"decode", layout_json(f.phases->decode)}, {"buffer_seqs", f.phases->buffer_seqs}};
+    if (f.phases->host_bytes_per_gpu > 0) j["phases"]["host_bytes_per_gpu"] = f.phases->host_bytes_per_gpu;
   }
   return j.dump(2);
 }
@@ -184,13 +185,14 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   }
   std::optional<FieldReader> ph_pre, ph_dec;
   if (auto ph = r.object("phases", false)) {
-    ph->reject_unknown({"prefill", "decode", "buffer_seqs"});
+    ph->reject_unknown({"prefill", "decode", "buffer_seqs", "host_bytes_per_gpu"});
     ph_pre = ph->object("prefill", true);
     ph_dec = ph->object("decode", true);
     PhasePlan pp;
     if (ph_pre) pp.prefill = read_layout(*ph_pre);
     if (ph_dec) pp.decode = read_layout(*ph_dec);
     pp.buffer_seqs = ph->integer_or("buffer_seqs", 0, 0, std::int64_t{1} << 40);
+    if (ph->has("host_bytes_per_gpu")) pp.host_bytes_per_gpu = ph->number("host_bytes_per_gpu", 0.0, 1e15);
     if (f.prefill_pool) ph->fail("prefill", "a plan that is either disaggregated or phased", "both 'disaggregated' and 'phases'");
     f.phases = pp;
   }

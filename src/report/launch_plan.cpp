@@ -88,7 +88,7 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
     std::string head = "# " + file + " is a phase plan (" + phase_plan_label(*f.phases) + "): " + phases_launch_note() + ".\n";
     if (workload.mode == Mode::kOffline) {
       const SimContext ctx = make_context(model, cluster, workload, o.params ? *o.params : cost_params_for(cluster.gpu.name));
-      const PhaseCost pc = evaluate_phases(ctx, *f.phases);
+      const PhaseCost pc = evaluate_phases(ctx, *f.phases, phase_options_for(*f.phases));
       const Metrics sm = evaluate(ctx, f.plan, nullptr, false);
       head += fmt::format("# the phase plan: {:.1f} output tokens/s per GPU; launched here, the static plan of the top level: {:.1f}\n",
                           pc.metrics.feasible() ? pc.metrics.output_tok_s_per_gpu : 0.0, sm.feasible() ? sm.output_tok_s_per_gpu : 0.0);

@@ -17,6 +17,14 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 }  // namespace
 
+std::string phases_serve_json(const PhasePlan& p, const std::string& serve_json) {
+  nlohmann::json j = nlohmann::json::parse(serve_json);
+  j["phases"] = {{"prefill", layout_json(p.prefill)}, {"decode", layout_json(p.decode)}, {"buffer_seqs", p.buffer_seqs}};
+  return j.dump(2);
+}
+
+std::string phases_none_json(const std::string& why) { return nlohmann::json{{"found", false}, {"why_none", why}}.dump(2); }
+
 std::string phases_launch_note() {
   return "no mainstream engine (vLLM, SGLang, TensorRT-LLM) switches one instance between a prefill layout and a decode layout: "
          "launch starts the nearest runnable plan (the best static plan, or the disaggregated split on two pools)";

@@ -18,7 +18,7 @@ namespace {
 
 struct Live {
   std::size_t req = 0;
-  std::int64_t left = 0;  // output tokens still to produce
+  double left = 0;  // output tokens still to produce (speculative decoding adds a fraction per step)
 };
 
 // The schedule's fixed ingredients, from the cost layer.
@@ -26,15 +26,16 @@ struct Machine {
   const SimContext* ctx = nullptr;
   PhasePlan p;
   PhaseCost cost;  // the closed form's round (the decode batch, residency, the host tier)
-  double pcie = 0, gpus = 0, step_overhead = 0;
+  double pcie = 0, peer = 0, gpus = 0, step_overhead = 0;
   double w_pre = 0, w_dec = 0;
   std::int64_t chunk = 1;  // prompts per prefill iteration, all prefill instances
   std::int64_t cap = 1;    // sequences decoding at once, all decode instances
-  std::map<std::int64_t, double> decode_step, prefill_step;  // by sequences per instance
+  std::map<std::int64_t, double> decode_step;                       // by sequences per instance
+  std::map<std::pair<std::int64_t, std::int64_t>, double> prefill_step;  // by prompts per instance and prompt length
   std::int64_t iterations = 0;
 
   double prefill_time(std::int64_t per_instance, std::int64_t isl) {
-    const std::int64_t key = per_instance * 1'000'000 + isl;
+    const std::pair<std::int64_t, std::int64_t> key{per_instance, isl};
     if (auto it = prefill_step.find(key); it != prefill_step.end()) return it->second;
     Plan pre = p.prefill;
     pre.micro_batches = 1;
@@ -101,27 +102,34 @@ std::vector<RequestRecord> run_phases(Machine& m, const std::vector<Req>& reqs, 
     }
     // --- switch to decode: the decode layout's weights unless resident, the KV of the first
     // batch (host tier) or of the whole buffer (GPU to GPU)
-    double kv_first = 0;
-    const std::size_t first = std::min<std::size_t>(buffer.size(), static_cast<std::size_t>(m.cap));
-    for (std::size_t j = 0; j < first; ++j) kv_first += kv_bytes(reqs[buffer[j]].isl);
-    t += m.step_overhead + (m.cost.resident ? 0.0 : m.w_dec / m.pcie) + kv_first / m.gpus / m.pcie;
+    // host tier: the first batch's KV over PCIe before decoding starts (the rest overlapped);
+    // without one: the whole buffer's, GPU to GPU over the innermost level spanning the GPUs
+    double kv_switch = 0;
+    const std::size_t first = m.cost.host_tier ? std::min<std::size_t>(buffer.size(), static_cast<std::size_t>(m.cap)) : buffer.size();
+    for (std::size_t j = 0; j < first; ++j) kv_switch += kv_bytes(reqs[buffer[j]].isl);
+    t += m.step_overhead + (m.cost.resident ? 0.0 : m.w_dec / m.pcie) + kv_switch / m.gpus / (m.cost.host_tier ? m.pcie : m.peer);
+    std::size_t preloaded = first;  // already on the GPUs: not reloaded
     // --- decode phase: continuous batching over the buffered sequences until all finish
     while (!buffer.empty() || !active.empty()) {
       double loaded = 0;
       while (!buffer.empty() && static_cast<std::int64_t>(active.size()) < m.cap) {
         const std::size_t i = buffer.front();
         buffer.pop_front();
-        active.push_back(Live{i, std::max<std::int64_t>(0, reqs[i].osl - 1)});
-        loaded += kv_bytes(reqs[i].isl);
+        active.push_back(Live{i, static_cast<double>(std::max<std::int64_t>(0, reqs[i].osl - 1))});
+        if (preloaded > 0) {
+          --preloaded;
+        } else {
+          loaded += kv_bytes(reqs[i].isl);
+        }
       }
       const auto per_instance = static_cast<std::int64_t>(std::ceil(static_cast<double>(active.size()) / rd));
       double dt = m.decode_time(std::max<std::int64_t>(1, per_instance));
       ++m.iterations;
       if (m.cost.host_tier) dt = std::max(dt, loaded / m.gpus / m.pcie);  // the reload, overlapped
       t += dt;
-      for (Live& l : active) l.left -= static_cast<std::int64_t>(std::floor(tps + 1e-9));
+      for (Live& l : active) l.left -= tps;
       for (auto it = active.begin(); it != active.end();) {
-        if (it->left <= 0) {
+        if (it->left <= 1e-9) {
           rec[it->req].finish_s = t;
           ++done;
           it = active.erase(it);
@@ -167,6 +175,7 @@ ServeResult simulate_phases(const SimContext& ctx, const PhasePlan& p, const Pha
   }
   const GpuSpec& gpu = ctx.cluster.gpu;
   m.pcie = gpu.pcie_bandwidth.value();
+  m.peer = peer_bandwidth(ctx.cluster, p.decode.deg.total_gpus());
   m.gpus = static_cast<double>(p.decode.deg.total_gpus());
   m.step_overhead = ctx.params.step_overhead_us * 1e-6;
   const std::vector<double> wp = stage_weight_bytes(offline, p.prefill), wd = stage_weight_bytes(offline, p.decode);

@@ -58,9 +58,11 @@ TEST(Phases, EveryTermOfARoundByHand) {
   EXPECT_NEAR(c.host_kv_bytes_per_gpu, 320.0 * kv_seq / 8.0, 1.0);
   EXPECT_NEAR(c.kv_offload_s, 320.0 * kv_seq / 8.0 / 17.18e9, 1e-9);
   EXPECT_NEAR(c.kv_offload_s, 1.9394, 1e-3);
-  EXPECT_DOUBLE_EQ(c.kv_reload_s, c.kv_offload_s);
-  // the first decode batch's KV before decoding starts: b sequences of the 320
+  // the first decode batch's KV before decoding starts: b sequences of the 320; the other
+  // 320 - b come back during decode, as sequences finish
   EXPECT_NEAR(c.kv_first_s, static_cast<double>(c.decode_batch) * kv_seq / 8.0 / 17.18e9, 1e-9);
+  EXPECT_NEAR(c.kv_reload_s, static_cast<double>(320 - c.decode_batch) * kv_seq / 8.0 / 17.18e9, 1e-9);
+  EXPECT_NEAR(c.kv_first_s + c.kv_reload_s, c.kv_offload_s, 1e-9);
   EXPECT_DOUBLE_EQ(c.kv_relayout_s, 0.0);  // the host tier re-lays the KV out on its way
   // weights: 70B in bf16 over 8 GPUs either way, 17.2 GB per GPU; the A100-40GB cannot hold
   // both layouts beside the KV, so each switch reloads the incoming one from host memory
@@ -89,6 +91,14 @@ TEST(Phases, AllOnTheGpusTheKvIsReLaidOutPeerToPeer) {
   EXPECT_DOUBLE_EQ(c.kv_offload_s + c.kv_reload_s + c.kv_first_s, 0.0);
   // no NVLink: GPU to GPU over PCIe, b x 832.96 MB over 8 GPUs at 17.18 GB/s
   EXPECT_NEAR(c.kv_relayout_s, static_cast<double>(c.buffer_seqs) * 327680.0 * 2542.0 / 8.0 / 17.18e9, 1e-9);
+  // the prefill phase holds the buffer's KV until the switch: two replicas of PP 4 hold 34.8 GB
+  // of weights per GPU, and the decode GPUs' 196 prompts (196 x 832.96 MB / 8 = 20.4 GB per
+  // GPU) do not fit beside them in 42.9 GB; with a host tier (200 sequences) they are offloaded
+  // as they are made, and the plan fits
+  const PhaseCost held = evaluate_phases(ctx, PhasePlan{layout(1, 4, 2), layout(8, 1, 1), 0});
+  EXPECT_EQ(held.metrics.infeasible, Infeasible::kMemory) << held.metrics.reason;
+  EXPECT_NE(held.metrics.reason.find("prefill phase"), std::string::npos) << held.metrics.reason;
+  EXPECT_TRUE(evaluate_phases(ctx, PhasePlan{layout(1, 4, 2), layout(8, 1, 1), 200}).metrics.feasible());
 }
 
 TEST(Phases, EqualLayoutsAreExactlyTheStaticPlan) {
