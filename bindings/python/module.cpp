@@ -26,10 +26,12 @@
 #include "report/describe.hpp"
 #include "report/launch.hpp"
 #include "report/launch_plan.hpp"
+#include "report/phases_report.hpp"
 #include "report/plan_report.hpp"
 #include "report/serve_report.hpp"
 #include "report/simulate.hpp"
 #include "report/sweep_report.hpp"
+#include "search/phases_search.hpp"
 #include "search/search.hpp"
 #include "search/serve_plan.hpp"
 #include "search/sweep.hpp"
@@ -461,6 +463,46 @@ PYBIND11_MODULE(shardwise, m) {
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
       "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "
       "kernel_tables=, silicon= and calibration= as simulate's.");
+
+  m.def(
+      "phases",
+      [](const std::string& model, const std::string& cluster, const std::string& workload, const py::object& host_buffer_gib,
+         const std::string& search, const py::object& budget_o, const py::object& seed_o, const py::kwargs& kw) {
+        const shardwise::WorkloadOverrides ov = overrides_of(kw);
+        Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
+        in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, ov))));
+        const double gib = as_num("host_buffer_gib", host_buffer_gib);
+        if (!(gib >= 0 && gib <= 1e6)) raise(Error{"host_buffer_gib", "", "GiB of host memory per GPU from 0 to 1e6", value_text(host_buffer_gib)});
+        const auto mode = in.workload.mode;
+        if (mode != shardwise::Mode::kOffline && mode != shardwise::Mode::kServe) {
+          raise(Error{"mode", "", "offline or serve (prompts and outputs to prefill and decode)", shardwise::to_string(mode)});
+        }
+        if (search != "rl" && search != "sa" && search != "ga") raise(Error{"search", "", "rl, sa or ga (the phase space's engines, under serve)", "'" + search + "'"});
+        const auto [budget, seed, threads, top_k] = search_args(budget_o, seed_o, py::int_(1), py::int_(16));
+        (void)threads;
+        (void)top_k;
+        const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, shardwise::cost_params_for(in.cluster.gpu.name));
+        const shardwise::SearchSpace space = shardwise::make_space(in.model, in.cluster, in.workload);
+        shardwise::PhaseSearchOptions po;
+        po.cost.host_bytes_per_gpu = gib * 1024.0 * 1024.0 * 1024.0;
+        std::string out;
+        {
+          py::gil_scoped_release release;
+          if (mode == shardwise::Mode::kServe) {
+            const shardwise::PhaseServeResult r = shardwise::search_phases_serving(ctx, space, po, search, budget, static_cast<std::uint64_t>(seed));
+            out = r.found ? shardwise::phases_serve_json(r.best, shardwise::serve_json(ctx, r.best.decode, r.serve, 0.0)) : shardwise::phases_none_json(r.why_none);
+          } else {
+            out = shardwise::phases_json(shardwise::search_phases(ctx, space, po), po.cost.host_bytes_per_gpu);
+          }
+        }
+        return to_py(out);
+      },
+      py::arg("model"), py::arg("cluster"), py::arg("workload") = "chat-1k-1k", py::arg("host_buffer_gib") = 80.0, py::arg("search") = "rl",
+      py::arg("budget") = 4000, py::arg("seed") = 1,
+      "Phase plans (Seesaw; docs/phases.md): with mode='offline' the dict of `plan --phases --json` (the best phase plan term by "
+      "term, the best static plan of the same layouts, the best disaggregated split); with mode='serve' the phase space searched by "
+      "search= (rl, sa, ga) under the serving objective, the best's serving statistics with a 'phases' key. Workload overrides as "
+      "keywords (isl=, osl=, mode=, requests=, ...).");
 
   m.def(
       "sweep",

@@ -117,6 +117,32 @@ class Explain(unittest.TestCase):
             sw.simulate("llama-3.1-8b", "h100x8", "chat-1k-1k", batch=8, silicon="/no/such/folder")
 
 
+class Phases(unittest.TestCase):
+    def test_phase_plans_offline_and_under_load(self):
+        # a 70B model on 8 A100-40GB without NVLink, long prompts: the phase plan beats the static one
+        d = tempfile.mkdtemp()
+        try:
+            c = os.path.join(d, "a100pcie.yaml")
+            with open(c, "w") as f:
+                f.write("gpu: {base: a100-40gb, pcie_bandwidth: 17.18 GB/s}\nnvlink_domain: 1\nnum_gpus: 8\n")
+            w = os.path.join(d, "arxiv.yaml")
+            with open(w, "w") as f:
+                f.write("mode: offline\nisl: 2542\nosl: 297\n")
+            r = sw.phases("llama-2-70b", c, w)
+            self.assertTrue(r["found"])
+            self.assertGreater(r["output_tok_s_per_gpu"], r["static"]["output_tok_s_per_gpu"])
+            self.assertEqual(r["phases"]["prefill"]["pp"], 8)
+            s = sw.phases("llama-2-70b", c, w, mode="serve", requests=200, budget=60, search="rl")
+            self.assertIn("phases", s)
+            self.assertGreater(s["output_tok_s_per_gpu"], 0)
+            with self.assertRaisesRegex(sw.Error, r"host_buffer_gib: expected GiB"):
+                sw.phases("llama-2-70b", c, w, host_buffer_gib=-1)
+            with self.assertRaisesRegex(sw.Error, r"search: expected rl, sa or ga"):
+                sw.phases("llama-2-70b", c, w, search="exact")
+        finally:
+            shutil.rmtree(d)
+
+
 class PlanAndLaunch(unittest.TestCase):
     def test_plan_then_launch(self):
         p = sw.plan("llama-3.1-70b", "h100x8", "chat-1k-1k", search="exact")
