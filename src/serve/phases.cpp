@@ -100,10 +100,9 @@ std::vector<RequestRecord> run_phases(Machine& m, const std::vector<Req>& reqs, 
       }
       arrive();
     }
-    // --- switch to decode: the decode layout's weights unless resident, the KV of the first
-    // batch (host tier) or of the whole buffer (GPU to GPU)
-    // host tier: the first batch's KV over PCIe before decoding starts (the rest overlapped);
-    // without one: the whole buffer's, GPU to GPU over the innermost level spanning the GPUs
+    // --- switch to decode: the decode layout's weights unless resident; with a host tier the
+    // first batch's KV over PCIe before decoding starts (the rest overlapped), without one the
+    // whole buffer's, GPU to GPU over the innermost level spanning the GPUs
     double kv_switch = 0;
     const std::size_t first = m.cost.host_tier ? std::min<std::size_t>(buffer.size(), static_cast<std::size_t>(m.cap)) : buffer.size();
     for (std::size_t j = 0; j < first; ++j) kv_switch += kv_bytes(reqs[buffer[j]].isl);
