@@ -97,9 +97,15 @@ int run_phases_plan(const PlanArgs& a, const SimContext& ctx, const SearchSpace&
       print(a.json ? phases_json(r, po.cost.host_bytes_per_gpu) : phases_text(r, po.cost.host_bytes_per_gpu));
       return fail(Error{"--out", "", "a feasible phase plan to write to '" + a.out + "'", r.why_none});
     }
-    // the top level: the best static plan, what launch starts (no engine runs phases)
-    if (r.best_static) file.plan = r.best_static->plan;
-    if (r.best_static && r.best_static->static_metrics.feasible()) file.plan.batch = r.best_static->static_metrics.batch;
+    // the top level: the best static plan, what launch starts (no engine runs phases); with
+    // none feasible, the phase plan's decode layout at its batch (a layout that runs)
+    if (r.best_static && r.best_static->static_metrics.feasible()) {
+      file.plan = r.best_static->plan;
+      file.plan.batch = r.best_static->static_metrics.batch;
+    } else {
+      file.plan = r.best.decode;
+      note("no static plan is feasible here: the plan file's top level (what launch starts) is the phase plan's decode layout");
+    }
     file.phases = r.best;
     file.phases->host_bytes_per_gpu = po.cost.host_bytes_per_gpu;
     if (auto e = write_file_whole(a.out, plan_to_json(file) + "\n", "--out")) return fail(*e);
