@@ -66,6 +66,13 @@ int run_phases_serving(const PlanArgs& a, const SimContext& ctx, const SearchSpa
   t += fmt::format("objective    {:.1f} output tokens/s per GPU with the requests all queued, within the TPOT SLO\n", r.objective);
   t += fmt::format("search       {} over {} phase plans: {} calls, the best at call {}; {} simulations\n", engine, r.space_size, r.run.calls,
                    r.run.improvements.empty() ? 0 : r.run.improvements.back().first, r.simulations);
+  if (r.static_plan) {
+    t += fmt::format("static       {} at most {} running: {:.1f} output tokens/s per GPU, the same requests queued within the TPOT SLO "
+                     "(phase plan / static = {:.3f}x; disaggregated deployments: plan --mode serve)\n",
+                     layout_label(*r.static_plan), r.static_plan->batch, r.static_objective, r.objective / r.static_objective);
+  } else {
+    t += "static       no static plan of these layouts meets the TPOT SLO with the requests queued\n";
+  }
   SimContext shown = ctx;  // what was simulated: the workload's arrivals, else every request queued at once (no TTFT SLO)
   if (!has_arrivals(shown.workload)) {
     shown.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};

@@ -196,6 +196,25 @@ PhaseServeResult search_phases_serving(const SimContext& ctx, const SearchSpace&
     return pr.value(a);
   };
   res.run = search_phase_space(engine, sizes, f, std::min(budget, res.space_size), seed);
+  // the static plans of the same layouts, under the same objective, each at its best cap on
+  // running sequences per attention group (a ladder up to the engine's: a cap is how a static
+  // deployment meets a TPOT SLO, as plan --mode serve tunes it)
+  ServeOptions so;
+  so.measure_capacity = false;
+  for (const Plan& l : pr.space.layouts) {
+    for (std::int64_t cap = 8; cap <= std::max<std::int64_t>(8, ctx.engine.max_num_seqs); cap *= 2) {
+      SimContext c = pr.queued;
+      c.engine.max_num_seqs = std::min(cap, ctx.engine.max_num_seqs);
+      const ServeResult sr = simulate_serving(c, l, so);
+      ++res.simulations;
+      const double v = sr.feasible ? sr.output_tok_s_per_gpu : 0.0;
+      if (v > res.static_objective) {
+        res.static_objective = v;
+        res.static_plan = l;
+        res.static_plan->batch = c.engine.max_num_seqs * l.deg.attn_dp;  // the cap, as a serving plan's batch
+      }
+    }
+  }
   if (res.run.best <= 0) {
     res.why_none = "no phase plan of the space meets the TPOT SLO and fits";
     return res;

@@ -73,6 +73,11 @@ struct PhaseServeResult {
   double objective = 0;     // the queued-at-once output tokens/s per GPU
   ServeResult serve;        // the best under the workload's arrivals (its percentiles, goodput, verdict)
   PhaseRun run;             // the search's calls and improvements
+  // the best static plan of the same layouts under the same objective (every layout's static
+  // simulation with the requests queued, at the best cap on running sequences of a ladder from
+  // 8 per attention group to the engine's; its batch is that cap over the groups)
+  std::optional<Plan> static_plan;
+  double static_objective = 0;
   std::int64_t space_size = 0, simulations = 0;
   std::string why_none;
 };

@@ -512,6 +512,7 @@ expect 0 '"buffer_seqs": [0-9]+' -- simulate --plan "$tmp/phases.json" --json
 expect 0 '^# .*phases.json is a phase plan .*no mainstream engine' -- launch --plan "$tmp/phases.json" --engine vllm
 expect 0 "^phases +prefill .*Seesaw's schedule" -- simulate --plan "$tmp/phases.json" --mode serve --rate 0.3 --requests 300
 expect 2 '^shardwise: --concurrency: expected --rate R or a trace beside a phase plan' -- simulate --plan "$tmp/phases.json" --mode serve --concurrency 8 --requests 100
+expect 0 '^static +.*phase plan / static = [0-9.]+x' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --mode serve --requests 200 --phases --slo 'tpot:p99<=250'
 expect 0 '^search +rl over [0-9]+ phase plans' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --mode serve --requests 200 --phases --slo 'tpot:p99<=250'
 expect 2 '^shardwise: --search: expected rl \(default\), sa or ga beside --phases' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --mode serve --phases --search exact
 expect 2 '^shardwise: --phases: expected an offline or serve workload' -- plan --model llama-3.1-8b --cluster h100x1 --workload decode-16k --phases
