@@ -85,7 +85,8 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
     stat.phases.reset();
     auto text = launch_plan(stat, file, model, cluster, workload, o);
     if (!text) return text;
-    std::string head = "# " + file + " is a phase plan (" + phase_plan_label(*f.phases) + "): " + phases_launch_note() + ".\n";
+    // the path as typed, control bytes escaped: a newline in it must not end the comment
+    std::string head = "# " + printable(file) + " is a phase plan (" + phase_plan_label(*f.phases) + "): " + phases_launch_note() + ".\n";
     if (workload.mode == Mode::kOffline) {
       const SimContext ctx = make_context(model, cluster, workload, o.params ? *o.params : cost_params_for(cluster.gpu.name));
       const PhaseCost pc = evaluate_phases(ctx, *f.phases, phase_options_for(*f.phases));

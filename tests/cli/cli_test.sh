@@ -510,6 +510,10 @@ expect 0 '^verdict +phase plan / best static = 1\.[0-9]+x' -- plan --model llama
 expect 0 '^phases +prefill tp 1 x attn_dp 1 x pp 8 -> decode ' -- simulate --plan "$tmp/phases.json"
 expect 0 '"buffer_seqs": [0-9]+' -- simulate --plan "$tmp/phases.json" --json
 expect 0 '^# .*phases.json is a phase plan .*no mainstream engine' -- launch --plan "$tmp/phases.json" --engine vllm
+# a newline in the plan's path stays inside the phase-plan comment (escaped); the commands quote it
+nl_plan="$tmp/p"$'\n'"touch pwned.json"
+cp "$tmp/phases.json" "$nl_plan"
+if "$bin" launch --plan "$nl_plan" --engine vllm 2>&1 | grep -q '^touch pwned.json is a phase plan'; then bad "a newline in a phase plan's path escaped launch's comment"; else ok; fi
 expect 0 "^phases +prefill .*Seesaw's schedule" -- simulate --plan "$tmp/phases.json" --mode serve --rate 0.3 --requests 300
 expect 2 '^shardwise: --concurrency: expected --rate R or a trace beside a phase plan' -- simulate --plan "$tmp/phases.json" --mode serve --concurrency 8 --requests 100
 expect 0 '^static +.*phase plan / static = [0-9.]+x' -- plan --model llama-2-70b --cluster "$tmp/a100pcie.yaml" --workload "$tmp/arxiv.yaml" --mode serve --requests 200 --phases --slo 'tpot:p99<=250'
