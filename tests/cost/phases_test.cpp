@@ -14,24 +14,13 @@
 #include "model/loader.hpp"
 #include "plan/plan_json.hpp"
 #include "search/phases_search.hpp"
+#include "support/sim_context.hpp"
 
 namespace shardwise {
 namespace {
 
-// Llama-2-70B on 8 A100-40GB linked by PCIe 4.0 x8 (17.18 GB/s, Seesaw's machines), an
-// arxiv-like offline stream of 2,542 prompt and 297 output tokens, no SLOs
-SimContext pcie_ctx(double pcie_gbs = 17.18) {
-  auto m = load_model("llama-2-70b");
-  auto c = parse_cluster_yaml(fmt::format("gpu: {{base: a100-40gb, pcie_bandwidth: {} GB/s}}\nnvlink_domain: 1\nnum_gpus: 8\n", pcie_gbs), "test");
-  EXPECT_TRUE(m.ok() && c.ok());
-  Workload w;
-  w.name = "arxiv";
-  w.mode = Mode::kOffline;
-  w.isl = 2542;
-  w.osl = 297;
-  w.weights_dtype = DType::kBf16;
-  return make_context(*m, *c, w, cost_params_for("a100-40gb"));
-}
+// Seesaw's case, offline (tests/support/sim_context.hpp)
+SimContext pcie_ctx(double pcie_gbs = 17.18) { return test_support::seesaw_pcie_ctx(Mode::kOffline, pcie_gbs); }
 
 Plan layout(int tp, int pp, int replicas) {
   Plan p;
@@ -199,8 +188,9 @@ TEST(Phases, TheSearchBeatsEveryPairItCanBeCheckedAgainst) {
   ASSERT_TRUE(r.best_static.has_value());
   // the answer re-evaluates to itself, and no pair of the listed layouts at buffer 0 beats it
   EXPECT_DOUBLE_EQ(evaluate_phases(ctx, r.best, o.cost).metrics.output_tok_s_per_gpu, r.cost.metrics.output_tok_s_per_gpu);
-  for (const LayoutRates& p : layout_rates(ctx, space)) {
-    for (const LayoutRates& d : layout_rates(ctx, space)) {
+  const std::vector<LayoutRates> layouts = layout_rates(ctx, space);
+  for (const LayoutRates& p : layouts) {
+    for (const LayoutRates& d : layouts) {
       if (p.plan.deg.total_gpus() != d.plan.deg.total_gpus()) continue;
       const PhaseCost c = evaluate_phases(ctx, PhasePlan{p.plan, d.plan, 0}, o.cost, false);
       if (c.metrics.feasible() && !c.is_static) {

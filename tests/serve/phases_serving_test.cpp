@@ -8,23 +8,17 @@
 #include "cost/calibration.hpp"
 #include "model/loader.hpp"
 #include "serve/phases.hpp"
+#include "support/sim_context.hpp"
 
 namespace shardwise {
 namespace {
 
+// Seesaw's case under arrivals (tests/support/sim_context.hpp)
 SimContext serve_ctx(Arrivals arr, std::int64_t requests) {
-  auto m = load_model("llama-2-70b");
-  auto c = parse_cluster_yaml("gpu: {base: a100-40gb, pcie_bandwidth: 17.18 GB/s}\nnvlink_domain: 1\nnum_gpus: 8\n", "test");
-  EXPECT_TRUE(m.ok() && c.ok());
-  Workload w;
-  w.name = "arxiv";
-  w.mode = Mode::kServe;
-  w.isl = 2542;
-  w.osl = 297;
-  w.weights_dtype = DType::kBf16;
-  w.serve.arrivals = arr;
-  w.serve.requests = requests;
-  return make_context(*m, *c, w, cost_params_for("a100-40gb"));
+  SimContext ctx = test_support::seesaw_pcie_ctx(Mode::kServe);
+  ctx.workload.serve.arrivals = arr;
+  ctx.workload.serve.requests = requests;
+  return ctx;
 }
 
 Plan layout(int tp, int pp) {

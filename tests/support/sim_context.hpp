@@ -34,4 +34,20 @@ inline shardwise::Plan plan(std::int32_t tp, std::int64_t batch, shardwise::Shar
   return p;
 }
 
+// Seesaw's case (docs/phases.md): Llama-2-70B in bf16 on 8 A100-40GB linked by PCIe 4.0 x8
+// (pcie_gbs GB/s per GPU, no NVLink), 2,542 prompt and 297 output tokens, no SLOs, in `mode`.
+inline shardwise::SimContext seesaw_pcie_ctx(shardwise::Mode mode, double pcie_gbs = 17.18) {
+  auto m = shardwise::load_model("llama-2-70b");
+  auto c = shardwise::parse_cluster_yaml(
+      "gpu: {base: a100-40gb, pcie_bandwidth: " + std::to_string(pcie_gbs) + " GB/s}\nnvlink_domain: 1\nnum_gpus: 8\n", "test");
+  EXPECT_TRUE(m.ok() && c.ok());
+  shardwise::Workload w;
+  w.name = "arxiv";
+  w.mode = mode;
+  w.isl = 2542;
+  w.osl = 297;
+  w.weights_dtype = shardwise::DType::kBf16;
+  return shardwise::make_context(*m, *c, w, shardwise::cost_params_for("a100-40gb"));
+}
+
 }  // namespace test_support
