@@ -162,6 +162,8 @@ double lm_head_params(const Env& e);
 double tied_head_extra_params(const Env& e);
 double lm_head_weight_bytes(const Env& e);
 double reserve_bytes(const GpuSpec& g);
+// Bytes as the memory messages print them: "12.3 GB" (decimal).
+std::string gb(double bytes);
 void check_memory(const MemoryBreakdown& m, Metrics& out, bool explain);
 
 // --- one layer (layer.cpp, moe.cpp) -----------------------------------------------

@@ -13,8 +13,6 @@ namespace shardwise {
 using namespace detail;
 namespace {
 
-std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
-
 // A decode layout at b sequences per instance: its TPOT at the round's average context and
 // the memory it needs with the KV cache of isl + osl tokens per sequence.
 struct DecodeAt {
