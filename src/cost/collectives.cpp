@@ -17,6 +17,23 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
                : same(e.g_etp)          ? collective_cost(cl, k, g, e.s_etp, Bytes(full), eff)
                                         : collective_cost(cl, k, g, Bytes(full), eff);
   c.time = (c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6)) * e.p->scales.comm;  // scales: a calibration profile's
+  // The engine's custom all-reduce inside one NVLink domain, as measured, where faster
+  // (docs/cost-model.md, "Layouts and collectives"; the engines dispatch by size)
+  Basis basis = Basis::kModel;
+  const AllReduceProfile& car = e.ctx->custom_ar;
+  if (k == CollKind::kAllReduce && car.present && full <= static_cast<double>(e.ctx->engine.custom_all_reduce_max_bytes)) {
+    if (const AllReduceCurve* cv = car.of(g.size)) {
+      const GroupSpan sp = same(e.g_tp) ? e.s_tp : same(e.g_w) ? e.s_w : same(e.g_etp) ? e.s_etp : span_of(cl, g);
+      const bool one_domain = sp.levels == 1 && sp.level_index[0] == 0;
+      if (one_domain && cl.levels.front().bandwidth.value() >= car.link_bw * 0.999) {
+        const double t = cv->seconds_at(full) * e.p->scales.comm;
+        if (t < c.time.value()) {
+          c.time = Seconds(t);
+          basis = cv->in_range(full) ? car.basis : Basis::kExtrapolated;
+        }
+      }
+    }
+  }
   if (e.bd) {
     // A conversion made of two collectives reports the larger kind; times and bytes add.
     if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {
@@ -25,7 +42,7 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
     }
     e.pend_s += c.time.value();
     e.pend_bytes += c.bytes.value();
-    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value()});
+    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value(), c.time.value(), basis, basis == Basis::kModel ? std::string() : car.source});
   }
   return c.time.value();
 }

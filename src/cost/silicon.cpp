@@ -340,6 +340,17 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
 std::string text_of_embedded(const char* name) { return text_of(embedded_silicon(), name); }
 }  // namespace
 
+namespace detail {
+Expected<std::vector<std::vector<std::string>>> read_csv_table(const std::string& text, const std::string& file,
+                                                               const std::vector<std::string>& header) {
+  return read_table(text, file, header);
+}
+Expected<double> positive_cell(const std::string& s, const std::string& file, int row, const char* column) {
+  return positive(s, file, row, column);
+}
+std::string embedded_silicon_text(const char* name) { return text_of_embedded(name); }
+}  // namespace detail
+
 const SiliconTables::Source* SiliconTables::source(const std::string& gpu) const {
   for (const auto& [k, s] : sources) {
     if (k == gpu) return &s;

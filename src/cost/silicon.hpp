@@ -144,4 +144,14 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
 GemmProfile gemm_profile_for(const std::string& gpu, const SiliconTables& tables);
 GemmProfile gemm_profile_for(const std::string& gpu);  // the built-in tables
 
+namespace detail {
+// The CSV reading the kernel tables share (cost/allreduce_table.cpp too): the records of a
+// table with exactly `header` (RFC 4180 quoting), a positive number of a cell, and the text
+// of an embedded data/silicon/<name>.csv ("" when absent).
+Expected<std::vector<std::vector<std::string>>> read_csv_table(const std::string& text, const std::string& file,
+                                                               const std::vector<std::string>& header);
+Expected<double> positive_cell(const std::string& s, const std::string& file, int row, const char* column);
+std::string embedded_silicon_text(const char* name);
+}  // namespace detail
+
 }  // namespace shardwise

@@ -192,7 +192,15 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
 }
 
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
-  SimContext ctx{m, c, w, p, build_graph(m), engine, resolve_formats(m, w), w.weights_dtype.has_value(), 0, 0, 1.0, 1.0, 1.0, {}, 0};
+  SimContext ctx;
+  ctx.model = m;
+  ctx.cluster = c;
+  ctx.workload = w;
+  ctx.params = p;
+  ctx.graph = build_graph(m);
+  ctx.engine = std::move(engine);
+  ctx.formats = resolve_formats(m, w);
+  ctx.weights_given = w.weights_dtype.has_value();
   // a caller that did not resolve the model's acceptance (resolve_speculation, where bad input
   // is refused): the MTP module's, else no draft accepted
   if (ctx.workload.spec_acceptance == kModelsAcceptance) ctx.workload.spec_acceptance = m.num_mtp_layers > 0 ? kMtpAcceptance : 0.0;
@@ -218,7 +226,7 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   } else if (!p.gemm.present) {
     ctx.params.gemm = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
   }
-  if (m.is_moe() && engine.moe_kernel == EngineTraits::MoeKernel::kTritonFusedMoe) {
+  if (m.is_moe() && ctx.engine.moe_kernel == EngineTraits::MoeKernel::kTritonFusedMoe) {
     const GemmProfile g = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
     const DType x = ctx.formats.experts;
     // the kernel's measured formats: bf16/fp16 and fp8/int8 weights (4-bit experts run other kernels)
@@ -227,6 +235,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
       ctx.moe_routed_floor_s = g.floor_s;
     }
   }
+  // the engine's measured custom all-reduce: with the kernel tables (opt-in; docs/silicon.md, "All-reduce")
+  if (p.kernel_tables && ctx.engine.custom_all_reduce_max_bytes > 0) ctx.custom_ar = custom_allreduce_profile_for(c.gpu);
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);
     ctx.moe_z_experts = extreme_z(e);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/allreduce_table.hpp"
 #include "cost/params.hpp"
 #include "graph/graph.hpp"
 #include "hardware/cluster.hpp"
@@ -54,6 +55,11 @@ struct CollRecord {
   std::int64_t group_size = 0;
   double full_bytes = 0;      // B: the logical size of the whole tensor the collective works on
   double bytes_per_gpu = 0;   // what each GPU sends (CollCost::bytes of collective_cost)
+  double time_s = 0;          // its time (with the calibration's scale)
+  // where the time comes from: the alpha-beta model, or the engine's measured custom
+  // all-reduce (cost/allreduce_table.hpp) and that table
+  Basis basis = Basis::kModel;
+  std::string table;
 };
 
 // One fused op of one layer class in the breakdown (per layer, per micro-batch step).
@@ -125,6 +131,11 @@ struct EngineTraits {
   // efficiency prices.
   enum class MoeKernel : std::uint8_t { kOther, kTritonFusedMoe };
   MoeKernel moe_kernel = MoeKernel::kOther;
+  // The engine's own all-reduce for messages up to this many bytes inside one NVLink domain
+  // (vLLM's and SGLang's custom_all_reduce, TensorRT-LLM's one-shot / two-shot AllReduce):
+  // measured in data/silicon/allreduce.csv, the faster of it and NCCL taken (the engines
+  // dispatch by size). 0: NCCL alone (the generic engine).
+  std::int64_t custom_all_reduce_max_bytes = 0;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -150,6 +161,9 @@ struct SimContext {
   // small-kernel floor its shares were taken over: the expert GEMMs of a replicated-token
   // MoE layer read it whether or not the other kernel tables are on (docs/silicon.md).
   GemmFormatProfile moe_routed;
+  // The engine's custom all-reduce as measured on this GPU (present where the engine runs one
+  // and the GPU's NVLink has rows: docs/silicon.md, "All-reduce")
+  AllReduceProfile custom_ar;
   double moe_routed_floor_s = 0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,

@@ -80,6 +80,16 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
       ops.back()["bound"] = o.compute_s >= o.comm_s ? json(o.bound) : json("network");
       ops.back()["basis"] = basis_name(o.basis);
       ops.back()["table"] = o.table.empty() ? json(nullptr) : json(o.table);
+      // the collectives' basis: the engine's measured custom all-reduce where it priced one
+      const CollRecord* tabled = nullptr;
+      for (const auto& c : o.colls) {
+        if (c.basis != Basis::kModel) {
+          tabled = &c;
+          break;
+        }
+      }
+      ops.back()["comm_basis"] = o.comm_s <= 0 ? json(nullptr) : json(basis_name(tabled ? tabled->basis : Basis::kModel));
+      ops.back()["comm_table"] = tabled ? json(tabled->table) : json(nullptr);
     }
   }
   j["breakdown"] = {{"phase", to_string(bd.phase)}, {"stage_ms", bd.stage_s * 1e3}, {"ops", ops}};
@@ -184,13 +194,24 @@ ExplainShares explain_shares(const Breakdown& bd) {
     const double n = static_cast<double>(std::max<std::int64_t>(o.layers, 1));
     const double comp = o.compute_s * n, comm = o.comm_s * n;
     e.total_s += comp + comm;
-    e.model_s += comm;  // collectives: the alpha-beta model (no table yet)
-    switch (o.basis) {
-      case Basis::kMeasured: e.measured_s += comp; break;
-      case Basis::kTransferred: e.transferred_s += comp; break;
-      case Basis::kExtrapolated: e.extrapolated_s += comp; break;
-      case Basis::kModel: e.model_s += comp; break;
+    const auto add = [&](Basis b, double t) {
+      switch (b) {
+        case Basis::kMeasured: e.measured_s += t; break;
+        case Basis::kTransferred: e.transferred_s += t; break;
+        case Basis::kExtrapolated: e.extrapolated_s += t; break;
+        case Basis::kModel: e.model_s += t; break;
+      }
+    };
+    add(o.basis, comp);
+    // collectives: the engine's measured custom all-reduce where it priced them, else the
+    // alpha-beta model
+    double tabled = 0;
+    for (const auto& c : o.colls) {
+      if (c.basis == Basis::kModel) continue;
+      add(c.basis, c.time_s * n);
+      tabled += c.time_s * n;
     }
+    e.model_s += std::max(0.0, comm - tabled);
   }
   return e;
 }
@@ -202,9 +223,23 @@ std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
   s += fmt::format("{:<22} {:>6} {:>11} {:>10}  {:<8} {:<12} {}\n", "op (per layer)", "layers", "compute ms", "comm ms", "bound", "basis",
                    "table");
   for (const auto& o : bd.ops) {
-    const char* bound = o.compute_s >= o.comm_s ? (o.bound[0] ? o.bound : "-") : "network";
+    const bool net = o.compute_s < o.comm_s;
+    const char* bound = !net ? (o.bound[0] ? o.bound : "-") : "network";
+    // a network-bound op names its collectives' basis (the first one a table priced)
+    Basis basis = o.basis;
+    std::string table = o.table;
+    if (net) {
+      basis = Basis::kModel;
+      table.clear();
+      for (const auto& c : o.colls) {
+        if (c.basis == Basis::kModel) continue;
+        basis = c.basis;
+        table = c.table;
+        break;
+      }
+    }
     s += fmt::format("{:<22} {:>6} {:>11.4f} {:>10.4f}  {:<8} {:<12} {}\n", op_label(ctx, o), o.layers, o.compute_s * 1e3, o.comm_s * 1e3, bound,
-                     basis_name(o.basis), o.table.empty() ? "-" : o.table);
+                     basis_name(basis), table.empty() ? "-" : table);
   }
   const ExplainShares e = explain_shares(bd);
   const auto pct = [&](double x) { return e.total_s > 0 ? 100.0 * x / e.total_s : 0.0; };

@@ -109,6 +109,22 @@ TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
   EXPECT_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_kernel, K::kOther);  // omitted: other
 }
 
+TEST(EngineProfile, CustomAllReduceSizesAreTheEnginesOwn) {
+  // vLLM and SGLang: custom_all_reduce.py's max_size 8192 x 1024; TensorRT-LLM: its
+  // workspace above 2 GPUs, 8,000,000 B; the generic engine: NCCL alone
+  EXPECT_EQ(load_engine_profile("vllm")->custom_all_reduce_max_bytes, 8'388'608);
+  EXPECT_EQ(load_engine_profile("sglang")->custom_all_reduce_max_bytes, 8'388'608);
+  EXPECT_EQ(load_engine_profile("trtllm")->custom_all_reduce_max_bytes, 8'000'000);
+  EXPECT_EQ(EngineTraits{}.custom_all_reduce_max_bytes, 0);
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  auto bad = parse_engine_profile(head + "custom_all_reduce_max_bytes: -5\n" + tail, "x.yaml", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("custom_all_reduce_max_bytes"), std::string::npos) << bad.error().message();
+  EXPECT_EQ(parse_engine_profile(head + tail, "x.yaml", "")->custom_all_reduce_max_bytes, 0);  // omitted: none
+}
+
 TEST(EngineProfile, DecodeStepsFromTheFlagRunWhereTheEngineHasThem) {
   // SGLang (--num-continuous-decode-steps) and the generic engine take them; vLLM 0.11 and
   // TensorRT-LLM schedule every iteration: only 1; out of range names the flag

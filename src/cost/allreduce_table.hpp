@@ -1,0 +1,65 @@
+// The engines' custom all-reduce, measured (data/silicon/allreduce.csv; docs/silicon.md,
+// "All-reduce"): vLLM, SGLang and TensorRT-LLM reduce small messages inside one NVLink
+// domain with their own one-shot / two-shot kernels rather than NCCL. Its time by message
+// size and group, interpolated in log-log between measured sizes; below the smallest
+// measured size the smallest's time (the latency floor), above the largest its last
+// measured marginal bandwidth (the roofline at the nearest measured efficiency).
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "cost/silicon.hpp"
+#include "hardware/gpu.hpp"
+
+namespace shardwise {
+
+// One group size's curve: seconds by bytes.
+struct AllReduceCurve {
+  static constexpr int kMaxPoints = 16;
+  std::array<double, kMaxPoints> log_b{}, log_t{};
+  int n = 0;
+  double b_lo = 0, b_hi = 0;  // the measured range of message sizes
+  double tail_bw = 0;         // bytes/s of the last measured segment (beyond b_hi)
+  int rows = 0;
+  // The time of an all-reduce of `bytes` (the whole tensor each rank holds): never less for
+  // more bytes (the measured times are taken as their running maximum over sizes).
+  double seconds_at(double bytes) const;
+  bool in_range(double bytes) const { return bytes >= b_lo * 0.999 && bytes <= b_hi * 1.001; }
+  friend bool operator==(const AllReduceCurve&, const AllReduceCurve&) = default;
+};
+
+// The custom all-reduce of one GPU: a curve per measured group size (2, 4, 8 GPUs).
+struct AllReduceProfile {
+  bool present = false;
+  std::array<AllReduceCurve, 9> by_size{};  // index: the group size (0, 1 and unmeasured sizes empty)
+  // the NVLink bandwidth (per GPU, per direction) of the system the rows were measured on: the
+  // curve applies on links at least as fast (a slower NVLink keeps the alpha-beta model)
+  double link_bw = 0;
+  Basis basis = Basis::kModel;
+  std::string source;  // for --explain
+  const AllReduceCurve* of(std::int64_t group) const;
+  friend bool operator==(const AllReduceProfile&, const AllReduceProfile&) = default;
+};
+
+struct AllReduceRow {
+  std::string silicon, kernel;
+  std::int64_t group = 0;
+  double bytes = 0, seconds = 0;
+  std::string locator;
+};
+// The table's rows (header silicon,collective,kernel,group,bytes,value,unit,source_locator);
+// errors name the file, row and value.
+Expected<std::vector<AllReduceRow>> parse_allreduce_table(const std::string& text, const std::string& file);
+// The built-in table's rows (data/silicon/allreduce.csv), parsed once.
+const std::vector<AllReduceRow>& builtin_allreduce_rows();
+// The curve of the rows of one kernel and group.
+AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows);
+// The kernel label of the engines' custom all-reduce rows (the others are cross-checks).
+inline constexpr const char* kEngineCustomAllReduce = "engine custom all-reduce";
+// The engines' custom all-reduce on `gpu`: measured on the H100, transferred to the H200
+// (the same NVLink 4 and NVSwitch); empty (not present) elsewhere.
+AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu);
+
+}  // namespace shardwise

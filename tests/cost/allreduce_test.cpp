@@ -1,0 +1,173 @@
+// The engines' custom all-reduce, measured (data/silicon/allreduce.csv; docs/silicon.md,
+// "All-reduce"): the table, its curve by hand, and where the cost model reads it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "cost/allreduce_table.hpp"
+#include "cost/engine.hpp"
+#include "cost/params.hpp"
+#include "cost/simulator.hpp"
+#include "model/loader.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+std::vector<AllReduceRow> engine_rows(std::int64_t group) {
+  std::vector<AllReduceRow> out;
+  for (const auto& r : builtin_allreduce_rows()) {
+    if (r.group == group && r.kernel.rfind(kEngineCustomAllReduce, 0) == 0) out.push_back(r);
+  }
+  return out;
+}
+
+TEST(AllReduceTable, TheEmbeddedTableParsesWithItsSources) {
+  const auto& rows = builtin_allreduce_rows();
+  ASSERT_EQ(rows.size(), 21u);  // 18 of SGLang PR 2904 (2/4/8 GPUs x 6 sizes) + 3 MSCCL++ cross-checks
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.silicon, "h100");
+    EXPECT_FALSE(r.locator.empty());
+  }
+  EXPECT_EQ(engine_rows(8).size(), 6u);
+}
+
+TEST(AllReduceTable, BadRowsNameTheFileTheRowAndTheValue) {
+  const std::string head = "silicon,collective,kernel,group,bytes,value,unit,source_locator\n";
+  auto bad_unit = parse_allreduce_table(head + "h100,all_reduce,k,8,512,5.9,ms,x\n", "t.csv");
+  ASSERT_FALSE(bad_unit.ok());
+  EXPECT_NE(bad_unit.error().message().find("t.csv"), std::string::npos);
+  EXPECT_NE(bad_unit.error().message().find("'ms'"), std::string::npos);
+  auto bad_value = parse_allreduce_table(head + "h100,all_reduce,k,8,512,-1,us,x\n", "t.csv");
+  ASSERT_FALSE(bad_value.ok());
+  EXPECT_NE(bad_value.error().message().find("row 1 value"), std::string::npos);
+  EXPECT_FALSE(parse_allreduce_table(head + "h100,all_reduce,k,3.5,512,5,us,x\n", "t.csv").ok());
+  EXPECT_FALSE(parse_allreduce_table(head + "h100,all_gather,k,8,512,5,us,x\n", "t.csv").ok());
+  EXPECT_FALSE(parse_allreduce_table("silicon,bytes\nh100,5\n", "t.csv").ok());
+}
+
+TEST(AllReduceTable, TheCurveInterpolatesInLogLogByHand) {
+  const AllReduceCurve c = build_allreduce_curve(engine_rows(8));
+  // 8 GPUs, 114,688 B (8 tokens x 7168 x bf16) between 32,768 B (7.8 us) and 262,144 B
+  // (16.7 us): f = ln(3.5) / ln(8) = 0.60246, t = 7.8 x (16.7 / 7.8)^f = 12.339 us
+  EXPECT_NEAR(c.seconds_at(114'688) * 1e6, 12.339, 0.001);
+  // below the smallest size: its time; 4,096 B measured 5.7 us after 5.9 at 512 B, taken as
+  // the running maximum (more bytes never faster): 5.9
+  EXPECT_NEAR(c.seconds_at(256) * 1e6, 5.9, 1e-9);
+  EXPECT_NEAR(c.seconds_at(4096) * 1e6, 5.9, 1e-9);
+  // above the largest (1 MiB, 33.8 us): the last segment's marginal bandwidth, 524,288 B /
+  // (33.8 - 22.1) us = 44.81 GB/s: 2 MiB takes 33.8 + 1,048,576 / 44.81e9 s = 57.2 us
+  EXPECT_NEAR(c.seconds_at(2'097'152) * 1e6, 33.8 + 1'048'576.0 / (524'288.0 / 11.7e-6) * 1e6, 1e-6);
+  EXPECT_NEAR(c.seconds_at(2'097'152) * 1e6, 57.2, 0.05);
+  EXPECT_TRUE(c.in_range(114'688));
+  EXPECT_FALSE(c.in_range(2'097'152));
+}
+
+TEST(AllReduceTable, MoreBytesAreNeverFaster) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> logb(std::log(64.0), std::log(64.0 * 1024 * 1024));
+  for (std::int64_t g : {2, 4, 8}) {
+    const AllReduceCurve c = build_allreduce_curve(engine_rows(g));
+    for (int i = 0; i < 500; ++i) {
+      double a = std::exp(logb(rng)), b = std::exp(logb(rng));
+      if (a > b) std::swap(a, b);
+      EXPECT_LE(c.seconds_at(a), c.seconds_at(b) * (1 + 1e-12)) << g << " GPUs, " << a << " and " << b << " B";
+    }
+  }
+}
+
+TEST(AllReduceTable, MscclppsOneShotIsFasterThanTheEnginesUngraphedKernelByAtMostAThird) {
+  // MSCCL++'s one-shot kernel on 8 H100s (CI baselines) against the SGLang rows (no CUDA
+  // graph: a launch included): 6.18 / 7.51, 6.62 / 9.05, 6.91 / 10.50 us at 24, 48, 72 KiB
+  const AllReduceCurve c = build_allreduce_curve(engine_rows(8));
+  int seen = 0;
+  for (const auto& r : builtin_allreduce_rows()) {
+    if (r.kernel.rfind("MSCCL++", 0) != 0) continue;
+    ++seen;
+    EXPECT_LE(r.seconds, c.seconds_at(r.bytes));
+    EXPECT_GE(r.seconds, 0.6 * c.seconds_at(r.bytes));
+  }
+  EXPECT_EQ(seen, 3);
+}
+
+TEST(AllReduceTable, ProfilesByGpu) {
+  const auto h100 = custom_allreduce_profile_for(*find_gpu("h100"));
+  const auto h200 = custom_allreduce_profile_for(*find_gpu("h200"));
+  ASSERT_TRUE(h100.present && h200.present);
+  EXPECT_EQ(h100.basis, Basis::kMeasured);
+  EXPECT_EQ(h200.basis, Basis::kTransferred);
+  EXPECT_NE(h100.of(8), nullptr);
+  EXPECT_EQ(h100.of(16), nullptr);  // no 16-GPU rows: NCCL's model
+  EXPECT_EQ(h100.of(6), nullptr);
+  EXPECT_FALSE(custom_allreduce_profile_for(*find_gpu("b200")).present);  // no Blackwell rows
+  EXPECT_FALSE(custom_allreduce_profile_for(*find_gpu("mi300x")).present);
+}
+
+// DeepSeek-V3 decode at TP 8, batch 8, on 8 H200: ffn_norm's all-reduce of [8, 7168] bf16
+SimContext deepseek(const std::string& cluster, bool tables, const char* engine) {
+  auto m = load_model("deepseek-v3");
+  auto c = cluster_from_preset(cluster);
+  EXPECT_TRUE(m.ok() && c.ok());
+  CostParams p = cost_params_for(c->gpu.name);
+  p.kernel_tables = tables;
+  EngineTraits e;
+  if (engine) e = *load_engine_profile(engine);
+  return make_context(*m, *c, test_support::decode(1536), p, e);
+}
+
+const OpCost& moe_op(const Breakdown& bd, const std::string& name) {
+  for (const OpCost& o : bd.ops) {
+    if (o.op == name && o.layer_class == 1) return o;
+  }
+  ADD_FAILURE() << name;
+  return bd.ops.front();
+}
+
+TEST(AllReduceTable, TheEngineAllReduceInsideNvlinkIsTheMeasuredOne) {
+  const SimContext on = deepseek("h200x8", true, "sglang");
+  ASSERT_TRUE(on.custom_ar.present);
+  Breakdown bd;
+  evaluate(on, test_support::plan(8, 8), &bd);
+  const OpCost& fn = moe_op(bd, "ffn_norm");
+  ASSERT_EQ(fn.colls.size(), 1u);
+  EXPECT_EQ(fn.colls[0].kind, CollKind::kAllReduce);
+  EXPECT_DOUBLE_EQ(fn.colls[0].full_bytes, 114'688.0);
+  EXPECT_NEAR(fn.comm_s, 12.339e-6 * on.params.scales.comm, 1e-9);
+  EXPECT_EQ(fn.colls[0].basis, Basis::kTransferred);
+  // the same op without the tables, or under the generic engine: NCCL's alpha-beta model, slower
+  for (const SimContext& off : {deepseek("h200x8", false, "sglang"), deepseek("h200x8", true, nullptr)}) {
+    EXPECT_FALSE(off.custom_ar.present);
+    Breakdown b2;
+    evaluate(off, test_support::plan(8, 8), &b2);
+    const OpCost& f2 = moe_op(b2, "ffn_norm");
+    EXPECT_EQ(f2.colls[0].basis, Basis::kModel);
+    EXPECT_GT(f2.comm_s, fn.comm_s);
+  }
+}
+
+TEST(AllReduceTable, GroupsOutsideTheMeasuredOnesKeepTheModel) {
+  // TP 16 over two nodes: no 16-GPU rows, and the group leaves the NVLink domain
+  const SimContext ctx = deepseek("h200x16", true, "sglang");
+  Breakdown bd;
+  evaluate(ctx, test_support::plan(16, 8), &bd);
+  for (const OpCost& o : bd.ops) {
+    for (const auto& c : o.colls) EXPECT_EQ(c.basis, Basis::kModel) << o.op;
+  }
+}
+
+TEST(AllReduceTable, TheMeasuredKernelIsNeverSlowerThanTheModelItReplaces) {
+  // batch 1 .. 4096 on 8 H200s: every all-reduce is the faster of the two
+  for (std::int64_t b : {1, 8, 64, 512, 4096}) {
+    const SimContext on = deepseek("h200x8", true, "sglang"), off = deepseek("h200x8", false, "sglang");
+    Breakdown a, c;
+    evaluate(on, test_support::plan(8, b), &a);
+    evaluate(off, test_support::plan(8, b), &c);
+    ASSERT_EQ(a.ops.size(), c.ops.size());
+    for (std::size_t i = 0; i < a.ops.size(); ++i) EXPECT_LE(a.ops[i].comm_s, c.ops[i].comm_s * (1 + 1e-12)) << a.ops[i].op << " batch " << b;
+  }
+}
+
+}  // namespace
+}  // namespace shardwise
