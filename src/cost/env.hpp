@@ -172,8 +172,9 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq);
 // per remote NVLink domain, fanned out there) over the plain per-expert copies; 1 in decode.
 double network_dedup(const Env& e, double k);
 // The MoE block of an MoE layer: router, dispatch, expert FFNs, combine. Its input is in
-// ffn_need's layout; its output is split on tokens over the stage's W ranks.
-void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need);
+// ffn_need's layout. Returns the layout it leaves the routed output in: partial sums over W (P) for a replicated
+// MoE input, to be reduced once at layer_out; tokens split over W (St) after an all-to-all.
+Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need);
 
 // --- a pipeline stage and a step (stage.cpp) ----------------------------------------
 // The LM head over `rows` tokens of one attention group: the GEMM, the fp32 logits' gather

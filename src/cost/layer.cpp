@@ -152,18 +152,17 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       flush(s.moe ? "shared_ffn2" : "ffn2", static_cast<int>(Slot::kFfn2), kGroupMlp);
     }
     mlp_out = f2.out;
-    if (s.moe) {  // the shared branch joins the routed one, whose output is split on tokens over W
-      // partial sums beside a replicated MoE input are added to the routed ones before their
-      // one reduce-scatter (moe.cpp), as the engines fuse the two reductions
-      const bool fused = e.a == 1 && ffn_need == Lay::kR && e.w > 1 && mlp_out == Lay::kP;
-      comm = mlp_local || fused ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
+    if (s.moe) {  // the shared branch joins the routed one
+      // beside a replicated MoE input the routed output is partial sums over W (moe.cpp): the
+      // shared branch joins them free in any layout (each rank adds its own share: its
+      // partial sums, its slice, or 1/W of a replicated tensor), and the two are reduced once,
+      // as the engines reduce them; else the routed output is split on tokens over W
+      const bool replicated = e.a == 1 && ffn_need == Lay::kR && e.w > 1;
+      comm = mlp_local || replicated ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
       if (comm > 0) flush("shared_join", -1, kGroupMlp);
     }
   }
-  if (s.moe) {
-    moe_block(e, t, s, T, ffn_need);
-    mlp_out = Lay::kSt;
-  }
+  if (s.moe) mlp_out = moe_block(e, t, s, T, ffn_need);
   // back to the next layer's attn_norm layout (a local dense MLP never left the attention scope)
   if (mlp_local && !s.moe) {
     comm = convert(e, mlp_out, attn_need, e.g_tp, tg * h * e.ab, "tp");

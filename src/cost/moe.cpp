@@ -65,7 +65,7 @@ double network_dedup(const Env& e, double k) {
   return dedup_share(static_cast<double>(e.w) / static_cast<double>(lv[lv.size() - 2].size), k);
 }
 
-void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
+Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
   const Plan& p = *e.plan;
   const double tg = T / static_cast<double>(e.a);  // tokens per attention group
   const double h = static_cast<double>(s.hidden);
@@ -83,8 +83,9 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
   const double imbalance = skew * e.moe.dedup;
   // Replicated tokens (no attention data parallel, the MoE input whole on every rank, as
   // after an all-reduce): each rank picks its expert group's copies itself, and the block
-  // ends in one reduce-scatter of the weighted partial sums over W (vLLM's and SGLang's
-  // fused MoE under tensor parallel); otherwise the copies travel by all-to-all.
+  // ends with the weighted partial sums over W, reduced once at layer_out into the next
+  // layer's layout (an all-reduce, as vLLM's, SGLang's and TensorRT-LLM's tensor-parallel MoE
+  // layers end); otherwise the copies travel by all-to-all.
   const bool replicated = e.a == 1 && ffn_need == Lay::kR && e.w > 1;
   // the engine's fused MoE kernel where it is measured (vLLM's and SGLang's Triton kernel
   // on replicated tokens): its rows price the expert GEMMs (docs/silicon.md)
@@ -132,10 +133,9 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }
   if (replicated) {
-    // combine: each rank sums its copies' (partial) outputs by their gates into the T tokens,
-    // then one reduce-scatter over W leaves each rank its T / W tokens
+    // combine: each rank sums its copies' (partial) outputs by their gates into the T tokens:
+    // partial sums over W, reduced at layer_out (layer.cpp)
     comp = stream_time(e, (tok_group + T) * h * e.ab);
-    comm = convert(e, Lay::kP, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
   } else {
     // combine: partial sums reduced inside the expert group, copies sent back in bf16 (all-to-all over W), weighted sum
     comm = convert(e, e2_out, Lay::kSt, e.g_etp, load.mean * h * e.ab, "etp", skew);
@@ -143,6 +143,7 @@ void moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) 
     comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
   }
   flush("combine", -1, kGroupExperts);
+  return replicated ? Lay::kP : Lay::kSt;
 }
 
 }  // namespace detail

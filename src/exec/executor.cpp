@@ -684,11 +684,11 @@ class Executor {
       y.m.row(cp.token) += std::exp(logits(cp.token, cp.expert) - mx) / sum * out;
     }
     if (shared_partial) y.m += shared_partial->m;  // the shared experts' partial sums join before the one reduction
-    convert(y, Lay::kSt, stage_, "combine", "mlp");
-    return y;
+    return y;  // partial sums over W: reduced once at layer_out, as the engines all-reduce them
   }
 
-  // Router, dispatch, experts, combine; returns the routed output, tokens split over W (T rows).
+  // Router, dispatch, experts, combine; returns the routed output: partial sums over W for a
+  // replicated input (moe_replicated), else tokens split over W (T rows).
   bool replicated_moe(const DT& hn) const { return a_n_ == 1 && hn.lay == Lay::kR && w_n_ > 1; }
   DT moe(std::int64_t l, const DT& hn, const DT* shared_partial = nullptr) {
     if (replicated_moe(hn)) return moe_replicated(l, hn, shared_partial);
@@ -847,7 +847,17 @@ class Executor {
       } else {
         routed = moe(l, hn);
       }
-      if (have) {
+      if (have && routed.lay == Lay::kP) {
+        // beside partial sums the shared branch joins free: each rank adds its own share (its
+        // partial sums, its slice of a split tensor, or 1/W of a replicated one)
+        DT shared = out;
+        if (shared.lay == Lay::kR) {
+          shared.m /= static_cast<double>(w_n_);
+        } else if (shared.lay != Lay::kP) {
+          shared.m = shared.m.unaryExpr([](double v) { return std::isnan(v) ? 0.0 : v; });
+        }
+        routed.m += shared.m;
+      } else if (have) {
         DT shared;
         if (local) {  // in the attention scope, replicated in the group: my slice is free
           shared = DT{nanmat(big_t(), m_.hidden), Lay::kSt, 2.0};

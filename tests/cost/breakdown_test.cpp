@@ -136,18 +136,21 @@ TEST(Breakdown, MoeCombineIsAReduceScatterThenAnAllToAll) {
 
 TEST(Breakdown, ReplicatedMoeInputNeedsNoDispatch) {
   // The same plan with Megatron's ffn_norm = none: the MoE input is whole on all W = 4 ranks
-  // (no attention DP), each rank takes its group's copies itself, and the combine is one
-  // reduce-scatter over W of the gated sums [8, 4096] bf16 = 65,536 bytes, (4-1)/4 of it =
-  // 49,152 sent per GPU.
+  // (no attention DP), each rank takes its group's copies itself, and the combine leaves the
+  // gated sums [8, 4096] bf16 = 65,536 bytes as partial sums over W, reduced once at layer_out
+  // into the next attn_norm's replicated input: one all-reduce over the 4 ranks, 2 x (4-1)/4
+  // x 65,536 = 98,304 bytes sent per GPU (the engines' one all-reduce; before, a reduce-scatter
+  // in the combine and an all-gather at layer_out, two calls).
   const SimContext ctx = ctx_for("mixtral-8x7b", "h100x8");
   Plan p = plan(4, 8);
   p.deg.ep = 2;
   const Breakdown bd = breakdown_step(ctx, p, Phase::kDecode, 8, 1000);
   EXPECT_TRUE(op(bd, 0, "dispatch").colls.empty());
   EXPECT_TRUE(op(bd, 0, "expert_ffn1").colls.empty());  // the whole copies are there for the ffn split
-  const OpCost& c = op(bd, 0, "combine");
-  ASSERT_EQ(c.colls.size(), 1u);
-  expect_coll(c.colls[0], CollKind::kReduceScatter, "mlp", 4, 65'536, 49'152);
+  EXPECT_TRUE(op(bd, 0, "combine").colls.empty());
+  const OpCost& out = op(bd, 0, "layer_out");
+  ASSERT_EQ(out.colls.size(), 1u);
+  expect_coll(out.colls[0], CollKind::kAllReduce, "tp", 4, 65'536, 98'304);
   // with attention data parallel the tokens differ between groups: the copies travel again
   Plan a = plan(2, 8);
   a.deg.attn_dp = 2;

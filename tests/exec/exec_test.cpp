@@ -264,13 +264,15 @@ TEST(ExpectedLedger, ExpertDispatchByHand) {
   ASSERT_TRUE(l.ok());
   EXPECT_DOUBLE_EQ(l->at(ex::LedgerKey{sw::Phase::kDecode, 0, "dispatch", sw::CollKind::kAllToAll, "mlp"}), 512.0);
   EXPECT_DOUBLE_EQ(l->at(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kAllToAll, "mlp"}), 512.0);
-  // Megatron's ffn_norm = none leaves the input whole on both ranks: no dispatch; the combine is
-  // one reduce-scatter of the gated sums [T, h] = 4 x 32 x 2 = 256 B, 128 B sent per GPU; x 2 x 2 = 512
+  // Megatron's ffn_norm = none leaves the input whole on both ranks: no dispatch; the combine
+  // leaves the gated sums [T, h] = 4 x 32 x 2 = 256 B as partial sums, reduced once at layer_out
+  // by an all-reduce over the tp group: 2 x (1/2) x 256 = 256 B sent per GPU; x 2 GPUs x 2 steps = 1024
   const auto r = ex::expected_ledger(scaled("qwen3-30b-a3b", 2, 1, 2));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->count(ex::LedgerKey{sw::Phase::kDecode, 0, "dispatch", sw::CollKind::kAllToAll, "mlp"}), 0u);
-  EXPECT_DOUBLE_EQ(r->at(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kReduceScatter, "mlp"}), 512.0);
+  EXPECT_EQ(r->count(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kReduceScatter, "mlp"}), 0u);
   EXPECT_EQ(r->count(ex::LedgerKey{sw::Phase::kDecode, 0, "combine", sw::CollKind::kAllToAll, "mlp"}), 0u);
+  EXPECT_DOUBLE_EQ(r->at(ex::LedgerKey{sw::Phase::kDecode, 0, "layer_out", sw::CollKind::kAllReduce, "tp"}), 1024.0);
 }
 
 TEST(ExpectedLedger, CompareFlagsMissingAndExtraEntries) {

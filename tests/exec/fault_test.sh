@@ -43,7 +43,7 @@ check "pp 2 passes"                       0 --model llama-3.1-8b --tp 2 --pp 2
 check "dropped all-reduce (ffn_norm)"     1 --model llama-3.1-8b --tp 2 --drop ffn_norm:0
 check "dropped all-gather (allgather ffn2)" 1 --model llama-3.1-8b --tp 2 --sharding allgather --drop layer_out:0
 check "dropped all-to-all (dispatch)"     1 --model qwen3-30b-a3b --tp 2 --ep 2 --sharding "$TMP/rs.yaml" --drop dispatch:0
-check "dropped reduce-scatter (replicated MoE combine)" 1 --model qwen3-30b-a3b --tp 2 --ep 2 --drop combine:0
+check "dropped all-reduce (replicated MoE, layer_out)" 1 --model qwen3-30b-a3b --tp 2 --ep 2 --drop layer_out:0
 check "dropped send/recv (pipeline)"      1 --model llama-3.1-8b --tp 2 --pp 2 --drop pp_send_recv:-1
 check "dropped first transfer, 4 stages"  1 --model llama-3.1-8b --tp 2 --pp 4 --drop pp_send_recv:-1:0
 check "dropped context-attention gather"  1 --model deepseek-v3 --tp 2 --sharding random:3 --drop attention:1
