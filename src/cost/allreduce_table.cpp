@@ -47,15 +47,7 @@ Expected<std::vector<AllReduceRow>> parse_allreduce_table(const std::string& tex
   return out;
 }
 
-const std::vector<AllReduceRow>& builtin_allreduce_rows() {
-  // constants derived from constants (thread-safe static initialisation), never modified
-  static const std::vector<AllReduceRow> rows = [] {
-    auto r = parse_allreduce_table(detail::embedded_silicon_text("allreduce"), "data/silicon/allreduce.csv");
-    SW_CHECK(r.ok(), "the embedded all-reduce table must parse");
-    return std::move(r).value();
-  }();
-  return rows;
-}
+const std::vector<AllReduceRow>& builtin_allreduce_rows() { return builtin_silicon().allreduce; }
 
 AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows) {
   std::vector<std::pair<double, double>> pts;
@@ -86,29 +78,44 @@ AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows) {
   return c;
 }
 
-AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu) {
+AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
   AllReduceProfile p;
-  const bool own = gpu.name == "h100", sibling = gpu.name == "h200";  // the same NVLink 4 and NVSwitch
-  if (!own && !sibling) return p;
-  const auto h100 = find_gpu("h100");
-  SW_CHECK(h100.has_value(), "the catalog must hold the h100");
-  std::int64_t rows = 0;
+  const auto engine_rows_of = [&](const std::string& silicon) {
+    std::vector<AllReduceRow> out;
+    for (const auto& r : tables.allreduce) {
+      if (r.silicon == silicon && r.kernel.rfind(kEngineCustomAllReduce, 0) == 0) out.push_back(r);
+    }
+    return out;
+  };
+  // its own rows, else the H100's for the H200 (the same NVLink 4 and NVSwitch)
+  std::string source = gpu.name;
+  std::vector<AllReduceRow> rows = engine_rows_of(source);
+  const bool own = !rows.empty();
+  if (!own && gpu.name == "h200") rows = engine_rows_of(source = "h100");
+  const auto measured_on = find_gpu(source);
+  if (rows.empty() || !measured_on) return p;
+  double b_lo = 0, b_hi = 0;
   for (std::int64_t g = 2; g < static_cast<std::int64_t>(p.by_size.size()); ++g) {
     std::vector<AllReduceRow> mine;
-    for (const auto& r : builtin_allreduce_rows()) {
-      if (r.silicon == "h100" && r.group == g && r.kernel.rfind(kEngineCustomAllReduce, 0) == 0) mine.push_back(r);
+    for (const auto& r : rows) {
+      if (r.group == g) mine.push_back(r);
     }
     if (mine.empty()) continue;
-    p.by_size[static_cast<std::size_t>(g)] = build_allreduce_curve(mine);
-    rows += static_cast<std::int64_t>(mine.size());
+    const AllReduceCurve c = build_allreduce_curve(mine);
+    b_lo = b_lo == 0 ? c.b_lo : std::min(b_lo, c.b_lo);
+    b_hi = std::max(b_hi, c.b_hi);
+    p.by_size[static_cast<std::size_t>(g)] = c;
   }
-  if (rows == 0) return p;
   p.present = true;
-  p.link_bw = h100->nvlink_bandwidth.value();
+  p.link_bw = measured_on->nvlink_bandwidth.value();
   p.basis = own ? Basis::kMeasured : Basis::kTransferred;
-  p.source = fmt::format("data/silicon/allreduce.csv: h100 engine custom all-reduce{} ({} rows, 2-8 GPUs, 512 B-1 MiB)",
-                         own ? "" : " (the H200: the same NVLink and NVSwitch)", rows);
+  const bool from_dir = std::find(tables.dir_allreduce.begin(), tables.dir_allreduce.end(), source) != tables.dir_allreduce.end();
+  p.source = fmt::format("{}: {} engine custom all-reduce{} ({} rows, {:.0f} B-{:.0f} B)",
+                         from_dir ? tables.dir + "/allreduce.csv" : std::string("data/silicon/allreduce.csv"), source,
+                         own ? "" : " (the H200: the same NVLink and NVSwitch)", rows.size(), b_lo, b_hi);
   return p;
 }
+
+AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu) { return custom_allreduce_profile_for(gpu, builtin_silicon()); }
 
 }  // namespace shardwise

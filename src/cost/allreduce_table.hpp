@@ -43,23 +43,19 @@ struct AllReduceProfile {
   friend bool operator==(const AllReduceProfile&, const AllReduceProfile&) = default;
 };
 
-struct AllReduceRow {
-  std::string silicon, kernel;
-  std::int64_t group = 0;
-  double bytes = 0, seconds = 0;
-  std::string locator;
-};
 // The table's rows (header silicon,collective,kernel,group,bytes,value,unit,source_locator);
 // errors name the file, row and value.
 Expected<std::vector<AllReduceRow>> parse_allreduce_table(const std::string& text, const std::string& file);
-// The built-in table's rows (data/silicon/allreduce.csv), parsed once.
+// The built-in table's rows (data/silicon/allreduce.csv, as builtin_silicon() holds them).
 const std::vector<AllReduceRow>& builtin_allreduce_rows();
 // The curve of the rows of one kernel and group.
 AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows);
 // The kernel label of the engines' custom all-reduce rows (the others are cross-checks).
 inline constexpr const char* kEngineCustomAllReduce = "engine custom all-reduce";
-// The engines' custom all-reduce on `gpu`: measured on the H100, transferred to the H200
-// (the same NVLink 4 and NVSwitch); empty (not present) elsewhere.
-AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu);
+// The engines' custom all-reduce on `gpu` from the tables' rows: its own rows (measured; a
+// --silicon folder may hold any GPU's), else the H100's for the H200 (transferred: the same
+// NVLink 4 and NVSwitch); empty (not present) elsewhere.
+AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
+AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu);  // the built-in tables
 
 }  // namespace shardwise

@@ -12,6 +12,7 @@
 
 #include "core/embedded_data.hpp"
 #include "core/fields.hpp"
+#include "cost/allreduce_table.hpp"
 
 namespace shardwise {
 namespace {
@@ -413,10 +414,12 @@ const SiliconTables& builtin_silicon() {
     auto rows = parse_gemm_table(text_of_embedded("gemm"), "data/silicon/gemm.csv");
     auto ceilings = parse_ceiling_table(text_of_embedded("gemm_ceiling"), "data/silicon/gemm_ceiling.csv");
     auto grouped = parse_grouped_table(text_of_embedded("grouped_gemm"), "data/silicon/grouped_gemm.csv");
-    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok(), "the embedded kernel tables must parse");
+    auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
+    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok() && allreduce.ok(), "the embedded kernel tables must parse");
     s.gemm = std::move(rows).value();
     s.ceilings = std::move(ceilings).value();
     s.grouped = std::move(grouped).value();
+    s.allreduce = std::move(allreduce).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();
@@ -476,7 +479,19 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const CeilingRow&) { return std::string(); }, nullptr)) {
     return *e;
   }
-  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv or gemm_ceiling.csv", "'" + dir + "'"};
+  // all-reduce rows replace the built-in ones of each (GPU, group size) they measure;
+  // dir_allreduce: the GPUs the folder measured (what --explain attributes to it)
+  std::vector<std::string> ar_keys;
+  if (auto e = read_one("allreduce.csv", parse_allreduce_table, t.allreduce,
+                        [](const AllReduceRow& r) { return r.silicon + "/" + std::to_string(r.group); },
+                        [](const AllReduceRow& r) { return r.silicon; }, &ar_keys)) {
+    return *e;
+  }
+  for (const auto& k : ar_keys) {
+    const std::string gpu = k.substr(0, k.find('/'));
+    if (std::find(t.dir_allreduce.begin(), t.dir_allreduce.end(), gpu) == t.dir_allreduce.end()) t.dir_allreduce.push_back(gpu);
+  }
+  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv or allreduce.csv", "'" + dir + "'"};
   return make_silicon_tables(std::move(t));
 }
 

@@ -96,6 +96,15 @@ struct GroupedRow {
 };
 Expected<std::vector<GroupedRow>> parse_grouped_table(const std::string& text, const std::string& file);
 
+// One measured all-reduce (data/silicon/allreduce.csv; cost/allreduce_table.hpp reads it):
+// `group` GPUs reducing `bytes` (the whole tensor each holds) in `seconds`.
+struct AllReduceRow {
+  std::string silicon, kernel;
+  std::int64_t group = 0;
+  double bytes = 0, seconds = 0;
+  std::string locator;
+};
+
 // Builds a curve from rows on a GPU with the given peak FLOP/s and HBM bytes/s and a floor:
 // at each measured M the median over shapes of roofline / (time - floor).
 GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
@@ -122,10 +131,11 @@ struct SiliconTables {
   std::vector<GemmRow> gemm;
   std::vector<CeilingRow> ceilings;
   std::vector<GroupedRow> grouped;
+  std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;
-  std::vector<std::string> dir_gemm, dir_grouped;
+  std::vector<std::string> dir_gemm, dir_grouped, dir_allreduce;
   const Source* source(const std::string& gpu) const;
 };
 // Builds the curves of `t` from its rows; an error names a row whose GPU is not in the catalog.
@@ -135,7 +145,8 @@ const SiliconTables& builtin_silicon();
 // The built-in tables with a folder of one's own measurements (bench/silicon/measure.py's
 // output, or files in the formats of data/silicon/) read beside them: a file of the folder
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
-// fused_moe.csv (the engines' fused MoE, routed rows) and gemm_ceiling.csv are read where present; a folder with none of them is an error, as
+// fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv and allreduce.csv (the
+// engines' custom all-reduce: its rows replace the built-in ones of each GPU and group size) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "cost/allreduce_table.hpp"
@@ -167,6 +169,41 @@ TEST(AllReduceTable, TheMeasuredKernelIsNeverSlowerThanTheModelItReplaces) {
     ASSERT_EQ(a.ops.size(), c.ops.size());
     for (std::size_t i = 0; i < a.ops.size(); ++i) EXPECT_LE(a.ops[i].comm_s, c.ops[i].comm_s * (1 + 1e-12)) << a.ops[i].op << " batch " << b;
   }
+}
+
+TEST(AllReduceTable, AFolderOfOnesOwnRowsReplacesTheGroupsItMeasuresAndMakesAGpuMeasured) {
+  const auto dir = std::filesystem::temp_directory_path() / "shardwise_allreduce_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // 8 H100s at two sizes (twice the built-in times) and a B200 group of 8 (no built-in rows)
+  std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
+                                       << "h100,all_reduce,engine custom all-reduce (mine),8,32768,15.6,us,my lab\n"
+                                       << "h100,all_reduce,engine custom all-reduce (mine),8,262144,33.4,us,my lab\n"
+                                       << "b200,all_reduce,engine custom all-reduce (mine),8,65536,9,us,my lab\n";
+  auto t = load_silicon_dir(dir.string());
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  const auto h100 = custom_allreduce_profile_for(*find_gpu("h100"), *t);
+  ASSERT_NE(h100.of(8), nullptr);
+  EXPECT_EQ(h100.of(8)->rows, 2);  // the folder's two rows in place of the built-in six
+  // 114,688 B: 15.6 x (33.4 / 15.6)^(ln 3.5 / ln 8) = 15.6 x 2.14103^0.60246 = 24.68 us
+  EXPECT_NEAR(h100.of(8)->seconds_at(114'688) * 1e6, 15.6 * std::pow(33.4 / 15.6, std::log(3.5) / std::log(8.0)), 1e-9);
+  EXPECT_NEAR(h100.of(8)->seconds_at(114'688) * 1e6, 24.68, 0.01);
+  EXPECT_EQ(h100.of(4)->rows, 6);  // a group size the folder does not measure stays built in
+  EXPECT_NE(h100.source.find(dir.string()), std::string::npos) << h100.source;
+  const auto b200 = custom_allreduce_profile_for(*find_gpu("b200"), *t);
+  ASSERT_TRUE(b200.present);
+  EXPECT_EQ(b200.basis, Basis::kMeasured);
+  EXPECT_DOUBLE_EQ(b200.link_bw, find_gpu("b200")->nvlink_bandwidth.value());
+  EXPECT_NEAR(b200.of(8)->seconds_at(65'536), 9e-6, 1e-15);
+  EXPECT_FALSE(custom_allreduce_profile_for(*find_gpu("b200")).present);  // built in: no B200 rows
+  // a bad row names the file, the row and the value
+  std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
+                                       << "h100,all_reduce,engine custom all-reduce,8,32768,fast,us,x\n";
+  auto bad = load_silicon_dir(dir.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("allreduce.csv"), std::string::npos);
+  EXPECT_NE(bad.error().message().find("'fast'"), std::string::npos) << bad.error().message();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
