@@ -6,6 +6,7 @@
 // measured marginal bandwidth (the roofline at the nearest measured efficiency).
 #pragma once
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,30 +16,29 @@
 
 namespace shardwise {
 
-// One group size's curve: seconds by bytes.
+// One group size's curve: seconds by bytes, with where it comes from.
 struct AllReduceCurve {
-  static constexpr int kMaxPoints = 16;
-  std::array<double, kMaxPoints> log_b{}, log_t{};
-  int n = 0;
-  double b_lo = 0, b_hi = 0;  // the measured range of message sizes
-  double tail_bw = 0;         // bytes/s of the last measured segment (beyond b_hi)
+  std::vector<double> log_b, log_t;  // the measured sizes and times (running maximum), ascending
+  double b_lo = 0, b_hi = 0;         // the measured range of message sizes
+  double tail_bw = 0;                // bytes/s of the last measured segment (beyond b_hi)
   int rows = 0;
+  // the NVLink bandwidth (per GPU, per direction) of the system the rows were measured on: the
+  // curve applies on links at least as fast (a slower NVLink keeps the alpha-beta model)
+  double link_bw = 0;
+  Basis basis = Basis::kModel;  // measured (the GPU's own rows) or transferred (the H100's on the H200)
+  std::string source;           // for --explain
   // The time of an all-reduce of `bytes` (the whole tensor each rank holds): never less for
   // more bytes (the measured times are taken as their running maximum over sizes).
   double seconds_at(double bytes) const;
   bool in_range(double bytes) const { return bytes >= b_lo * 0.999 && bytes <= b_hi * 1.001; }
+  bool empty() const { return log_b.empty(); }
   friend bool operator==(const AllReduceCurve&, const AllReduceCurve&) = default;
 };
 
-// The custom all-reduce of one GPU: a curve per measured group size (2, 4, 8 GPUs).
+// The custom all-reduce of one GPU: a curve per measured group size (2 to 8 GPUs).
 struct AllReduceProfile {
   bool present = false;
   std::array<AllReduceCurve, 9> by_size{};  // index: the group size (0, 1 and unmeasured sizes empty)
-  // the NVLink bandwidth (per GPU, per direction) of the system the rows were measured on: the
-  // curve applies on links at least as fast (a slower NVLink keeps the alpha-beta model)
-  double link_bw = 0;
-  Basis basis = Basis::kModel;
-  std::string source;  // for --explain
   const AllReduceCurve* of(std::int64_t group) const;
   friend bool operator==(const AllReduceProfile&, const AllReduceProfile&) = default;
 };
@@ -52,9 +52,10 @@ const std::vector<AllReduceRow>& builtin_allreduce_rows();
 AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows);
 // The kernel label of the engines' custom all-reduce rows (the others are cross-checks).
 inline constexpr const char* kEngineCustomAllReduce = "engine custom all-reduce";
-// The engines' custom all-reduce on `gpu` from the tables' rows: its own rows (measured; a
-// --silicon folder may hold any GPU's), else the H100's for the H200 (transferred: the same
-// NVLink 4 and NVSwitch); empty (not present) elsewhere.
+inline bool is_engine_allreduce(const AllReduceRow& r) { return r.kernel.rfind(kEngineCustomAllReduce, 0) == 0; }
+// The engines' custom all-reduce on `gpu` from the tables' rows, per group size: its own rows
+// (measured; a --silicon folder may hold any GPU's), else the H100's for the H200 (transferred:
+// the same NVLink 4 and NVSwitch); not present where no group size has rows.
 AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
 AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu);  // the built-in tables
 

@@ -20,16 +20,18 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
   // The engine's custom all-reduce inside one NVLink domain, as measured, where faster
   // (docs/cost-model.md, "Layouts and collectives"; the engines dispatch by size)
   Basis basis = Basis::kModel;
+  const AllReduceCurve* table = nullptr;
   const AllReduceProfile& car = e.ctx->custom_ar;
   if (k == CollKind::kAllReduce && car.present && full <= static_cast<double>(e.ctx->engine.custom_all_reduce_max_bytes)) {
     if (const AllReduceCurve* cv = car.of(g.size)) {
       const GroupSpan sp = same(e.g_tp) ? e.s_tp : same(e.g_w) ? e.s_w : same(e.g_etp) ? e.s_etp : span_of(cl, g);
       const bool one_domain = sp.levels == 1 && sp.level_index[0] == 0;
-      if (one_domain && cl.levels.front().bandwidth.value() >= car.link_bw * 0.999) {
+      if (one_domain && cl.levels.front().bandwidth.value() >= cv->link_bw * 0.999) {
         const double t = cv->seconds_at(full) * e.p->scales.comm;
         if (t < c.time.value()) {
           c.time = Seconds(t);
-          basis = cv->in_range(full) ? car.basis : Basis::kExtrapolated;
+          table = cv;
+          basis = cv->in_range(full) ? cv->basis : Basis::kExtrapolated;
         }
       }
     }
@@ -42,7 +44,7 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
     }
     e.pend_s += c.time.value();
     e.pend_bytes += c.bytes.value();
-    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value(), c.time.value(), basis, basis == Basis::kModel ? std::string() : car.source});
+    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value(), c.time.value(), basis, table ? table->source : std::string()});
   }
   return c.time.value();
 }

@@ -479,17 +479,28 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const CeilingRow&) { return std::string(); }, nullptr)) {
     return *e;
   }
-  // all-reduce rows replace the built-in ones of each (GPU, group size) they measure;
-  // dir_allreduce: the GPUs the folder measured (what --explain attributes to it)
-  std::vector<std::string> ar_keys;
-  if (auto e = read_one("allreduce.csv", parse_allreduce_table, t.allreduce,
-                        [](const AllReduceRow& r) { return r.silicon + "/" + std::to_string(r.group); },
-                        [](const AllReduceRow& r) { return r.silicon; }, &ar_keys)) {
-    return *e;
-  }
-  for (const auto& k : ar_keys) {
-    const std::string gpu = k.substr(0, k.find('/'));
-    if (std::find(t.dir_allreduce.begin(), t.dir_allreduce.end(), gpu) == t.dir_allreduce.end()) t.dir_allreduce.push_back(gpu);
+  // all-reduce rows replace the built-in ones of each (GPU, group size, engine kernel or not)
+  // they measure; their GPU is a catalog GPU as named (an H800's NVLink is not an H100's);
+  // dir_allreduce: the (GPU, group size) curves the folder gave (what --explain attributes to it)
+  if (const std::string file = (fs::path(dir) / "allreduce.csv").string(); fs::exists(file, ec)) {
+    auto text = read_text_file(file);
+    if (!text) return text.error();
+    auto rows = parse_allreduce_table(*text, file);
+    if (!rows) return rows.error();
+    const auto key = [](const AllReduceRow& r) { return r.silicon + "/" + std::to_string(r.group) + (is_engine_allreduce(r) ? "/engine" : "/other"); };
+    std::vector<std::string> theirs;
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+      const AllReduceRow& r = (*rows)[i];
+      if (!find_gpu(r.silicon)) return Error{file, fmt::format("row {} silicon", i + 2), "a GPU of the catalog (shardwise clusters)", "'" + r.silicon + "'"};
+      theirs.push_back(key(r));
+      const std::string curve = r.silicon + "/" + std::to_string(r.group);
+      if (is_engine_allreduce(r) && std::find(t.dir_allreduce.begin(), t.dir_allreduce.end(), curve) == t.dir_allreduce.end()) {
+        t.dir_allreduce.push_back(curve);
+      }
+    }
+    std::erase_if(t.allreduce, [&](const AllReduceRow& r) { return std::find(theirs.begin(), theirs.end(), key(r)) != theirs.end(); });
+    t.allreduce.insert(t.allreduce.end(), rows->begin(), rows->end());
+    any = true;
   }
   if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv or allreduce.csv", "'" + dir + "'"};
   return make_silicon_tables(std::move(t));

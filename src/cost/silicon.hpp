@@ -135,7 +135,8 @@ struct SiliconTables {
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;
-  std::vector<std::string> dir_gemm, dir_grouped, dir_allreduce;
+  std::vector<std::string> dir_gemm, dir_grouped;
+  std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves the folder measured
   const Source* source(const std::string& gpu) const;
 };
 // Builds the curves of `t` from its rows; an error names a row whose GPU is not in the catalog.
@@ -146,7 +147,8 @@ const SiliconTables& builtin_silicon();
 // output, or files in the formats of data/silicon/) read beside them: a file of the folder
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
 // fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv and allreduce.csv (the
-// engines' custom all-reduce: its rows replace the built-in ones of each GPU and group size) are read where present; a folder with none of them is an error, as
+// engines' custom all-reduce: its rows replace the built-in ones of each GPU, group size and
+// kernel class) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

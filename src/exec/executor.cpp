@@ -627,8 +627,8 @@ class Executor {
   }
 
   // Replicated tokens (no attention data parallel, the input whole on every rank): each rank
-  // takes its expert group's copies itself, and one reduce-scatter of the gated partial sums
-  // over W ends the block (docs/cost-model.md, "Mixture of experts").
+  // takes its expert group's copies itself and returns the gated partial sums over W, which
+  // layer_out reduces once (docs/cost-model.md, "Replicated input").
   DT moe_replicated(std::int64_t l, const DT& hn, const DT* shared_partial) {
     const std::int64_t T = big_t(), k = m_.moe.top_k, h = m_.hidden, fe = m_.moe.expert_ffn, e_n = m_.moe.num_experts;
     const std::int64_t per_group = e_n / ep_n_, my_group = wr_ / etp_n_;
@@ -850,11 +850,23 @@ class Executor {
       if (have && routed.lay == Lay::kP) {
         // beside partial sums the shared branch joins free: each rank adds its own share (its
         // partial sums, its slice of a split tensor, or 1/W of a replicated one)
+        // (a == 1 here: the stage is the tp group, W ranks)
         DT shared = out;
         if (shared.lay == Lay::kR) {
           shared.m /= static_cast<double>(w_n_);
         } else if (shared.lay != Lay::kP) {
-          shared.m = shared.m.unaryExpr([](double v) { return std::isnan(v) ? 0.0 : v; });
+          // my block of a split output, zeros where the layout says I hold nothing (a NaN in
+          // my block stays: data used without being held must still show)
+          Mat mine = Mat::Zero(shared.m.rows(), shared.m.cols());
+          const Eigen::Index rows = shared.m.rows(), cols = shared.m.cols();
+          if (shared.lay == Lay::kSt) {
+            const Eigen::Index rb = rows / w_n_;
+            mine.middleRows(wr_ * rb, rb) = shared.m.middleRows(wr_ * rb, rb);
+          } else {
+            const Eigen::Index cb = cols / w_n_;
+            mine.middleCols(wr_ * cb, cb) = shared.m.middleCols(wr_ * cb, cb);
+          }
+          shared.m = std::move(mine);
         }
         routed.m += shared.m;
       } else if (have) {

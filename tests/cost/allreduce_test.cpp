@@ -44,7 +44,7 @@ TEST(AllReduceTable, BadRowsNameTheFileTheRowAndTheValue) {
   EXPECT_NE(bad_unit.error().message().find("'ms'"), std::string::npos);
   auto bad_value = parse_allreduce_table(head + "h100,all_reduce,k,8,512,-1,us,x\n", "t.csv");
   ASSERT_FALSE(bad_value.ok());
-  EXPECT_NE(bad_value.error().message().find("row 1 value"), std::string::npos);
+  EXPECT_NE(bad_value.error().message().find("row 2 value"), std::string::npos);  // the header is row 1
   EXPECT_FALSE(parse_allreduce_table(head + "h100,all_reduce,k,3.5,512,5,us,x\n", "t.csv").ok());
   EXPECT_FALSE(parse_allreduce_table(head + "h100,all_gather,k,8,512,5,us,x\n", "t.csv").ok());
   EXPECT_FALSE(parse_allreduce_table("silicon,bytes\nh100,5\n", "t.csv").ok());
@@ -80,7 +80,7 @@ TEST(AllReduceTable, MoreBytesAreNeverFaster) {
   }
 }
 
-TEST(AllReduceTable, MscclppsOneShotIsFasterThanTheEnginesUngraphedKernelByAtMostAThird) {
+TEST(AllReduceTable, MscclppsOneShotIsFasterThanTheEnginesUngraphedKernelByAtMost35Percent) {
   // MSCCL++'s one-shot kernel on 8 H100s (CI baselines) against the SGLang rows (no CUDA
   // graph: a launch included): 6.18 / 7.51, 6.62 / 9.05, 6.91 / 10.50 us at 24, 48, 72 KiB
   const AllReduceCurve c = build_allreduce_curve(engine_rows(8));
@@ -89,7 +89,7 @@ TEST(AllReduceTable, MscclppsOneShotIsFasterThanTheEnginesUngraphedKernelByAtMos
     if (r.kernel.rfind("MSCCL++", 0) != 0) continue;
     ++seen;
     EXPECT_LE(r.seconds, c.seconds_at(r.bytes));
-    EXPECT_GE(r.seconds, 0.6 * c.seconds_at(r.bytes));
+    EXPECT_GE(r.seconds, 0.65 * c.seconds_at(r.bytes));  // 6.91 / 10.50 = 0.658 at 72 KiB
   }
   EXPECT_EQ(seen, 3);
 }
@@ -98,8 +98,9 @@ TEST(AllReduceTable, ProfilesByGpu) {
   const auto h100 = custom_allreduce_profile_for(*find_gpu("h100"));
   const auto h200 = custom_allreduce_profile_for(*find_gpu("h200"));
   ASSERT_TRUE(h100.present && h200.present);
-  EXPECT_EQ(h100.basis, Basis::kMeasured);
-  EXPECT_EQ(h200.basis, Basis::kTransferred);
+  EXPECT_EQ(h100.of(8)->basis, Basis::kMeasured);
+  EXPECT_EQ(h200.of(8)->basis, Basis::kTransferred);
+  EXPECT_EQ(h200.of(2)->basis, Basis::kTransferred);
   EXPECT_NE(h100.of(8), nullptr);
   EXPECT_EQ(h100.of(16), nullptr);  // no 16-GPU rows: NCCL's model
   EXPECT_EQ(h100.of(6), nullptr);
@@ -159,6 +160,29 @@ TEST(AllReduceTable, GroupsOutsideTheMeasuredOnesKeepTheModel) {
   }
 }
 
+TEST(AllReduceTable, AGroupAcrossNvlinkDomainsOrOnASlowerLinkKeepsTheModel) {
+  auto m = load_model("deepseek-v3");
+  auto c = cluster_from_preset("h200x8");
+  ASSERT_TRUE(m.ok() && c.ok());
+  CostParams p = cost_params_for("h200");
+  p.kernel_tables = true;
+  const auto bases = [&](const ClusterSpec& cl) {
+    const SimContext ctx = make_context(*m, cl, test_support::decode(1536), p, *load_engine_profile("sglang"));
+    Breakdown bd;
+    evaluate(ctx, test_support::plan(8, 8), &bd);
+    return moe_op(bd, "ffn_norm").colls.at(0).basis;
+  };
+  EXPECT_EQ(bases(*c), Basis::kTransferred);
+  // NVLink domains of 4: TP 8 spans two of them
+  ClusterSpec split = *c;
+  split.levels = {{"nvlink", 4, c->levels[0].bandwidth, c->levels[0].latency}, {"network", 8, c->gpu.network_bandwidth, c->gpu.network_latency}};
+  EXPECT_EQ(bases(split), Basis::kModel);
+  // an NVLink just slower than the one the rows were measured on
+  ClusterSpec slow = *c;
+  slow.levels[0].bandwidth = c->levels[0].bandwidth * 0.99;
+  EXPECT_EQ(bases(slow), Basis::kModel);
+}
+
 TEST(AllReduceTable, TheMeasuredKernelIsNeverSlowerThanTheModelItReplaces) {
   // batch 1 .. 4096 on 8 H200s: every all-reduce is the faster of the two
   for (std::int64_t b : {1, 8, 64, 512, 4096}) {
@@ -189,13 +213,43 @@ TEST(AllReduceTable, AFolderOfOnesOwnRowsReplacesTheGroupsItMeasuresAndMakesAGpu
   EXPECT_NEAR(h100.of(8)->seconds_at(114'688) * 1e6, 15.6 * std::pow(33.4 / 15.6, std::log(3.5) / std::log(8.0)), 1e-9);
   EXPECT_NEAR(h100.of(8)->seconds_at(114'688) * 1e6, 24.68, 0.01);
   EXPECT_EQ(h100.of(4)->rows, 6);  // a group size the folder does not measure stays built in
-  EXPECT_NE(h100.source.find(dir.string()), std::string::npos) << h100.source;
+  EXPECT_NE(h100.of(8)->source.find(dir.string()), std::string::npos) << h100.of(8)->source;
+  EXPECT_EQ(h100.of(4)->source.find(dir.string()), std::string::npos) << h100.of(4)->source;  // built in, said so
   const auto b200 = custom_allreduce_profile_for(*find_gpu("b200"), *t);
   ASSERT_TRUE(b200.present);
-  EXPECT_EQ(b200.basis, Basis::kMeasured);
-  EXPECT_DOUBLE_EQ(b200.link_bw, find_gpu("b200")->nvlink_bandwidth.value());
+  EXPECT_EQ(b200.of(8)->basis, Basis::kMeasured);
+  EXPECT_DOUBLE_EQ(b200.of(8)->link_bw, find_gpu("b200")->nvlink_bandwidth.value());
+  EXPECT_EQ(b200.of(4), nullptr);
   EXPECT_NEAR(b200.of(8)->seconds_at(65'536), 9e-6, 1e-15);
   EXPECT_FALSE(custom_allreduce_profile_for(*find_gpu("b200")).present);  // built in: no B200 rows
+  // rows of another kernel replace only that kernel's rows: the engine curve stays
+  std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
+                                       << "h100,all_reduce,vllm ca_1stage (not the engine label),8,32768,4,us,my lab\n";
+  auto other = load_silicon_dir(dir.string());
+  ASSERT_TRUE(other.ok()) << other.error().message();
+  ASSERT_NE(custom_allreduce_profile_for(*find_gpu("h100"), *other).of(8), nullptr);
+  EXPECT_EQ(custom_allreduce_profile_for(*find_gpu("h100"), *other).of(8)->rows, 6);
+  // H200 rows of 8 GPUs: its own curve there (measured), the H100's carried at 2 and 4
+  std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
+                                       << "h200,all_reduce,engine custom all-reduce (mine),8,65536,8,us,my lab\n";
+  auto h200dir = load_silicon_dir(dir.string());
+  ASSERT_TRUE(h200dir.ok());
+  const auto h200 = custom_allreduce_profile_for(*find_gpu("h200"), *h200dir);
+  EXPECT_EQ(h200.of(8)->basis, Basis::kMeasured);
+  EXPECT_EQ(h200.of(4)->basis, Basis::kTransferred);
+  EXPECT_EQ(h200.of(2)->rows, 6);
+  // an H800 is its own GPU here (its NVLink is not the H100's): a row naming one is refused
+  // where the catalog has no h800, never read as the H100's
+  std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
+                                       << "h800,all_reduce,engine custom all-reduce,8,32768,7,us,x\n";
+  auto h800 = load_silicon_dir(dir.string());
+  if (!find_gpu("h800")) {
+    ASSERT_FALSE(h800.ok());
+    EXPECT_NE(h800.error().message().find("row 2 silicon"), std::string::npos) << h800.error().message();
+  } else {
+    ASSERT_TRUE(h800.ok());
+    EXPECT_EQ(custom_allreduce_profile_for(*find_gpu("h100"), *h800).of(8)->rows, 6);
+  }
   // a bad row names the file, the row and the value
   std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
                                        << "h100,all_reduce,engine custom all-reduce,8,32768,fast,us,x\n";
