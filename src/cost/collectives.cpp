@@ -11,11 +11,9 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
   const auto same = [&](const Group& h) { return g.size == h.size && g.stride == h.stride && g.offset == h.offset; };
   const ClusterSpec& cl = e.ctx->cluster;
   const double eff = e.p->comm_efficiency;
-  CollCost c = k == CollKind::kSendRecv ? collective_cost(cl, k, g, Bytes(full), eff)
-               : same(e.g_tp)           ? collective_cost(cl, k, g, e.s_tp, Bytes(full), eff)
-               : same(e.g_w)            ? collective_cost(cl, k, g, e.s_w, Bytes(full), eff)
-               : same(e.g_etp)          ? collective_cost(cl, k, g, e.s_etp, Bytes(full), eff)
-                                        : collective_cost(cl, k, g, Bytes(full), eff);
+  // the span of an evaluation's own groups is known (Env::s_tp, s_w, s_etp)
+  const GroupSpan* known = same(e.g_tp) ? &e.s_tp : same(e.g_w) ? &e.s_w : same(e.g_etp) ? &e.s_etp : nullptr;
+  CollCost c = k != CollKind::kSendRecv && known ? collective_cost(cl, k, g, *known, Bytes(full), eff) : collective_cost(cl, k, g, Bytes(full), eff);
   c.time = (c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6)) * e.p->scales.comm;  // scales: a calibration profile's
   // The engine's custom all-reduce inside one NVLink domain, as measured, where faster
   // (docs/cost-model.md, "Layouts and collectives"; the engines dispatch by size)
@@ -24,15 +22,13 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
   const AllReduceProfile& car = e.ctx->custom_ar;
   if (k == CollKind::kAllReduce && car.present && full <= static_cast<double>(e.ctx->engine.custom_all_reduce_max_bytes)) {
     if (const AllReduceCurve* cv = car.of(g.size)) {
-      const GroupSpan sp = same(e.g_tp) ? e.s_tp : same(e.g_w) ? e.s_w : same(e.g_etp) ? e.s_etp : span_of(cl, g);
+      const GroupSpan sp = known ? *known : span_of(cl, g);
       const bool one_domain = sp.levels == 1 && sp.level_index[0] == 0;
-      if (one_domain && cl.levels.front().bandwidth.value() >= cv->link_bw * 0.999) {
-        const double t = cv->seconds_at(full) * e.p->scales.comm;
-        if (t < c.time.value()) {
-          c.time = Seconds(t);
-          table = cv;
-          basis = cv->in_range(full) ? cv->basis : Basis::kExtrapolated;
-        }
+      const double t = cv->seconds_at(full) * e.p->scales.comm;
+      if (one_domain && cl.levels.front().bandwidth.value() >= cv->link_bw * 0.999 && t < c.time.value()) {
+        c.time = Seconds(t);
+        table = cv;
+        basis = cv->in_range(full) ? cv->basis : Basis::kExtrapolated;
       }
     }
   }

@@ -171,6 +171,10 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq);
 // The network share of an MoE all-to-all with DeepEP-style dedup (prefill: one copy of a token
 // per remote NVLink domain, fanned out there) over the plain per-expert copies; 1 in decode.
 double network_dedup(const Env& e, double k);
+// A replicated MoE input: no attention data parallel and the input whole on each of W > 1
+// ranks (docs/cost-model.md, "Replicated input"): no token travels, and the block ends in
+// partial sums over W.
+inline bool replicated_moe_input(const Env& e, Lay ffn_need) { return e.a == 1 && ffn_need == Lay::kR && e.w > 1; }
 // The MoE block of an MoE layer: router, dispatch, expert FFNs, combine. Its input is in
 // ffn_need's layout. Returns the layout it leaves the routed output in: partial sums over W (P) for a replicated
 // MoE input, to be reduced once at layer_out; tokens split over W (St) after an all-to-all.

@@ -157,7 +157,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       // shared branch joins them free in any layout (each rank adds its own share: its
       // partial sums, its slice, or 1/W of a replicated tensor), and the two are reduced once,
       // as the engines reduce them; else the routed output is split on tokens over W
-      const bool replicated = e.a == 1 && ffn_need == Lay::kR && e.w > 1;
+      const bool replicated = replicated_moe_input(e, ffn_need);
       comm = mlp_local || replicated ? 0.0 : convert(e, mlp_out, Lay::kSt, e.g_w, T * h * e.ab, "mlp");
       if (comm > 0) flush("shared_join", -1, kGroupMlp);
     }

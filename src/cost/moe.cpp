@@ -86,7 +86,7 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
   // ends with the weighted partial sums over W, reduced once at layer_out into the next
   // layer's layout (an all-reduce, as vLLM's, SGLang's and TensorRT-LLM's tensor-parallel MoE
   // layers end); otherwise the copies travel by all-to-all.
-  const bool replicated = e.a == 1 && ffn_need == Lay::kR && e.w > 1;
+  const bool replicated = replicated_moe_input(e, ffn_need);
   // the engine's fused MoE kernel where it is measured (vLLM's and SGLang's Triton kernel
   // on replicated tokens): its rows price the expert GEMMs (docs/silicon.md)
   const bool routed = replicated && e.ctx->moe_routed.curve.n > 0;
