@@ -8,17 +8,6 @@
 
 namespace shardwise {
 
-double AllReduceCurve::seconds_at(double bytes) const {
-  if (log_b.empty()) return std::numeric_limits<double>::infinity();
-  if (bytes <= b_lo) return std::exp(log_t.front());
-  if (bytes >= b_hi) return std::exp(log_t.back()) + (bytes - b_hi) / tail_bw;
-  const double x = std::log(bytes);
-  // the first measured size beyond x (the ends are handled above)
-  const auto u = static_cast<std::size_t>(std::upper_bound(log_b.begin(), log_b.end(), x) - log_b.begin());
-  const double f = (x - log_b[u - 1]) / (log_b[u] - log_b[u - 1]);
-  return std::exp(log_t[u - 1] + f * (log_t[u] - log_t[u - 1]));
-}
-
 const AllReduceCurve* AllReduceProfile::of(std::int64_t group) const {
   if (!present || group < 2 || group >= static_cast<std::int64_t>(by_size.size())) return nullptr;
   const AllReduceCurve& c = by_size[static_cast<std::size_t>(group)];
@@ -51,26 +40,8 @@ const std::vector<AllReduceRow>& builtin_allreduce_rows() { return builtin_silic
 AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows) {
   std::vector<std::pair<double, double>> pts;
   for (const auto& r : rows) pts.emplace_back(r.bytes, r.seconds);
-  std::sort(pts.begin(), pts.end());
   AllReduceCurve c;
-  double running = 0;
-  for (const auto& [b, t] : pts) {
-    running = std::max(running, t);  // more bytes never faster: a measured dip is noise
-    if (!c.log_b.empty() && std::log(b) <= c.log_b.back()) {  // the same size again: the slower (the running maximum)
-      c.log_t.back() = std::log(running);
-      continue;
-    }
-    c.log_b.push_back(std::log(b));
-    c.log_t.push_back(std::log(running));
-  }
-  c.rows = static_cast<int>(rows.size());
-  if (c.log_b.empty()) return c;
-  c.b_lo = std::exp(c.log_b.front());
-  c.b_hi = std::exp(c.log_b.back());
-  const std::size_t n = c.log_b.size();
-  const double t_hi = std::exp(c.log_t.back());
-  const double db = n > 1 ? c.b_hi - std::exp(c.log_b[n - 2]) : 0.0, dt = n > 1 ? t_hi - std::exp(c.log_t[n - 2]) : 0.0;
-  c.tail_bw = db > 0 && dt > 0 ? db / dt : c.b_hi / t_hi;  // the last segment's marginal bandwidth
+  static_cast<TimeCurve&>(c) = build_time_curve(std::move(pts));
   return c;
 }
 

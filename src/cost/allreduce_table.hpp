@@ -1,9 +1,8 @@
 // The engines' custom all-reduce, measured (data/silicon/allreduce.csv; docs/silicon.md,
 // "All-reduce"): vLLM, SGLang and TensorRT-LLM reduce small messages inside one NVLink
 // domain with their own one-shot / two-shot kernels rather than NCCL. Its time by message
-// size and group, interpolated in log-log between measured sizes; below the smallest
-// measured size the smallest's time (the latency floor), above the largest its last
-// measured marginal bandwidth (the roofline at the nearest measured efficiency).
+// size and group (cost/time_curve.hpp: log-log between measured sizes, the latency floor
+// below, the last measured marginal bandwidth above).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -12,26 +11,17 @@
 
 #include "core/error.hpp"
 #include "cost/silicon.hpp"
+#include "cost/time_curve.hpp"
 #include "hardware/gpu.hpp"
 
 namespace shardwise {
 
-// One group size's curve: seconds by bytes, with where it comes from.
-struct AllReduceCurve {
-  std::vector<double> log_b, log_t;  // the measured sizes and times (running maximum), ascending
-  double b_lo = 0, b_hi = 0;         // the measured range of message sizes
-  double tail_bw = 0;                // bytes/s of the last measured segment (beyond b_hi)
-  int rows = 0;
-  // the NVLink bandwidth (per GPU, per direction) of the system the rows were measured on: the
-  // curve applies on links at least as fast (a slower NVLink keeps the alpha-beta model)
+// One group size's curve: seconds by bytes (the whole tensor each rank holds), with where it
+// comes from and the NVLink bandwidth (per GPU, per direction) of the system the rows were
+// measured on: the curve applies on links at least as fast (a slower NVLink keeps the
+// alpha-beta model).
+struct AllReduceCurve : TimeCurve {
   double link_bw = 0;
-  Basis basis = Basis::kModel;  // measured (the GPU's own rows) or transferred (the H100's on the H200)
-  std::string source;           // for --explain
-  // The time of an all-reduce of `bytes` (the whole tensor each rank holds): never less for
-  // more bytes (the measured times are taken as their running maximum over sizes).
-  double seconds_at(double bytes) const;
-  bool in_range(double bytes) const { return bytes >= b_lo * 0.999 && bytes <= b_hi * 1.001; }
-  bool empty() const { return log_b.empty(); }
   friend bool operator==(const AllReduceCurve&, const AllReduceCurve&) = default;
 };
 

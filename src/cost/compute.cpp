@@ -80,6 +80,17 @@ double stream_time(Env& e, double bytes) {
   return bytes / (e.hbm * e.p->mem_efficiency) + kernel_floor(e);
 }
 
+double elementwise_time(Env& e, const TimeCurve& c, double bytes) {
+  e.op_flops = 0;
+  e.op_bytes = bytes;
+  const double t = e.ctx->elementwise.seconds(c, bytes);
+  if (e.bd) {
+    e.op_curve = &c;
+    e.op_bound = bytes <= c.b_lo ? "latency" : "memory";
+  }
+  return t;
+}
+
 void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s) {
   OpCost c;
   c.layer_class = e.cls;
@@ -98,6 +109,9 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   if (compute_s > 0 && e.op_table) {
     c.basis = e.op_table->curve.in_range(e.op_rows) || e.op_table->basis == Basis::kExtrapolated ? e.op_table->basis : Basis::kExtrapolated;
     c.table = e.op_table->source;
+  } else if (compute_s > 0 && e.op_curve) {
+    c.basis = e.op_curve->in_range(e.op_bytes) || e.op_bytes < e.op_curve->b_lo ? e.op_curve->basis : Basis::kExtrapolated;
+    c.table = e.op_curve->source;
   }
   c.bound = compute_s > 0 ? e.op_bound : "";
   e.bd->ops.push_back(std::move(c));
@@ -106,6 +120,7 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   e.pend_group = "";
   e.op_flops = e.op_bytes = 0;
   e.op_table = nullptr;
+  e.op_curve = nullptr;
   e.op_bound = "";
 }
 

@@ -53,6 +53,7 @@ struct Env {
   std::int64_t cls_layers = 0;
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
   const GemmFormatProfile* op_table = nullptr;  // the kernel table behind it (nullptr: the model)
+  const TimeCurve* op_curve = nullptr;          // or the measured curve behind an elementwise op
   const char* op_bound = "";
   double op_rows = 0;
   // log(rows) of the last GEMM a kernel-table curve priced (GEMMs of one evaluation mostly
@@ -115,6 +116,9 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
 // the format computed in (fp4/int4 in bf16 on Hopper: 0.5625 / 2 = 0.28125).
 double weight_only_ramp(const GpuSpec& gpu, DType d, double wb, double peak);
 double stream_time(Env& e, double bytes);
+// An elementwise kernel between the GEMMs (`c`: the activation or the rotary curve of
+// SimContext::elementwise) moving `bytes`: its measured time on this GPU
+double elementwise_time(Env& e, const TimeCurve& c, double bytes);
 // An expert GEMM of a tensor-parallel MoE layer run by the engine's own fused MoE kernel:
 // the floor plus the roofline over the share its measured rows reach at `rows` token copies
 // per touched expert (SimContext::moe_routed; the caller checks that the curve is present).

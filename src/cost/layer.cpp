@@ -1,6 +1,7 @@
 // One layer of one class: attention, the dense MLP (or shared experts) and the layout
 // changes between them, op by op (docs/cost-model.md, "Ops and layouts"); the MoE block
 // is in moe.cpp.
+#include <algorithm>
 #include <cmath>
 
 #include "cost/env.hpp"
@@ -39,6 +40,16 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     comp = gemm_time(e, e.peak_attn, tg, 2.0 * tg * params, params * e.wb_attn + tg * (in_f + out_f) * e.ab, false, e.ramp_attn);
     act(kGroupAttention, tg * (in_f + out_f) * e.ab);
     flush("qkv_proj", static_cast<int>(Slot::kQkv), kGroupAttention);
+  }
+  // the rotary embedding, q and k in place (with the kernel tables: measured, docs/silicon.md)
+  // (MLA: the heads' rope dimensions of q and the one shared rope key)
+  if (e.ctx->elementwise.present) {
+    const double split = q.out == Lay::kSf ? tp : 1.0;
+    const double qk = s.mla ? static_cast<double>(s.heads * s.mla_rope) / split + static_cast<double>(s.mla_rope)
+                            : static_cast<double>(s.heads) * static_cast<double>(s.d_qk) / split +
+                                  std::max(1.0, static_cast<double>(s.kv_heads) / split) * static_cast<double>(s.d_qk);
+    comp = elementwise_time(e, e.ctx->elementwise.rope, 2.0 * tg * qk * e.ab);
+    flush("rope", -1, kGroupAttention);
   }
   // attention: heads (Sf -> Sf) | context (decode: R -> P, partial softmax; prefill: St -> St, KV all-gathered) | none (R -> R)
   const int attn = ch(p, Slot::kAttention);
@@ -139,6 +150,13 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       comp = gemm_time(e, e.peak_dense, rows, 2.0 * rows * params, params * e.wb_dense + rows * (in_f + out_f) * e.ab, false, e.ramp_dense);
       act(kGroupMlp, rows * (in_f + out_f) * e.ab);
       flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1), kGroupMlp);
+    }
+    // the activation: reads ffn1's up x f outputs, writes f (with the kernel tables: measured);
+    // a row-parallel ffn1 applies it after the reduction, on every feature
+    if (e.ctx->elementwise.present) {
+      const double fl = f / (f1.out == Lay::kSf ? g : 1.0);
+      comp = elementwise_time(e, e.ctx->elementwise.act, rows * (up + 1.0) * fl * e.ab);
+      flush(s.moe ? "shared_act" : "act", -1, kGroupMlp);
     }
     // row-parallel ffn1 (P) is reduced before the activation: a gated MLP reduces gate and up
     // (up x f features); from Sf or R the activation is applied locally first (f features)

@@ -121,6 +121,11 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
     comp = routed ? routed_gemm_time(e, rows_per_expert, flops, bytes) : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true, e.ramp_exp);
     act(kGroupExperts, rows * (h + out_f) * e.ab);
     flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
+    // the experts' activation over the busiest group's copies (with the kernel tables: measured)
+    if (e.ctx->elementwise.present) {
+      comp = elementwise_time(e, e.ctx->elementwise.act, rows * (up + 1.0) * f / (c1 == 0 ? etp : 1.0) * e.ab);
+      flush("expert_act", -1, kGroupExperts);
+    }
   }
   comm = convert(e, e1_out, e2_in, e.g_etp, load.mean * f * e.ab, "etp", skew);
   {

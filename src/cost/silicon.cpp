@@ -13,6 +13,7 @@
 #include "core/embedded_data.hpp"
 #include "core/fields.hpp"
 #include "cost/allreduce_table.hpp"
+#include "cost/elementwise_table.hpp"
 
 namespace shardwise {
 namespace {
@@ -415,11 +416,13 @@ const SiliconTables& builtin_silicon() {
     auto ceilings = parse_ceiling_table(text_of_embedded("gemm_ceiling"), "data/silicon/gemm_ceiling.csv");
     auto grouped = parse_grouped_table(text_of_embedded("grouped_gemm"), "data/silicon/grouped_gemm.csv");
     auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
-    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok() && allreduce.ok(), "the embedded kernel tables must parse");
+    auto elementwise = parse_elementwise_table(text_of_embedded("elementwise"), "data/silicon/elementwise.csv");
+    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok() && allreduce.ok() && elementwise.ok(), "the embedded kernel tables must parse");
     s.gemm = std::move(rows).value();
     s.ceilings = std::move(ceilings).value();
     s.grouped = std::move(grouped).value();
     s.allreduce = std::move(allreduce).value();
+    s.elementwise = std::move(elementwise).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();
@@ -502,7 +505,12 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
     t.allreduce.insert(t.allreduce.end(), rows->begin(), rows->end());
     any = true;
   }
-  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv or allreduce.csv", "'" + dir + "'"};
+  // elementwise rows replace the built-in ones of each (GPU, op) they measure
+  if (auto e = read_one("elementwise.csv", parse_elementwise_table, t.elementwise, [](const ElementwiseRow& r) { return r.silicon + "/" + r.op; },
+                        [](const ElementwiseRow& r) { return r.silicon; }, &t.dir_elementwise)) {
+    return *e;
+  }
+  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv or elementwise.csv", "'" + dir + "'"};
   return make_silicon_tables(std::move(t));
 }
 

@@ -105,6 +105,16 @@ struct AllReduceRow {
   std::string locator;
 };
 
+// One measured elementwise kernel between the GEMMs (data/silicon/elementwise.csv;
+// cost/elementwise_table.hpp reads it): `op` (mlp_act, attn_rope) of `model` at `tokens` on
+// one rank of `tp`, moving `bytes` (computed from the shape) in `seconds`.
+struct ElementwiseRow {
+  std::string silicon, op, model;
+  std::int64_t tokens = 0, tp = 0;
+  double bytes = 0, seconds = 0;
+  std::string locator;
+};
+
 // Builds a curve from rows on a GPU with the given peak FLOP/s and HBM bytes/s and a floor:
 // at each measured M the median over shapes of roofline / (time - floor).
 GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
@@ -132,11 +142,13 @@ struct SiliconTables {
   std::vector<CeilingRow> ceilings;
   std::vector<GroupedRow> grouped;
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
+  std::vector<ElementwiseRow> elementwise;  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;
   std::vector<std::string> dir_gemm, dir_grouped;
   std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves the folder measured
+  std::vector<std::string> dir_elementwise;  // "gpu/op" of the elementwise curves the folder measured
   const Source* source(const std::string& gpu) const;
 };
 // Builds the curves of `t` from its rows; an error names a row whose GPU is not in the catalog.
@@ -146,9 +158,9 @@ const SiliconTables& builtin_silicon();
 // The built-in tables with a folder of one's own measurements (bench/silicon/measure.py's
 // output, or files in the formats of data/silicon/) read beside them: a file of the folder
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
-// fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv and allreduce.csv (the
+// fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv, allreduce.csv (the
 // engines' custom all-reduce: its rows replace the built-in ones of each GPU, group size and
-// kernel class) are read where present; a folder with none of them is an error, as
+// kernel class) and elementwise.csv (by GPU and op) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost/allreduce_table.hpp"
+#include "cost/elementwise_table.hpp"
 #include "cost/params.hpp"
 #include "graph/graph.hpp"
 #include "hardware/cluster.hpp"
@@ -164,6 +165,9 @@ struct SimContext {
   // The engine's custom all-reduce as measured on this GPU (present where the engine runs one
   // and the GPU's NVLink has rows: docs/silicon.md, "All-reduce")
   AllReduceProfile custom_ar;
+  // The elementwise kernels between the GEMMs as measured (activation, rotary embedding): with
+  // the kernel tables, each an op of its own (docs/silicon.md, "Elementwise kernels")
+  ElementwiseProfile elementwise;
   double moe_routed_floor_s = 0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,

@@ -1,0 +1,63 @@
+#include "cost/time_curve.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace shardwise {
+
+double TimeCurve::seconds_at(double bytes) const {
+  if (log_b.empty()) return std::numeric_limits<double>::infinity();
+  if (bytes <= b_lo) return std::exp(log_t.front());
+  if (bytes >= b_hi) return std::exp(log_t.back()) + (bytes - b_hi) / tail_bw;
+  const double x = std::log(bytes);
+  // the first measured size beyond x (the ends are handled above)
+  const auto u = static_cast<std::size_t>(std::upper_bound(log_b.begin(), log_b.end(), x) - log_b.begin());
+  const double f = (x - log_b[u - 1]) / (log_b[u] - log_b[u - 1]);
+  return std::exp(log_t[u - 1] + f * (log_t[u] - log_t[u - 1]));
+}
+
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
+TimeCurve build_time_curve(std::vector<std::pair<double, double>> pts, bool bin_octaves) {
+  TimeCurve c;
+  c.rows = static_cast<int>(pts.size());
+  if (bin_octaves) {
+    std::map<int, std::pair<std::vector<double>, std::vector<double>>> octaves;
+    for (const auto& [b, t] : pts) {
+      auto& o = octaves[static_cast<int>(std::floor(std::log2(b)))];
+      o.first.push_back(b);
+      o.second.push_back(t);
+    }
+    pts.clear();
+    for (const auto& [k, o] : octaves) pts.emplace_back(median(o.first), median(o.second));
+  }
+  std::sort(pts.begin(), pts.end());
+  double running = 0;
+  for (const auto& [b, t] : pts) {
+    running = std::max(running, t);  // more bytes never faster: a measured dip is noise
+    if (!c.log_b.empty() && std::log(b) <= c.log_b.back()) {  // the same size again: the slower (the running maximum)
+      c.log_t.back() = std::log(running);
+      continue;
+    }
+    c.log_b.push_back(std::log(b));
+    c.log_t.push_back(std::log(running));
+  }
+  if (c.log_b.empty()) return c;
+  c.b_lo = std::exp(c.log_b.front());
+  c.b_hi = std::exp(c.log_b.back());
+  const std::size_t n = c.log_b.size();
+  const double t_hi = std::exp(c.log_t.back());
+  const double db = n > 1 ? c.b_hi - std::exp(c.log_b[n - 2]) : 0.0, dt = n > 1 ? t_hi - std::exp(c.log_t[n - 2]) : 0.0;
+  c.tail_bw = db > 0 && dt > 0 ? db / dt : c.b_hi / t_hi;  // the last segment's marginal bandwidth
+  return c;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,179 @@
+// The elementwise kernels between the GEMMs, measured (data/silicon/elementwise.csv;
+// docs/silicon.md, "Elementwise kernels"): the table, the curve by hand, the transfer by HBM
+// bandwidth, and the ops the kernel tables add to the step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "cost/elementwise_table.hpp"
+#include "cost/params.hpp"
+#include "cost/simulator.hpp"
+#include "cost/time_curve.hpp"
+#include "model/loader.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+const char* kHead = "silicon,op,model,tokens,tp,bytes,value,unit,source_locator\n";
+
+TEST(Elementwise, TheEmbeddedTableParsesWithItsSources) {
+  const auto& rows = builtin_silicon().elementwise;
+  // vidur's H100 profiles of five models x TP 1, 2, 4, 8 x 21 token counts, two ops
+  ASSERT_EQ(rows.size(), 840u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.silicon, "h100");
+    EXPECT_NE(r.locator.find("vidur@"), std::string::npos);
+  }
+  // Llama-2-70B at TP 1 and 1,024 tokens: silu_and_mul moves 1,024 x 3 x 28,672 x 2 B =
+  // 176,160,768 B in 89.5 us (1.97 TB/s, 0.59 of the H100's 3.35 TB/s)
+  const auto it = std::find_if(rows.begin(), rows.end(), [](const ElementwiseRow& r) {
+    return r.op == "mlp_act" && r.model == "meta-llama/Llama-2-70b-hf" && r.tokens == 1024 && r.tp == 1;
+  });
+  ASSERT_NE(it, rows.end());
+  EXPECT_EQ(it->bytes, 176'160'768.0);
+  EXPECT_NEAR(it->seconds * 1e6, 89.5, 1e-9);
+}
+
+TEST(Elementwise, BadRowsNameTheFileTheRowAndTheValue) {
+  auto bad_op = parse_elementwise_table(std::string(kHead) + "h100,layernorm,m,1,1,100,2,us,x\n", "e.csv");
+  ASSERT_FALSE(bad_op.ok());
+  EXPECT_EQ(bad_op.error().message(), "e.csv: field 'row 2 op': expected mlp_act or attn_rope, found 'layernorm'");
+  auto bad_unit = parse_elementwise_table(std::string(kHead) + "h100,mlp_act,m,1,1,100,2,ms,x\n", "e.csv");
+  ASSERT_FALSE(bad_unit.ok());
+  EXPECT_NE(bad_unit.error().message().find("'ms'"), std::string::npos);
+  auto bad_bytes = parse_elementwise_table(std::string(kHead) + "h100,mlp_act,m,1,1,-5,2,us,x\n", "e.csv");
+  ASSERT_FALSE(bad_bytes.ok());
+  EXPECT_NE(bad_bytes.error().message().find("row 2 bytes"), std::string::npos);
+  EXPECT_FALSE(parse_elementwise_table("silicon,op\nh100,mlp_act\n", "e.csv").ok());
+}
+
+TEST(Elementwise, TheCurvePoolsOctavesAndInterpolatesInLogLogByHand) {
+  // octave 10 (1,024-2,047 B): (1,100, 2 us), (1,500, 3 us), (2,000, 10 us) -> (1,500 B, 3 us),
+  // the medians; octave 12: (5,000 B, 5 us)
+  const TimeCurve c = build_time_curve({{1100, 2e-6}, {1500, 3e-6}, {2000, 10e-6}, {5000, 5e-6}}, /*bin_octaves=*/true);
+  ASSERT_EQ(c.log_b.size(), 2u);
+  EXPECT_EQ(c.rows, 4);
+  EXPECT_NEAR(c.b_lo, 1500, 1e-9);
+  EXPECT_NEAR(c.b_hi, 5000, 1e-9);
+  // halfway in log bytes (sqrt(1,500 x 5,000) = 2,738.6 B): sqrt(3 x 5) = 3.873 us
+  EXPECT_NEAR(c.seconds_at(std::sqrt(1500.0 * 5000.0)) * 1e6, std::sqrt(15.0), 1e-9);
+  // below: the floor, 3 us; above: the last segment's 3,500 B / 2 us = 1.75 GB/s, so 8,500 B
+  // takes 5 + 3,500 / 1.75e9 s = 7 us
+  EXPECT_NEAR(c.seconds_at(100) * 1e6, 3.0, 1e-9);
+  EXPECT_NEAR(c.seconds_at(8500) * 1e6, 7.0, 1e-9);
+}
+
+TEST(Elementwise, AnotherGpuTakesTheH100sCurveScaledByHbmBandwidthAboveTheFloor) {
+  SiliconTables t;
+  t.elementwise = {{"h100", "mlp_act", "m", 1, 1, 1e4, 2e-6, "x"}, {"h100", "mlp_act", "m", 1, 1, 1e8, 52e-6, "x"},
+                   {"h100", "attn_rope", "m", 1, 1, 1e4, 2e-6, "x"}, {"h100", "attn_rope", "m", 1, 1, 1e8, 62e-6, "x"}};
+  const ElementwiseProfile h100 = elementwise_profile_for(*find_gpu("h100"), t);
+  ASSERT_TRUE(h100.present);
+  EXPECT_EQ(h100.act.basis, Basis::kMeasured);
+  EXPECT_EQ(h100.scale, 1.0);
+  EXPECT_NEAR(h100.seconds(h100.act, 1e8) * 1e6, 52.0, 1e-9);
+  const ElementwiseProfile b200 = elementwise_profile_for(*find_gpu("b200"), t);
+  ASSERT_TRUE(b200.present);
+  EXPECT_EQ(b200.rope.basis, Basis::kTransferred);
+  // 3.35 / 8.0 TB/s = 0.41875: 52 us at 1e8 B on the H100 is 21.775 us on the B200; the 2 us
+  // floor stays 2 us (not 0.84)
+  EXPECT_NEAR(b200.scale, 3.35 / 8.0, 1e-12);
+  EXPECT_NEAR(b200.seconds(b200.act, 1e8) * 1e6, 52.0 * 0.41875, 1e-9);
+  EXPECT_NEAR(b200.seconds(b200.act, 1e3) * 1e6, 2.0, 1e-9);
+  EXPECT_NE(b200.act.source.find("x0.419 by HBM bandwidth"), std::string::npos);
+  // without rows of either op there is no profile (the model's step keeps no such op)
+  SiliconTables none;
+  EXPECT_FALSE(elementwise_profile_for(*find_gpu("h100"), none).present);
+}
+
+TEST(Elementwise, MoreBytesAreNeverFasterOnAnyGpu) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> logb(std::log(100.0), std::log(4e9));
+  for (const char* gpu : {"h100", "h200", "b200", "mi300x"}) {
+    const ElementwiseProfile p = elementwise_profile_for(*find_gpu(gpu), builtin_silicon());
+    ASSERT_TRUE(p.present) << gpu;
+    for (const TimeCurve* c : {&p.act, &p.rope}) {
+      for (int i = 0; i < 300; ++i) {
+        double a = std::exp(logb(rng)), b = std::exp(logb(rng));
+        if (a > b) std::swap(a, b);
+        EXPECT_LE(p.seconds(*c, a), p.seconds(*c, b) * (1 + 1e-12)) << gpu << " " << a << " " << b;
+      }
+    }
+  }
+}
+
+const OpCost* find_op(const Breakdown& bd, const std::string& name) {
+  for (const auto& o : bd.ops) {
+    if (o.op == name) return &o;
+  }
+  return nullptr;
+}
+
+Breakdown llama_step(bool tables, std::int32_t tp) {
+  auto m = load_model("llama-3.1-8b");
+  auto c = cluster_from_preset("h100x8");
+  EXPECT_TRUE(m.ok() && c.ok());
+  CostParams p = cost_params_for("h100");
+  p.kernel_tables = tables;
+  const SimContext ctx = make_context(*m, *c, test_support::decode(1024), p);
+  Breakdown bd;
+  evaluate(ctx, test_support::plan(tp, 64), &bd);
+  return bd;
+}
+
+TEST(Elementwise, TheTablesAddTheActivationAndTheRotaryEmbeddingWithTheirBytesByHand) {
+  // without the tables the step has neither op
+  const Breakdown off = llama_step(false, 1);
+  EXPECT_EQ(find_op(off, "act"), nullptr);
+  EXPECT_EQ(find_op(off, "rope"), nullptr);
+  const Breakdown on = llama_step(true, 1);
+  const OpCost* act = find_op(on, "act");
+  const OpCost* rope = find_op(on, "rope");
+  ASSERT_NE(act, nullptr);
+  ASSERT_NE(rope, nullptr);
+  // Llama-3.1-8B, 64 sequences: silu_and_mul reads gate and up and writes their product,
+  // 64 x 3 x 14,336 x 2 B = 5,505,024 B; rope rewrites q (32 heads) and k (8) of 128 dims,
+  // 2 x 64 x 40 x 128 x 2 B = 1,310,720 B
+  EXPECT_EQ(act->hbm_bytes, 5'505'024.0);
+  EXPECT_EQ(rope->hbm_bytes, 1'310'720.0);
+  EXPECT_EQ(act->basis, Basis::kMeasured);
+  EXPECT_EQ(act->comm_s, 0.0);
+  EXPECT_GT(act->compute_s, 0.0);
+  // TP 2: each rank holds half of the MLP's features and of the heads: half the bytes
+  const Breakdown tp2 = llama_step(true, 2);
+  EXPECT_EQ(find_op(tp2, "act")->hbm_bytes, 5'505'024.0 / 2);
+  EXPECT_EQ(find_op(tp2, "rope")->hbm_bytes, 1'310'720.0 / 2);
+}
+
+TEST(Elementwise, AFolderOfOnesOwnRowsReplacesTheOpsItMeasures) {
+  const auto dir = std::filesystem::temp_directory_path() / "shardwise_elementwise_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "elementwise.csv") << kHead << "b200,mlp_act,mine,64,1,1e6,3,us,my lab\n"
+                                         << "b200,mlp_act,mine,4096,1,1e8,20,us,my lab\n"
+                                         << "b200,attn_rope,mine,4096,1,1e8,25,us,my lab\n";
+  auto t = load_silicon_dir(dir.string());
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  const ElementwiseProfile b200 = elementwise_profile_for(*find_gpu("b200"), *t);
+  ASSERT_TRUE(b200.present);
+  EXPECT_EQ(b200.act.basis, Basis::kMeasured);
+  EXPECT_EQ(b200.scale, 1.0);
+  EXPECT_NEAR(b200.seconds(b200.act, 1e8) * 1e6, 20.0, 1e-9);
+  EXPECT_NE(b200.act.source.find("elementwise.csv: b200 mlp_act"), std::string::npos);
+  EXPECT_NE(b200.act.source.find(dir.string()), std::string::npos);
+  // the H100's built-in rows are still there for the H100
+  EXPECT_EQ(elementwise_profile_for(*find_gpu("h100"), *t).act.rows, 420);
+  std::ofstream(dir / "elementwise.csv") << kHead << "quantum9000,mlp_act,m,1,1,100,2,us,x\n";
+  auto bad = load_silicon_dir(dir.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("row 2 silicon"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace shardwise
