@@ -3,10 +3,11 @@
 // Target (issue 3): at least 200,000 evaluations/s per core. The baseline
 // measured in the same run is the same plans evaluated with the per-op
 // breakdown recorded (the allocating path the CLI uses).
-//   usage: simulator [SECONDS_PER_CASE=2]
+//   usage: simulator [SECONDS_PER_CASE=2] [--tables on|off] (one of the two, for a profiler)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -80,7 +81,25 @@ Rate run(const SimContext& ctx, const std::vector<Plan>& plans, double seconds, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double secs = argc > 1 ? std::atof(argv[1]) : 2.0;
+  double secs = 2.0;
+  int only = -1;  // -1 both, 0 off, 1 on
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--tables" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (v != "on" && v != "off") {
+        std::fprintf(stderr, "simulator: --tables: expected on or off, found '%s'\n", v.c_str());
+        return 2;
+      }
+      only = v == "on" ? 1 : 0;
+    } else {
+      secs = std::atof(a.c_str());
+      if (!(secs > 0)) {
+        std::fprintf(stderr, "simulator: SECONDS_PER_CASE: expected a positive number, found '%s'\n", a.c_str());
+        return 2;
+      }
+    }
+  }
   struct Case {
     const char* model;
     const char* cluster;
@@ -96,6 +115,7 @@ int main(int argc, char** argv) {
     if (!m || !cl || !w) return 2;
     // the fitted model, then the kernel tables (docs/silicon.md: curves built once per context)
     for (const bool tables : {false, true}) {
+      if (only >= 0 && tables != (only == 1)) continue;
       CostParams p = cost_params_for(cl->gpu.name);
       p.kernel_tables = tables;
       const SimContext ctx = make_context(*m, *cl, *w, p);

@@ -36,7 +36,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
       e.log_rows_of = rows;
       e.log_rows = std::log(std::max(rows, 1e-9));
     }
-    const double share = f.curve.share_at_log(e.log_rows);
+    const double share = e.curve_share(f.curve);
     const double tc = flops / (peak * share * f.ratio);
     const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency * wo) : bytes / (e.hbm * share * wo);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
@@ -62,7 +62,7 @@ double routed_gemm_time(Env& e, double rows, double flops, double bytes) {
     e.log_rows_of = rows;
     e.log_rows = std::log(std::max(rows, 1e-9));
   }
-  const double share = f.curve.share_at_log(e.log_rows);
+  const double share = e.curve_share(f.curve);
   const double tc = flops / (e.peak_exp * share * f.ratio);
   const double tm = bytes / (e.hbm * share);
   if (e.bd) {

@@ -59,6 +59,18 @@ struct Env {
   // log(rows) of the last GEMM a kernel-table curve priced (GEMMs of one evaluation mostly
   // share their rows, on several curves): each evaluation then takes few logarithms
   double log_rows_of = -1, log_rows = 0;
+  // the last share read from a curve at log_rows (the ops of a layer read one curve at one
+  // row count several times: qkv, o_proj and the MLP GEMMs)
+  const GemmCurve* share_curve = nullptr;
+  double share_log = 0, share_val = 0;
+  double curve_share(const GemmCurve& c) {
+    if (share_curve != &c || share_log != log_rows) {
+      share_curve = &c;
+      share_log = log_rows;
+      share_val = c.share_at_log(log_rows);
+    }
+    return share_val;
+  }
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group
   bool tbo_on = false;                // two-batch overlap: layers costed per micro-batch, combined by tbo_layer_time

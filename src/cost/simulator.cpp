@@ -198,6 +198,11 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   ctx.workload = w;
   ctx.params = p;
   ctx.graph = build_graph(m);
+  ctx.class_prefix.assign(ctx.graph.layer_class.size() + 1, {});
+  for (std::size_t i = 0; i < ctx.graph.layer_class.size(); ++i) {
+    ctx.class_prefix[i + 1] = ctx.class_prefix[i];
+    ++ctx.class_prefix[i + 1][ctx.graph.layer_class[i]];
+  }
   ctx.engine = std::move(engine);
   ctx.formats = resolve_formats(m, w);
   ctx.weights_given = w.weights_dtype.has_value();

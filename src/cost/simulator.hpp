@@ -147,6 +147,9 @@ struct SimContext {
   Workload workload;
   CostParams params;
   ModelGraph graph;
+  // layers of each class among the first i layers (i = 0 .. layers), from graph.layer_class:
+  // a stage's class counts in O(classes) (make_context fills it; empty: counted layer by layer)
+  std::vector<std::array<std::int32_t, kMaxLayerClasses>> class_prefix;
   EngineTraits engine;
   Formats formats;  // resolve_formats(model, workload)
   bool weights_given = false;  // the workload named the weights' format (else the checkpoint's own)

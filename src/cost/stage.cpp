@@ -1,6 +1,7 @@
 // A pipeline stage (its layers, embedding or LM head, send/recv), one step with its
 // micro-batching, and the per-group tables of the exact search (docs/cost-model.md,
 // "Pipeline and serving metrics"; docs/search.md, "The exact optimum").
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -54,22 +55,43 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   const Plan& p = *e.plan;
   const std::size_t ncls = g.classes.size();
   SW_CHECK(ncls <= kMaxLayerClasses, "the loader bounds the layer classes");
-  double t_cls[kMaxLayerClasses] = {0}, w_cls[kMaxLayerClasses] = {0}, kv_cls[kMaxLayerClasses] = {0};
-  double gt_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // time by group, when decomposing
-  double gw_cls[kMaxLayerClasses][kNumSlotGroups] = {};  // weights by group
+  double t_cls[kMaxLayerClasses], w_cls[kMaxLayerClasses], kv_cls[kMaxLayerClasses];
+  // time and weights by group, when decomposing (zeroed only then: the search's evaluations skip them)
+  double gt_cls[kMaxLayerClasses][kNumSlotGroups];
+  double gw_cls[kMaxLayerClasses][kNumSlotGroups];
+  if (gt) {
+    std::fill(&gt_cls[0][0], &gt_cls[0][0] + kMaxLayerClasses * kNumSlotGroups, 0.0);
+    std::fill(&gw_cls[0][0], &gw_cls[0][0] + kMaxLayerClasses * kNumSlotGroups, 0.0);
+  }
   // the layers of each stage, split as the engines split them (uneven when pp does not divide)
   const std::int64_t num_layers = static_cast<std::int64_t>(g.layer_class.size());
   const auto range = [&](std::int64_t st) { return stage_layers(num_layers, e.pp, st); };
+  // the layers of each class on stage st
+  const auto& prefix = e.ctx->class_prefix;
+  const bool have_prefix = prefix.size() == g.layer_class.size() + 1;
+  const auto class_counts = [&](std::int64_t st, std::int64_t* n) {
+    const LayerRange r = range(st);
+    if (have_prefix) {
+      const auto& hi = prefix[static_cast<std::size_t>(r.last)];
+      const auto& lo = prefix[static_cast<std::size_t>(r.first)];
+      for (std::size_t c = 0; c < ncls; ++c) n[c] = hi[c] - lo[c];
+    } else {
+      std::fill(n, n + ncls, 0);
+      for (std::int64_t i = r.first; i < r.last; ++i) ++n[g.layer_class[static_cast<std::size_t>(i)]];
+    }
+  };
+  // layers of each class on the fullest stage, for the breakdown
+  std::int64_t most[kMaxLayerClasses] = {0};
+  if (e.bd) {
+    for (std::int64_t st = 0; st < e.pp; ++st) {
+      std::int64_t n[kMaxLayerClasses];
+      class_counts(st, n);
+      for (std::size_t c = 0; c < ncls; ++c) most[c] = std::max(most[c], n[c]);
+    }
+  }
   for (std::size_t c = 0; c < ncls; ++c) {
     e.cls = static_cast<int>(c);
-    // layers of this class on the fullest stage, for the breakdown
-    std::int64_t most = 0;
-    for (std::int64_t st = 0; st < e.pp; ++st) {
-      std::int64_t n = 0;
-      for (std::int64_t i = range(st).first, end = range(st).last; i < end; ++i) n += g.layer_class[static_cast<std::size_t>(i)] == c;
-      most = std::max(most, n);
-    }
-    e.cls_layers = most;
+    e.cls_layers = most[c];
     if (gt) {
       e.group_time = gt_cls[c];
       e.group_act = gt->act;
@@ -130,11 +152,13 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   StageResult r;
   for (std::int64_t st = 0; st < e.pp; ++st) {
     double t = 0, wgt = 0, kv = 0;
-    for (std::int64_t i = range(st).first, end = range(st).last; i < end; ++i) {
-      const auto c = g.layer_class[static_cast<std::size_t>(i)];
-      t += t_cls[c];
-      wgt += w_cls[c];
-      kv += kv_cls[c];
+    std::int64_t n_cls[kMaxLayerClasses];
+    class_counts(st, n_cls);
+    for (std::size_t c = 0; c < ncls; ++c) {
+      const double n = static_cast<double>(n_cls[c]);
+      t += n * t_cls[c];
+      wgt += n * w_cls[c];
+      kv += n * kv_cls[c];
     }
     if (st == 0) {
       t += t_emb;
@@ -165,7 +189,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
     gt->stage_types = 0;
     for (std::int64_t st = 0; st < e.pp; ++st) {
       Key k{};
-      for (std::int64_t i = range(st).first, end = range(st).last; i < end; ++i) ++k.counts[g.layer_class[static_cast<std::size_t>(i)]];
+      class_counts(st, k.counts);
       k.first = st == 0;
       k.last = st == e.pp - 1;
       int found = -1;
