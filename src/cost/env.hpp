@@ -54,6 +54,7 @@ struct Env {
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
   const GemmFormatProfile* op_table = nullptr;  // the kernel table behind it (nullptr: the model)
   const TimeCurve* op_curve = nullptr;          // or the measured curve behind an elementwise op
+  const MlaDecodeProfile* op_ceiling = nullptr;  // or the measured ceilings behind MLA decode attention
   const char* op_bound = "";
   double op_rows = 0;
   // log(rows) of the last GEMM a kernel-table curve priced (GEMMs of one evaluation mostly

@@ -77,9 +77,15 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       if (!e.ctx->engine.gqa_grouped_kv_reads && !s.mla && attn != 1) kv *= static_cast<double>(s.heads / s.kv_heads);
       e.op_flops = flops;
       e.op_bytes = kv;
-      const double tc = flops / (e.attn_peak * e.p->gemm_efficiency);
-      const double tm = kv / (e.hbm * e.p->attn_mem_efficiency);
-      if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
+      // MLA with the kernel tables: FlashMLA's measured ceilings (docs/silicon.md, "MLA decode attention")
+      const MlaDecodeProfile& mla = e.ctx->mla_decode;
+      const bool measured = s.mla && mla.present;
+      const double tc = flops / (e.attn_peak * (measured ? mla.compute_share : e.p->gemm_efficiency));
+      const double tm = kv / (e.hbm * (measured ? mla.mem_share : e.p->attn_mem_efficiency));
+      if (e.bd) {
+        e.op_bound = bound_of(tc, tm, kernel_floor(e));
+        if (measured) e.op_ceiling = &mla;
+      }
       comp = (std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e)) * e.p->scales.attention;
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;

@@ -13,6 +13,7 @@
 #include "core/embedded_data.hpp"
 #include "core/fields.hpp"
 #include "cost/allreduce_table.hpp"
+#include "cost/attention_table.hpp"
 #include "cost/elementwise_table.hpp"
 
 namespace shardwise {
@@ -417,12 +418,15 @@ const SiliconTables& builtin_silicon() {
     auto grouped = parse_grouped_table(text_of_embedded("grouped_gemm"), "data/silicon/grouped_gemm.csv");
     auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
     auto elementwise = parse_elementwise_table(text_of_embedded("elementwise"), "data/silicon/elementwise.csv");
-    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok() && allreduce.ok() && elementwise.ok(), "the embedded kernel tables must parse");
+    auto attention = parse_attention_table(text_of_embedded("attention"), "data/silicon/attention.csv");
+    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok() && allreduce.ok() && elementwise.ok() && attention.ok(),
+             "the embedded kernel tables must parse");
     s.gemm = std::move(rows).value();
     s.ceilings = std::move(ceilings).value();
     s.grouped = std::move(grouped).value();
     s.allreduce = std::move(allreduce).value();
     s.elementwise = std::move(elementwise).value();
+    s.attention = std::move(attention).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();
@@ -510,7 +514,15 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const ElementwiseRow& r) { return r.silicon; }, &t.dir_elementwise)) {
     return *e;
   }
-  if (!any) return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv or elementwise.csv", "'" + dir + "'"};
+  // attention ceilings replace the built-in ones of each (GPU, metric) they state
+  if (auto e = read_one("attention.csv", parse_attention_table, t.attention, [](const AttentionRow& r) { return source_key(r.silicon) + "/" + r.metric; },
+                        [](const AttentionRow& r) { return r.silicon; }, nullptr)) {
+    return *e;
+  }
+  if (!any) {
+    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv or attention.csv",
+                 "'" + dir + "'"};
+  }
   return make_silicon_tables(std::move(t));
 }
 

@@ -115,6 +115,14 @@ struct ElementwiseRow {
   std::string locator;
 };
 
+// One published attention-kernel ceiling (data/silicon/attention.csv; cost/attention_table.hpp
+// reads it): `metric` memory_bandwidth_max (bytes/s) or throughput_max (FLOP/s) of `kernel`.
+struct AttentionRow {
+  std::string silicon, kernel, metric;
+  double value = 0;
+  std::string locator;
+};
+
 // Builds a curve from rows on a GPU with the given peak FLOP/s and HBM bytes/s and a floor:
 // at each measured M the median over shapes of roofline / (time - floor).
 GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
@@ -142,7 +150,8 @@ struct SiliconTables {
   std::vector<CeilingRow> ceilings;
   std::vector<GroupedRow> grouped;
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
-  std::vector<ElementwiseRow> elementwise;  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
+  std::vector<ElementwiseRow> elementwise;
+  std::vector<AttentionRow> attention;  // MLA decode ceilings (cost/attention_table.hpp)  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;

@@ -242,7 +242,11 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   }
   // the engine's measured custom all-reduce: with the kernel tables (opt-in; docs/silicon.md, "All-reduce")
   if (p.kernel_tables && ctx.engine.custom_all_reduce_max_bytes > 0) ctx.custom_ar = custom_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
-  if (p.kernel_tables) ctx.elementwise = elementwise_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  if (p.kernel_tables) {
+    const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
+    ctx.elementwise = elementwise_profile_for(c.gpu, t);
+    if (m.attention == AttentionKind::kMla) ctx.mla_decode = mla_decode_profile_for(c.gpu, t);
+  }
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);
     ctx.moe_z_experts = extreme_z(e);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost/allreduce_table.hpp"
+#include "cost/attention_table.hpp"
 #include "cost/elementwise_table.hpp"
 #include "cost/params.hpp"
 #include "graph/graph.hpp"
@@ -171,6 +172,8 @@ struct SimContext {
   // The elementwise kernels between the GEMMs as measured (activation, rotary embedding): with
   // the kernel tables, each an op of its own (docs/silicon.md, "Elementwise kernels")
   ElementwiseProfile elementwise;
+  // MLA decode attention at FlashMLA's measured ceilings (with the kernel tables)
+  MlaDecodeProfile mla_decode;
   double moe_routed_floor_s = 0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,

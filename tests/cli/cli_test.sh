@@ -376,7 +376,7 @@ printf 'silicon,dtype,kernel,layout,groups,m_per_group,m_padded,N,K,value,unit,s
 expect 0 "expert_ffn1 .* measured +$tmp/sil/grouped_gemm.csv: h100 bf16 grouped GEMMs \\(mine x2; 1-16 rows per expert" -- simulate --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --silicon "$tmp/sil"
 expect 0 'expert_ffn1 .* measured +data/silicon/grouped_gemm.csv: h100 bf16 grouped GEMMs' -- simulate --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
 expect 2 "^shardwise: --silicon: expected a folder of kernel tables \\(bench/silicon/measure.py --out\\), found '$tmp/nope'" -- simulate --model llama-3.1-8b --cluster h100x8 --silicon "$tmp/nope"
-expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv or elementwise.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
+expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv or attention.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
 printf 'silicon,dtype,kernel,M,N,K,value,unit,source_locator\nh100,bf16,k,1,2,3,-4,us,x\n' >"$tmp/sil-bad/gemm.csv"
 expect 2 "^shardwise: $tmp/sil-bad/gemm.csv: field 'row 2 value': expected a positive number, found '-4'" -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil-bad"
 expect 0 'tok/s/GPU' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil"

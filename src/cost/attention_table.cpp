@@ -1,0 +1,56 @@
+#include "cost/attention_table.hpp"
+
+#include <fmt/format.h>
+
+namespace shardwise {
+
+Expected<std::vector<AttentionRow>> parse_attention_table(const std::string& text, const std::string& file) {
+  auto t = detail::read_csv_table(text, file, {"silicon", "kernel", "phase", "metric", "value", "unit", "source_locator"});
+  if (!t) return t.error();
+  std::vector<AttentionRow> out;
+  int row = 1;  // the header is row 1, as in the other tables
+  for (const auto& c : *t) {
+    ++row;
+    if (c[2] != "decode") return Error{file, fmt::format("row {} phase", row), "decode", "'" + c[2] + "'"};
+    const bool mem = c[3] == "memory_bandwidth_max", flops = c[3] == "throughput_max";
+    if (!mem && !flops) return Error{file, fmt::format("row {} metric", row), "memory_bandwidth_max or throughput_max", "'" + c[3] + "'"};
+    const char* unit = mem ? "GB/s" : "TFLOPS";
+    if (c[5] != unit) return Error{file, fmt::format("row {} unit", row), unit, "'" + c[5] + "'"};
+    auto v = detail::positive_cell(c[4], file, row, "value");
+    if (!v) return v.error();
+    out.push_back({c[0], c[1], c[3], mem ? *v * 1e9 : *v * 1e12, c[6]});
+  }
+  return out;
+}
+
+MlaDecodeProfile mla_decode_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
+  MlaDecodeProfile p;
+  const auto key = [](const std::string& s) { return s == "h800" ? std::string("h100") : s; };
+  const auto find = [&](const std::string& silicon, const char* metric) -> const AttentionRow* {
+    const AttentionRow* best = nullptr;
+    for (const auto& r : tables.attention) {
+      if (key(r.silicon) == silicon && r.metric == metric && (!best || r.value > best->value)) best = &r;
+    }
+    return best;
+  };
+  std::string source = key(gpu.name);
+  const AttentionRow* bw = find(source, "memory_bandwidth_max");
+  const AttentionRow* fl = find(source, "throughput_max");
+  const bool own = bw && fl;
+  if (!own && gpu.name == "h200") {
+    source = "h100";
+    bw = find(source, "memory_bandwidth_max");
+    fl = find(source, "throughput_max");
+  }
+  const auto on = find_gpu(source);
+  if (!bw || !fl || !on || !(on->hbm_bandwidth.value() > 0) || !(on->bf16.value() > 0)) return p;
+  p.present = true;
+  p.mem_share = std::min(1.0, bw->value / on->hbm_bandwidth.value());
+  p.compute_share = std::min(1.0, fl->value / on->bf16.value());
+  p.basis = own ? Basis::kMeasured : Basis::kTransferred;
+  p.source = fmt::format("data/silicon/attention.csv: {} {:.0f} GB/s ({:.3f} of HBM), {:.0f} TFLOPS ({:.3f} of bf16){}", bw->kernel,
+                         bw->value / 1e9, p.mem_share, fl->value / 1e12, p.compute_share, own ? "" : " (H800 rows on the H200: the same SMs)");
+  return p;
+}
+
+}  // namespace shardwise
