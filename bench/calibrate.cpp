@@ -12,7 +12,11 @@
 //   --with-serve  also fits on the closed-loop rows' output tok/s and mean TPOT (their mean
 //            TTFT carries a tail no steady-state model reproduces: docs/serving.md) and prints
 //            what that fit does to every figure (for comparison; not written)
-//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [CSV]
+//   --kernel-tables  fits with the measured kernel tables on (docs/silicon.md): the GEMMs,
+//            the engines' MoE kernel and all-reduce, the elementwise ops and MLA decode
+//            attention from their rows, the knobs left for what no table measures (for
+//            comparison with the fitted default; never written)
+//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [CSV]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -122,9 +126,10 @@ CostParams descend(const std::vector<const PublicRow*>& rows, CostParams p, Knob
   return p;
 }
 
-CostParams start_params(const std::string& gpu) {
+CostParams start_params(const std::string& gpu, bool tables) {
   CostParams p;  // the defaults of cost/params.hpp as the starting point
   p.gpu = gpu;
+  p.kernel_tables = tables;
   p.calibrated = true;
   p.step_overhead_us = 1000;  // a start inside the range (multiplicative steps cannot leave 0)
   return p;
@@ -134,17 +139,17 @@ CostParams start_params(const std::string& gpu) {
 // MoE kernel traits on the MoE rows with those held; otherwise every knob on every row.
 // `from`: where a single-stage fit starts (Blackwell starts at Hopper's fit: a physical point
 // that never saw Blackwell's rows; the defaults otherwise).
-CostParams fit(const std::vector<const PublicRow*>& rows, const std::string& gpu, bool dense_first, bool verbose,
+CostParams fit(const std::vector<const PublicRow*>& rows, const std::string& gpu, bool dense_first, bool verbose, bool tables,
                const CostParams* from = nullptr) {
   if (!dense_first) {
-    CostParams p = from ? *from : start_params(gpu);
+    CostParams p = from ? *from : start_params(gpu, tables);
     p.gpu = gpu;
     return descend(rows, p, Knobs::kAll, verbose);
   }
   std::vector<const PublicRow*> dense, moe;
   for (const PublicRow* r : rows) (r->family == "moe" ? moe : dense).push_back(r);
   if (verbose) fmt::print("  general parameters on the {} dense rows:\n", dense.size());
-  CostParams p = descend(dense, start_params(gpu), Knobs::kGeneral, verbose, Objective::kStrict);
+  CostParams p = descend(dense, start_params(gpu, tables), Knobs::kGeneral, verbose, Objective::kStrict);
   p.expert_mem_efficiency = p.mem_efficiency;  // the start of the MoE traits: what dense kernels reach
   if (moe.empty()) return p;
   if (verbose) fmt::print("  MoE kernel traits on the {} MoE rows:\n", moe.size());
@@ -177,7 +182,7 @@ void print_errors(const char* what, const std::vector<std::pair<const PublicRow*
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false;
+  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false, tables = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--write") == 0) {
@@ -192,9 +197,15 @@ int main(int argc, char** argv) {
       joint = true;
     } else if (std::strcmp(argv[i], "--with-serve") == 0) {
       with_serve = true;
+    } else if (std::strcmp(argv[i], "--kernel-tables") == 0) {
+      tables = true;
     } else {
       path = argv[i];
     }
+  }
+  if (write && tables) {
+    std::fprintf(stderr, "calibrate: --write with --kernel-tables: the shipped fits are the default model's (fit with the tables for comparison only)\n");
+    return 2;
   }
   auto rows = load_public_rows(path);
   if (!rows) {
@@ -221,12 +232,12 @@ int main(int argc, char** argv) {
     }
     return mine;
   };
-  CostParams first_fit = start_params("h100");  // Hopper's fit, the start of Blackwell's
+  CostParams first_fit = start_params("h100", tables);  // Hopper's fit, the start of Blackwell's
   std::vector<std::pair<const Silicon*, CostParams>> fits;
   for (const Silicon& s : kSilicon) {
     const auto mine = rows_of(s);
     fmt::print("{}: {} rows\n", s.label, mine.size());
-    const CostParams p = fit(mine, s.name, s.dense_first && !joint, true, s.dense_first ? nullptr : &first_fit);
+    const CostParams p = fit(mine, s.name, s.dense_first && !joint, true, tables, s.dense_first ? nullptr : &first_fit);
     if (s.dense_first) first_fit = p;
     const Score sc = score(mine, p);
     const std::string yaml = yaml_of(p, s, sc, mine.size());
@@ -279,7 +290,7 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < mine.size(); ++i) {
         std::vector<const PublicRow*> others = mine;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-        const CostParams p = fit(others, s.name, s.dense_first && !joint, false, s.dense_first ? nullptr : &first_fit);
+        const CostParams p = fit(others, s.name, s.dense_first && !joint, false, tables, s.dense_first ? nullptr : &first_fit);
         const double pred = predict(*mine[i], p);
         const double e = abs_pct_error(pred, mine[i]->measured);
         fmt::print("  loo row {:>4} {:<56} {:6.1f}%  ({:+.1f}%)\n", mine[i]->id, mine[i]->label, e,
@@ -313,7 +324,7 @@ int main(int argc, char** argv) {
     for (const auto& r : *rows) {
       if (r.family == "dense" && of(kSilicon[0], r)) dense.push_back(&r);
     }
-    const CostParams p = fit(dense, "h100", true, false);
+    const CostParams p = fit(dense, "h100", true, false, tables);
     std::vector<std::pair<const PublicRow*, double>> errs;
     for (const auto& r : *rows) {
       if (r.family != "moe") continue;
