@@ -17,9 +17,9 @@ void TboParts::add(const char* op, double comp, double comm) {
   } else if (is("combine")) {
     combine += comm;
     experts += comp;
-  } else if (is("expert_ffn1") || is("expert_ffn2")) {
+  } else if (is("expert_ffn1") || is("expert_act") || is("expert_ffn2")) {
     experts += comp + comm;
-  } else if (is("shared_ffn1") || is("shared_ffn2")) {
+  } else if (is("shared_ffn1") || is("shared_act") || is("shared_ffn2")) {
     shared += comp + comm;
   } else {
     attn += comp + comm;  // norms, projections, attention, router, dense MLP, layout changes

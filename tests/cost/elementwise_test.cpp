@@ -150,6 +150,19 @@ TEST(Elementwise, TheTablesAddTheActivationAndTheRotaryEmbeddingWithTheirBytesBy
   EXPECT_EQ(find_op(tp2, "rope")->hbm_bytes, 1'310'720.0 / 2);
 }
 
+TEST(Elementwise, TwoBatchOverlapCountsEachActivationWithItsBranch) {
+  // the experts' activation runs between the expert GEMMs, the shared experts' between theirs,
+  // the rotary embedding with attention
+  TboParts t;
+  t.add("expert_act", 2.0, 0.0);
+  t.add("shared_act", 1.0, 0.0);
+  t.add("rope", 0.5, 0.0);
+  t.add("act", 0.25, 0.0);  // a dense layer's MLP counts with attention, as its GEMMs do
+  EXPECT_EQ(t.experts, 2.0);
+  EXPECT_EQ(t.shared, 1.0);
+  EXPECT_EQ(t.attn, 0.75);
+}
+
 TEST(Elementwise, AFolderOfOnesOwnRowsReplacesTheOpsItMeasures) {
   const auto dir = std::filesystem::temp_directory_path() / "shardwise_elementwise_test";
   std::filesystem::remove_all(dir);
