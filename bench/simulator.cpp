@@ -85,7 +85,11 @@ int main(int argc, char** argv) {
   int only = -1;  // -1 both, 0 off, 1 on
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--tables" && i + 1 < argc) {
+    if (a == "--tables") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "simulator: --tables: expected on or off, found nothing\n");
+        return 2;
+      }
       const std::string v = argv[++i];
       if (v != "on" && v != "off") {
         std::fprintf(stderr, "simulator: --tables: expected on or off, found '%s'\n", v.c_str());

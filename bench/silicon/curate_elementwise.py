@@ -31,6 +31,8 @@ def main():
         for r in csv.DictReader(fh):
             if r["gpu"] != "H100" or r["model"] not in SHAPES or r["op"] not in ("mlp_act", "attn_rope"):
                 continue
+            if r["unit"] != "ms" or r["dtype"] != "FP16":
+                sys.exit(f"curate_elementwise.py: {r['source_locator']}: expected unit ms and dtype FP16, found {r['unit']} {r['dtype']}")
             nq, nkv, d, inter = SHAPES[r["model"]]
             tokens, tp = int(r["num_tokens"]), int(r["tp"])
             if r["op"] == "mlp_act":

@@ -1,5 +1,7 @@
 #include "cost/attention_table.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace shardwise {
@@ -25,7 +27,7 @@ Expected<std::vector<AttentionRow>> parse_attention_table(const std::string& tex
 
 MlaDecodeProfile mla_decode_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
   MlaDecodeProfile p;
-  const auto key = [](const std::string& s) { return s == "h800" ? std::string("h100") : s; };
+  const auto key = [](const std::string& s) { return detail::source_key(s); };
   const auto find = [&](const std::string& silicon, const char* metric) -> const AttentionRow* {
     const AttentionRow* best = nullptr;
     for (const auto& r : tables.attention) {
@@ -48,8 +50,14 @@ MlaDecodeProfile mla_decode_profile_for(const GpuSpec& gpu, const SiliconTables&
   p.mem_share = std::min(1.0, bw->value / on->hbm_bandwidth.value());
   p.compute_share = std::min(1.0, fl->value / on->bf16.value());
   p.basis = own ? Basis::kMeasured : Basis::kTransferred;
-  p.source = fmt::format("data/silicon/attention.csv: {} {:.0f} GB/s ({:.3f} of HBM), {:.0f} TFLOPS ({:.3f} of bf16){}", bw->kernel,
-                         bw->value / 1e9, p.mem_share, fl->value / 1e12, p.compute_share, own ? "" : " (H800 rows on the H200: the same SMs)");
+  // where each row came from: a --silicon folder's attention.csv or the built-in one
+  const auto from_dir = [&](const AttentionRow* r) {
+    const std::string k = key(r->silicon) + "/" + r->metric;
+    return std::find(tables.dir_attention.begin(), tables.dir_attention.end(), k) != tables.dir_attention.end();
+  };
+  const std::string file = from_dir(bw) || from_dir(fl) ? tables.dir + "/attention.csv" : std::string("data/silicon/attention.csv");
+  p.source = fmt::format("{}: {} {} {:.0f} GB/s ({:.3f} of HBM), {:.0f} TFLOPS ({:.3f} of bf16){}", file, bw->silicon, bw->kernel, bw->value / 1e9,
+                         p.mem_share, fl->value / 1e12, p.compute_share, own ? "" : fmt::format(" (the {} rows on the {}: the same SMs and clocks)", source, gpu.name));
   return p;
 }
 

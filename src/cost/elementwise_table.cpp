@@ -8,8 +8,12 @@
 namespace shardwise {
 
 double ElementwiseProfile::seconds(const TimeCurve& c, double bytes) const {
-  // the bandwidth-bound part scales with HBM; the launch-and-tail floor does not
-  return std::max(std::exp(c.log_t.front()), c.seconds_at(bytes) * scale);
+  // the time above the launch-and-tail floor scales with HBM; the floor does not
+  const double scale = &c == &act ? act_scale : rope_scale;
+  const double t = c.seconds_at(bytes);
+  if (scale == 1.0) return t;
+  const double floor = std::exp(c.log_t.front());
+  return floor + (t - floor) * scale;
 }
 
 Expected<std::vector<ElementwiseRow>> parse_elementwise_table(const std::string& text, const std::string& file) {
@@ -36,16 +40,16 @@ Expected<std::vector<ElementwiseRow>> parse_elementwise_table(const std::string&
 
 ElementwiseProfile elementwise_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
   ElementwiseProfile p;
-  const auto curve = [&](const char* op, TimeCurve& out) {
+  const auto curve = [&](const char* op, TimeCurve& out, double& scale) {
     const auto rows_of = [&](const std::string& silicon) {
       std::vector<std::pair<double, double>> pts;
       for (const auto& r : tables.elementwise) {
         // an H800's rows count as the H100's (the same HBM3 at the same clocks)
-        if ((r.silicon == silicon || (silicon == "h100" && r.silicon == "h800")) && r.op == op) pts.emplace_back(r.bytes, r.seconds);
+        if (detail::source_key(r.silicon) == silicon && r.op == op) pts.emplace_back(r.bytes, r.seconds);
       }
       return pts;
     };
-    std::string source = gpu.name;
+    std::string source = detail::source_key(gpu.name);
     auto pts = rows_of(source);
     const bool own = !pts.empty();
     if (!own) pts = rows_of(source = "h100");
@@ -53,17 +57,15 @@ ElementwiseProfile elementwise_profile_for(const GpuSpec& gpu, const SiliconTabl
     if (pts.empty() || !measured_on) return false;
     out = build_time_curve(std::move(pts), /*bin_octaves=*/true);
     out.basis = own ? Basis::kMeasured : Basis::kTransferred;
+    scale = own ? 1.0 : measured_on->hbm_bandwidth.value() / gpu.hbm_bandwidth.value();
     const std::string key = source + "/" + op;
     const bool from_dir = std::find(tables.dir_elementwise.begin(), tables.dir_elementwise.end(), key) != tables.dir_elementwise.end();
     out.source = fmt::format("{}: {} {} ({} rows, {:.3g}-{:.3g} B{})", from_dir ? tables.dir + "/elementwise.csv" : std::string("data/silicon/elementwise.csv"),
-                             source, op, out.rows, out.b_lo, out.b_hi, own ? "" : fmt::format("; x{:.3f} by HBM bandwidth", measured_on->hbm_bandwidth.value() / gpu.hbm_bandwidth.value()));
-    if (!own) p.scale = measured_on->hbm_bandwidth.value() / gpu.hbm_bandwidth.value();
+                             source, op, out.rows, out.b_lo, out.b_hi, own ? "" : fmt::format("; above the floor x{:.3f} by HBM bandwidth", scale));
     return true;
   };
-  // one scale for both: each op falls back alone, so a GPU with its own rows of one op and
-  // not the other is not described here; both come from one source
-  const bool a = curve("mlp_act", p.act), r = curve("attn_rope", p.rope);
-  p.present = a && r && p.act.basis == p.rope.basis;
+  const bool a = curve("mlp_act", p.act, p.act_scale), r = curve("attn_rope", p.rope, p.rope_scale);
+  p.present = a && r;
   return p;
 }
 

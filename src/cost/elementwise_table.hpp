@@ -3,8 +3,8 @@
 // their product) and the rotary embedding (vLLM's rotary_embedding: q and k in place), by the
 // bytes they move, from vidur's per-operator profiles of five models at TP 1-8 and 1-4,096
 // tokens on the H100. The cost model had no op for either; with the kernel tables each is an op
-// of its own. Another GPU takes the H100's curve with its bandwidth-bound part scaled by the
-// HBM bandwidths (transferred), never below the H100's measured floor.
+// of its own. Another GPU takes the H100's curve with its time above the measured floor scaled
+// by the HBM bandwidths (transferred): floor + (t - floor) x HBM_H100 / HBM_gpu.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,8 +19,10 @@ namespace shardwise {
 struct ElementwiseProfile {
   bool present = false;
   TimeCurve act, rope;  // seconds by bytes on the source silicon
-  double scale = 1.0;   // the source's HBM bandwidth over this GPU's (1 on its own rows)
-  // The time of `c`'s kernel moving `bytes` on this GPU.
+  // per curve: its source's HBM bandwidth over this GPU's (1 on the GPU's own rows; each op
+  // falls back to the H100's alone, so a folder measuring one op keeps the other transferred)
+  double act_scale = 1.0, rope_scale = 1.0;
+  // The time of `c`'s kernel (act or rope of this profile) moving `bytes` on this GPU.
   double seconds(const TimeCurve& c, double bytes) const;
   friend bool operator==(const ElementwiseProfile&, const ElementwiseProfile&) = default;
 };

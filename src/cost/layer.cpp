@@ -41,16 +41,6 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     act(kGroupAttention, tg * (in_f + out_f) * e.ab);
     flush("qkv_proj", static_cast<int>(Slot::kQkv), kGroupAttention);
   }
-  // the rotary embedding, q and k in place (with the kernel tables: measured, docs/silicon.md)
-  // (MLA: the heads' rope dimensions of q and the one shared rope key)
-  if (e.ctx->elementwise.present) {
-    const double split = q.out == Lay::kSf ? tp : 1.0;
-    const double qk = s.mla ? static_cast<double>(s.heads * s.mla_rope) / split + static_cast<double>(s.mla_rope)
-                            : static_cast<double>(s.heads) * static_cast<double>(s.d_qk) / split +
-                                  std::max(1.0, static_cast<double>(s.kv_heads) / split) * static_cast<double>(s.d_qk);
-    comp = elementwise_time(e, e.ctx->elementwise.rope, 2.0 * tg * qk * e.ab);
-    flush("rope", -1, kGroupAttention);
-  }
   // attention: heads (Sf -> Sf) | context (decode: R -> P, partial softmax; prefill: St -> St, KV all-gathered) | none (R -> R)
   const int attn = ch(p, Slot::kAttention);
   const bool decode = e.phase == Phase::kDecode;
@@ -59,6 +49,17 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   if (attn == 1) {
     attn_in = decode ? Lay::kR : Lay::kSt;
     attn_out = decode ? Lay::kP : Lay::kSt;
+  }
+  // the rotary embedding, q and k in place, in the layout attention receives them (heads
+  // split: its heads; context split in prefill: its tokens), with the kernel tables measured
+  // (docs/silicon.md); MLA: the heads' rope dimensions of q and the one shared rope key
+  if (e.ctx->elementwise.present && s.rope) {
+    const double hsplit = attn_in == Lay::kSf ? tp : 1.0, tsplit = attn_in == Lay::kSt ? tp : 1.0;
+    const double hq = static_cast<double>(s.heads) / hsplit;
+    const double qk = s.mla ? (hq + 1.0) * static_cast<double>(s.mla_rope)
+                            : (hq + std::max(1.0, static_cast<double>(s.kv_heads) / hsplit)) * static_cast<double>(s.d_qk);
+    comp = elementwise_time(e, e.ctx->elementwise.rope, 2.0 * tg / tsplit * qk * e.ab);
+    flush("rope", -1, kGroupAttention);
   }
   comm = convert(e, q.out, attn_in, e.g_tp, tg * static_cast<double>(s.qkv_out) * e.ab, "tp");
   const double nh = static_cast<double>(s.heads);
@@ -160,7 +161,10 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     // the activation: reads ffn1's up x f outputs, writes f (with the kernel tables: measured);
     // a row-parallel ffn1 applies it after the reduction, on every feature
     if (e.ctx->elementwise.present) {
-      const double fl = f / (f1.out == Lay::kSf ? g : 1.0);
+      // on the features each rank holds: ffn1's split output, or after a reduce-scatter of
+      // partial sums into ffn2's split input
+      const bool split = f1.out == Lay::kSf || (f1.out == Lay::kP && f2.in == Lay::kSf);
+      const double fl = f / (split ? g : 1.0);
       comp = elementwise_time(e, e.ctx->elementwise.act, rows * (up + 1.0) * fl * e.ab);
       flush(s.moe ? "shared_act" : "act", -1, kGroupMlp);
     }

@@ -83,11 +83,7 @@ Expected<double> positive(const std::string& s, const std::string& file, int row
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using detail::median;
 
 double roofline(const GemmRow& r, double peak, double hbm, double bpw) {
   const double flops = 2.0 * r.m * r.n * r.k;
@@ -292,7 +288,7 @@ double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, dou
 namespace {
 // The catalog GPU whose curves a row's silicon feeds: an H800 is the H100 die at the same
 // clocks and HBM (only its NVLink differs), so its GEMMs count as the H100's.
-std::string source_key(const std::string& silicon) { return silicon == "h800" ? "h100" : silicon; }
+using detail::source_key;
 bool is_fp8(const std::string& d) { return d == "fp8" || d == "int8"; }
 bool is_bf16(const std::string& d) { return d == "bf16" || d == "fp16"; }
 bool is_fp4(const std::string& d) { return d == "fp4"; }
@@ -352,6 +348,12 @@ Expected<double> positive_cell(const std::string& s, const std::string& file, in
   return positive(s, file, row, column);
 }
 std::string embedded_silicon_text(const char* name) { return text_of_embedded(name); }
+std::string source_key(const std::string& silicon) { return silicon == "h800" ? "h100" : silicon; }
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 }  // namespace detail
 
 const SiliconTables::Source* SiliconTables::source(const std::string& gpu) const {
@@ -419,8 +421,14 @@ const SiliconTables& builtin_silicon() {
     auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
     auto elementwise = parse_elementwise_table(text_of_embedded("elementwise"), "data/silicon/elementwise.csv");
     auto attention = parse_attention_table(text_of_embedded("attention"), "data/silicon/attention.csv");
-    SW_CHECK(rows.ok() && ceilings.ok() && grouped.ok() && allreduce.ok() && elementwise.ok() && attention.ok(),
-             "the embedded kernel tables must parse");
+    for (const Error* e : {rows.ok() ? nullptr : &rows.error(), ceilings.ok() ? nullptr : &ceilings.error(), grouped.ok() ? nullptr : &grouped.error(),
+                           allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
+                           attention.ok() ? nullptr : &attention.error()}) {
+      if (e) {
+        const std::string why = "the embedded kernel tables must parse: " + e->message();
+        SW_CHECK(false, why.c_str());
+      }
+    }
     s.gemm = std::move(rows).value();
     s.ceilings = std::move(ceilings).value();
     s.grouped = std::move(grouped).value();
@@ -510,13 +518,13 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
     any = true;
   }
   // elementwise rows replace the built-in ones of each (GPU, op) they measure
-  if (auto e = read_one("elementwise.csv", parse_elementwise_table, t.elementwise, [](const ElementwiseRow& r) { return r.silicon + "/" + r.op; },
+  if (auto e = read_one("elementwise.csv", parse_elementwise_table, t.elementwise, [&](const ElementwiseRow& r) { return source_key(r.silicon) + "/" + r.op; },
                         [](const ElementwiseRow& r) { return r.silicon; }, &t.dir_elementwise)) {
     return *e;
   }
   // attention ceilings replace the built-in ones of each (GPU, metric) they state
   if (auto e = read_one("attention.csv", parse_attention_table, t.attention, [](const AttentionRow& r) { return source_key(r.silicon) + "/" + r.metric; },
-                        [](const AttentionRow& r) { return r.silicon; }, nullptr)) {
+                        [](const AttentionRow& r) { return r.silicon; }, &t.dir_attention)) {
     return *e;
   }
   if (!any) {

@@ -150,14 +150,15 @@ struct SiliconTables {
   std::vector<CeilingRow> ceilings;
   std::vector<GroupedRow> grouped;
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
-  std::vector<ElementwiseRow> elementwise;
-  std::vector<AttentionRow> attention;  // MLA decode ceilings (cost/attention_table.hpp)  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
+  std::vector<ElementwiseRow> elementwise;  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
+  std::vector<AttentionRow> attention;  // MLA decode ceilings (cost/attention_table.hpp)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;
   std::vector<std::string> dir_gemm, dir_grouped;
   std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves the folder measured
   std::vector<std::string> dir_elementwise;  // "gpu/op" of the elementwise curves the folder measured
+  std::vector<std::string> dir_attention;    // "gpu/metric" of the attention ceilings the folder stated
   const Source* source(const std::string& gpu) const;
 };
 // Builds the curves of `t` from its rows; an error names a row whose GPU is not in the catalog.
@@ -169,7 +170,7 @@ const SiliconTables& builtin_silicon();
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
 // fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv, allreduce.csv (the
 // engines' custom all-reduce: its rows replace the built-in ones of each GPU, group size and
-// kernel class) and elementwise.csv (by GPU and op) are read where present; a folder with none of them is an error, as
+// kernel class), elementwise.csv (by GPU and op) and attention.csv (by GPU and metric) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 
@@ -186,6 +187,10 @@ Expected<std::vector<std::vector<std::string>>> read_csv_table(const std::string
                                                                const std::vector<std::string>& header);
 Expected<double> positive_cell(const std::string& s, const std::string& file, int row, const char* column);
 std::string embedded_silicon_text(const char* name);
+// The silicon whose rows a GPU's rows count as: an H800's are the H100's (the same die, clocks
+// and HBM; not for NVLink: the all-reduce rows name their GPU as it is).
+std::string source_key(const std::string& silicon);
+double median(std::vector<double> v);
 }  // namespace detail
 
 }  // namespace shardwise

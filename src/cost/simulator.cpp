@@ -200,6 +200,7 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   ctx.graph = build_graph(m);
   ctx.class_prefix.assign(ctx.graph.layer_class.size() + 1, {});
   for (std::size_t i = 0; i < ctx.graph.layer_class.size(); ++i) {
+    SW_CHECK(ctx.graph.layer_class[i] < kMaxLayerClasses, "the loader bounds the layer classes");
     ctx.class_prefix[i + 1] = ctx.class_prefix[i];
     ++ctx.class_prefix[i + 1][ctx.graph.layer_class[i]];
   }

@@ -18,14 +18,6 @@ double TimeCurve::seconds_at(double bytes) const {
   return std::exp(log_t[u - 1] + f * (log_t[u] - log_t[u - 1]));
 }
 
-namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-}  // namespace
-
 TimeCurve build_time_curve(std::vector<std::pair<double, double>> pts, bool bin_octaves) {
   TimeCurve c;
   c.rows = static_cast<int>(pts.size());
@@ -37,7 +29,7 @@ TimeCurve build_time_curve(std::vector<std::pair<double, double>> pts, bool bin_
       o.second.push_back(t);
     }
     pts.clear();
-    for (const auto& [k, o] : octaves) pts.emplace_back(median(o.first), median(o.second));
+    for (const auto& [k, o] : octaves) pts.emplace_back(detail::median(o.first), detail::median(o.second));
   }
   std::sort(pts.begin(), pts.end());
   double running = 0;

@@ -52,6 +52,7 @@ ModelGraph build_graph(const ModelSpec& m) {
     s.hidden = m.hidden;
     s.heads = m.num_heads;
     s.mla = m.attention == AttentionKind::kMla;
+    s.rope = m.rotary;
     const double attn_total = static_cast<double>(attention_params_per_layer(m));
     if (s.mla) {
       const auto& a = m.mla;

@@ -48,6 +48,7 @@ const char* to_string(Phase p);
 struct LayerShape {
   bool moe = false;
   bool mla = false;
+  bool rope = true;          // rotary embeddings on q and k (ModelSpec::rotary)
   std::int64_t window = 0;   // sliding window, 0 = full
   std::int64_t count = 0;    // layers of this class
   std::int64_t hidden = 0;

@@ -351,6 +351,7 @@ Expected<ModelSpec> parse_model_config(std::string_view text, const std::string&
       m.mlp_bias = true;
       break;
     case Family::kGptMoe: {
+      m.rotary = false;  // GPT-3's learned absolute positions: no rotary kernel
       m.qkv_bias = m.o_bias = d.boolean_or("attention_bias", true);
       m.mlp_bias = d.boolean_or("mlp_bias", true);
       const std::string act = d.string_or("hidden_act", "gelu");

@@ -75,6 +75,7 @@ struct ModelSpec {
   std::int64_t max_context = 0;
 
   AttentionKind attention = AttentionKind::kGqa;
+  bool rotary = true;  // rotary position embeddings on q and k (false: learned absolute positions, GPT-3 style)
   MlaDims mla;
   MoeDims moe;
   NormKind norm = NormKind::kRms;

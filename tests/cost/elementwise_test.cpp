@@ -75,17 +75,19 @@ TEST(Elementwise, AnotherGpuTakesTheH100sCurveScaledByHbmBandwidthAboveTheFloor)
   const ElementwiseProfile h100 = elementwise_profile_for(*find_gpu("h100"), t);
   ASSERT_TRUE(h100.present);
   EXPECT_EQ(h100.act.basis, Basis::kMeasured);
-  EXPECT_EQ(h100.scale, 1.0);
+  EXPECT_EQ(h100.act_scale, 1.0);
   EXPECT_NEAR(h100.seconds(h100.act, 1e8) * 1e6, 52.0, 1e-9);
   const ElementwiseProfile b200 = elementwise_profile_for(*find_gpu("b200"), t);
   ASSERT_TRUE(b200.present);
   EXPECT_EQ(b200.rope.basis, Basis::kTransferred);
-  // 3.35 / 8.0 TB/s = 0.41875: 52 us at 1e8 B on the H100 is 21.775 us on the B200; the 2 us
-  // floor stays 2 us (not 0.84)
-  EXPECT_NEAR(b200.scale, 3.35 / 8.0, 1e-12);
-  EXPECT_NEAR(b200.seconds(b200.act, 1e8) * 1e6, 52.0 * 0.41875, 1e-9);
+  // 3.35 / 8.0 TB/s = 0.41875 above the 2 us floor: 52 us at 1e8 B on the H100 is
+  // 2 + 50 x 0.41875 = 22.9375 us on the B200 (rope: 2 + 60 x 0.41875 = 27.125 us); the floor
+  // stays 2 us (not 0.84)
+  EXPECT_NEAR(b200.act_scale, 3.35 / 8.0, 1e-12);
+  EXPECT_NEAR(b200.seconds(b200.act, 1e8) * 1e6, 22.9375, 1e-9);
+  EXPECT_NEAR(b200.seconds(b200.rope, 1e8) * 1e6, 27.125, 1e-9);
   EXPECT_NEAR(b200.seconds(b200.act, 1e3) * 1e6, 2.0, 1e-9);
-  EXPECT_NE(b200.act.source.find("x0.419 by HBM bandwidth"), std::string::npos);
+  EXPECT_NE(b200.act.source.find("above the floor x0.419 by HBM bandwidth"), std::string::npos);
   // without rows of either op there is no profile (the model's step keeps no such op)
   SiliconTables none;
   EXPECT_FALSE(elementwise_profile_for(*find_gpu("h100"), none).present);
@@ -114,17 +116,18 @@ const OpCost* find_op(const Breakdown& bd, const std::string& name) {
   return nullptr;
 }
 
-Breakdown llama_step(bool tables, std::int32_t tp) {
-  auto m = load_model("llama-3.1-8b");
-  auto c = cluster_from_preset("h100x8");
+Breakdown step_of(const char* model, const char* cluster, bool tables, shardwise::Plan plan) {
+  auto m = load_model(model);
+  auto c = cluster_from_preset(cluster);
   EXPECT_TRUE(m.ok() && c.ok());
-  CostParams p = cost_params_for("h100");
+  CostParams p = cost_params_for(c->gpu.name);
   p.kernel_tables = tables;
   const SimContext ctx = make_context(*m, *c, test_support::decode(1024), p);
   Breakdown bd;
-  evaluate(ctx, test_support::plan(tp, 64), &bd);
+  evaluate(ctx, plan, &bd);
   return bd;
 }
+Breakdown llama_step(bool tables, std::int32_t tp) { return step_of("llama-3.1-8b", "h100x8", tables, test_support::plan(tp, 64)); }
 
 TEST(Elementwise, TheTablesAddTheActivationAndTheRotaryEmbeddingWithTheirBytesByHand) {
   // without the tables the step has neither op
@@ -143,11 +146,50 @@ TEST(Elementwise, TheTablesAddTheActivationAndTheRotaryEmbeddingWithTheirBytesBy
   EXPECT_EQ(rope->hbm_bytes, 1'310'720.0);
   EXPECT_EQ(act->basis, Basis::kMeasured);
   EXPECT_EQ(act->comm_s, 0.0);
-  EXPECT_GT(act->compute_s, 0.0);
+  // each op's time is its curve's at its bytes
+  const ElementwiseProfile h100 = elementwise_profile_for(*find_gpu("h100"), builtin_silicon());
+  EXPECT_DOUBLE_EQ(act->compute_s, h100.seconds(h100.act, 5'505'024.0));
+  EXPECT_DOUBLE_EQ(rope->compute_s, h100.seconds(h100.rope, 1'310'720.0));
   // TP 2: each rank holds half of the MLP's features and of the heads: half the bytes
   const Breakdown tp2 = llama_step(true, 2);
+  ASSERT_NE(find_op(tp2, "act"), nullptr);
+  ASSERT_NE(find_op(tp2, "rope"), nullptr);
   EXPECT_EQ(find_op(tp2, "act")->hbm_bytes, 5'505'024.0 / 2);
   EXPECT_EQ(find_op(tp2, "rope")->hbm_bytes, 1'310'720.0 / 2);
+}
+
+TEST(Elementwise, TheActivationRunsOnTheFeaturesARankHoldsAfterItsReduction) {
+  // ffn1 row-parallel (partial sums) into ffn2 row-parallel: a reduce-scatter leaves each of
+  // the 2 ranks half the features, 64 x 3 x 7,168 x 2 = 2,752,512 B; into ffn2 column-parallel
+  // an all-reduce leaves them whole, 5,505,024 B
+  for (const auto& [ffn2, bytes] : {std::pair{0, 2'752'512.0}, std::pair{1, 5'505'024.0}}) {
+    shardwise::Plan p = test_support::plan(2, 64);
+    p.sharding[static_cast<std::size_t>(Slot::kFfn1)] = 1;  // row
+    p.sharding[static_cast<std::size_t>(Slot::kFfn2)] = static_cast<std::uint8_t>(ffn2);
+    const Breakdown bd = step_of("llama-3.1-8b", "h100x8", true, p);
+    ASSERT_NE(find_op(bd, "act"), nullptr);
+    EXPECT_EQ(find_op(bd, "act")->hbm_bytes, bytes) << "ffn2 choice " << ffn2;
+  }
+}
+
+TEST(Elementwise, MoeActivationsAndMlaRopeByHand) {
+  // Mixtral-8x7B, TP 2, 64 sequences, ep 1: every expert on both ranks, split by features
+  // (expert TP 2); the busiest (only) group takes all 64 x 2 copies: 128 x 3 x 14,336 / 2 x 2 B
+  const Breakdown mix = step_of("mixtral-8x7b", "h100x8", true, test_support::plan(2, 64));
+  ASSERT_NE(find_op(mix, "expert_act"), nullptr);
+  EXPECT_EQ(find_op(mix, "expert_act")->hbm_bytes, 128.0 * 3 * 7168 * 2);
+  // DeepSeek-V3, TP 8, 8 sequences: the shared expert (2,048 wide, column-split over 8):
+  // 8 x 3 x 256 x 2 = 12,288 B; MLA's rope: 16 heads' 64 rope dims of q and the one shared
+  // rope key, 2 x 8 x 17 x 64 x 2 = 34,816 B
+  const Breakdown ds = step_of("deepseek-v3", "h200x8", true, test_support::plan(8, 8));
+  ASSERT_NE(find_op(ds, "shared_act"), nullptr);
+  ASSERT_NE(find_op(ds, "rope"), nullptr);
+  EXPECT_EQ(find_op(ds, "shared_act")->hbm_bytes, 12'288.0);
+  EXPECT_EQ(find_op(ds, "rope")->hbm_bytes, 34'816.0);
+  // GPT-MoE (GPT-3's learned positions) has no rotary kernel
+  const Breakdown gpt = step_of("gpt-moe-1.6t", "h100x8", true, test_support::plan(8, 8));
+  EXPECT_EQ(find_op(gpt, "rope"), nullptr);
+  EXPECT_NE(find_op(gpt, "expert_act"), nullptr);
 }
 
 TEST(Elementwise, TwoBatchOverlapCountsEachActivationWithItsBranch) {
@@ -175,17 +217,53 @@ TEST(Elementwise, AFolderOfOnesOwnRowsReplacesTheOpsItMeasures) {
   const ElementwiseProfile b200 = elementwise_profile_for(*find_gpu("b200"), *t);
   ASSERT_TRUE(b200.present);
   EXPECT_EQ(b200.act.basis, Basis::kMeasured);
-  EXPECT_EQ(b200.scale, 1.0);
+  EXPECT_EQ(b200.act_scale, 1.0);
   EXPECT_NEAR(b200.seconds(b200.act, 1e8) * 1e6, 20.0, 1e-9);
   EXPECT_NE(b200.act.source.find("elementwise.csv: b200 mlp_act"), std::string::npos);
   EXPECT_NE(b200.act.source.find(dir.string()), std::string::npos);
   // the H100's built-in rows are still there for the H100
   EXPECT_EQ(elementwise_profile_for(*find_gpu("h100"), *t).act.rows, 420);
+  // a folder measuring one op keeps the other (the H100's, transferred): both ops stay
+  std::ofstream(dir / "elementwise.csv") << kHead << "b200,mlp_act,mine,4096,1,1e8,20,us,my lab\n";
+  auto one = load_silicon_dir(dir.string());
+  ASSERT_TRUE(one.ok()) << one.error().message();
+  const ElementwiseProfile mixed = elementwise_profile_for(*find_gpu("b200"), *one);
+  ASSERT_TRUE(mixed.present);
+  EXPECT_EQ(mixed.act.basis, Basis::kMeasured);
+  EXPECT_EQ(mixed.rope.basis, Basis::kTransferred);
+  EXPECT_EQ(mixed.act_scale, 1.0);
+  EXPECT_NEAR(mixed.rope_scale, 3.35 / 8.0, 1e-12);
   std::ofstream(dir / "elementwise.csv") << kHead << "quantum9000,mlp_act,m,1,1,100,2,us,x\n";
   auto bad = load_silicon_dir(dir.string());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("row 2 silicon"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(StageCounts, ThePrefixCountsGiveWhatTheLayerWalkGives) {
+  // DeepSeek-V3 (3 dense + 58 MoE layers) over uneven pipeline splits: the class counts of
+  // SimContext::class_prefix against the layer-by-layer walk it replaces (an empty prefix)
+  auto m = load_model("deepseek-v3");
+  auto c = cluster_from_preset("h100x64");
+  ASSERT_TRUE(m.ok() && c.ok());
+  const SimContext with = make_context(*m, *c, test_support::decode(2048), cost_params_for("h100"));
+  SimContext without = with;
+  without.class_prefix.clear();
+  for (std::int32_t pp : {1, 2, 4, 7, 16}) {
+    shardwise::Plan p = test_support::plan(8, 64);
+    p.deg.pp = pp;
+    const Metrics a = evaluate(with, p), b = evaluate(without, p);
+    EXPECT_EQ(a.step_s, b.step_s) << "pp " << pp;
+    EXPECT_EQ(a.memory.weights.value(), b.memory.weights.value()) << "pp " << pp;
+    EXPECT_EQ(a.memory.kv_cache.value(), b.memory.kv_cache.value()) << "pp " << pp;
+    GroupTables ga, gb;
+    evaluate_grouped(with, p, Phase::kDecode, 64, 2048, 2049, &ga);
+    evaluate_grouped(without, p, Phase::kDecode, 64, 2048, 2049, &gb);
+    ASSERT_EQ(ga.stage_types, gb.stage_types) << "pp " << pp;
+    for (int t = 0; t < ga.stage_types; ++t) {
+      for (int g = 0; g < kNumSlotGroups; ++g) EXPECT_EQ(ga.time[t][g], gb.time[t][g]) << "pp " << pp;
+    }
+  }
 }
 
 }  // namespace
