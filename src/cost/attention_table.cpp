@@ -50,12 +50,12 @@ MlaDecodeProfile mla_decode_profile_for(const GpuSpec& gpu, const SiliconTables&
   p.mem_share = std::min(1.0, bw->value / on->hbm_bandwidth.value());
   p.compute_share = std::min(1.0, fl->value / on->bf16.value());
   p.basis = own ? Basis::kMeasured : Basis::kTransferred;
-  // where each row came from: a --silicon folder's attention.csv or the built-in one
+  // where each row came from: a --silicon folder's mla_decode.csv or the built-in one
   const auto from_dir = [&](const AttentionRow* r) {
     const std::string k = key(r->silicon) + "/" + r->metric;
     return std::find(tables.dir_attention.begin(), tables.dir_attention.end(), k) != tables.dir_attention.end();
   };
-  const std::string file = from_dir(bw) || from_dir(fl) ? tables.dir + "/attention.csv" : std::string("data/silicon/attention.csv");
+  const std::string file = from_dir(bw) || from_dir(fl) ? tables.dir + "/mla_decode.csv" : std::string("data/silicon/mla_decode.csv");
   p.source = fmt::format("{}: {} {} {:.0f} GB/s ({:.3f} of HBM), {:.0f} TFLOPS ({:.3f} of bf16){}", file, bw->silicon, bw->kernel, bw->value / 1e9,
                          p.mem_share, fl->value / 1e12, p.compute_share, own ? "" : fmt::format(" (the {} rows on the {}: the same SMs and clocks)", source, gpu.name));
   return p;

@@ -1,4 +1,4 @@
-// MLA decode attention, measured (data/silicon/attention.csv; docs/silicon.md, "MLA decode
+// MLA decode attention, measured (data/silicon/mla_decode.csv; docs/silicon.md, "MLA decode
 // attention"): FlashMLA's published ceilings on the H800, the best bandwidth its
 // memory-bound configurations reach and the best FLOP rate of its compute-bound ones, as
 // shares of the H800's HBM bandwidth and bf16 peak (the H100's die, clocks and HBM). With the

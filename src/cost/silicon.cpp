@@ -420,7 +420,7 @@ const SiliconTables& builtin_silicon() {
     auto grouped = parse_grouped_table(text_of_embedded("grouped_gemm"), "data/silicon/grouped_gemm.csv");
     auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
     auto elementwise = parse_elementwise_table(text_of_embedded("elementwise"), "data/silicon/elementwise.csv");
-    auto attention = parse_attention_table(text_of_embedded("attention"), "data/silicon/attention.csv");
+    auto attention = parse_attention_table(text_of_embedded("mla_decode"), "data/silicon/mla_decode.csv");
     for (const Error* e : {rows.ok() ? nullptr : &rows.error(), ceilings.ok() ? nullptr : &ceilings.error(), grouped.ok() ? nullptr : &grouped.error(),
                            allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
                            attention.ok() ? nullptr : &attention.error()}) {
@@ -523,12 +523,12 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
     return *e;
   }
   // attention ceilings replace the built-in ones of each (GPU, metric) they state
-  if (auto e = read_one("attention.csv", parse_attention_table, t.attention, [](const AttentionRow& r) { return source_key(r.silicon) + "/" + r.metric; },
+  if (auto e = read_one("mla_decode.csv", parse_attention_table, t.attention, [](const AttentionRow& r) { return source_key(r.silicon) + "/" + r.metric; },
                         [](const AttentionRow& r) { return r.silicon; }, &t.dir_attention)) {
     return *e;
   }
   if (!any) {
-    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv or attention.csv",
+    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv or mla_decode.csv",
                  "'" + dir + "'"};
   }
   return make_silicon_tables(std::move(t));

@@ -115,7 +115,7 @@ struct ElementwiseRow {
   std::string locator;
 };
 
-// One published attention-kernel ceiling (data/silicon/attention.csv; cost/attention_table.hpp
+// One published attention-kernel ceiling (data/silicon/mla_decode.csv; cost/attention_table.hpp
 // reads it): `metric` memory_bandwidth_max (bytes/s) or throughput_max (FLOP/s) of `kernel`.
 struct AttentionRow {
   std::string silicon, kernel, metric;
@@ -170,7 +170,7 @@ const SiliconTables& builtin_silicon();
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
 // fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv, allreduce.csv (the
 // engines' custom all-reduce: its rows replace the built-in ones of each GPU, group size and
-// kernel class), elementwise.csv (by GPU and op) and attention.csv (by GPU and metric) are read where present; a folder with none of them is an error, as
+// kernel class), elementwise.csv (by GPU and op) and mla_decode.csv (by GPU and metric) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

@@ -1,4 +1,4 @@
-// MLA decode attention at FlashMLA's measured ceilings (data/silicon/attention.csv;
+// MLA decode attention at FlashMLA's measured ceilings (data/silicon/mla_decode.csv;
 // docs/silicon.md, "MLA decode attention"): the table, the shares by hand, where the
 // cost model reads them.
 #include <gtest/gtest.h>
