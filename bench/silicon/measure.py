@@ -2,10 +2,10 @@
 """Measures the kernels shardwise's cost model reads on the GPU this runs on, and writes rows
 in the formats of data/silicon/ (docs/silicon.md), each with its provenance:
 
-    python3 bench/silicon/measure.py --out DIR [--only gemm,grouped,attention,overheads]
+    python3 bench/silicon/measure.py --out DIR [--only gemm,grouped,attention,overheads,elementwise]
                                      [--silicon NAME] [--rev GIT_REV] [--quick]
 
-DIR then holds gemm.csv, grouped_gemm.csv, attention.csv, overheads.csv and meta.json; pass
+DIR then holds gemm.csv, grouped_gemm.csv, attention.csv, overheads.csv, elementwise.csv and meta.json; pass
 it to any command with `--silicon DIR` (the rows of DIR are read beside the built-in ones and
 win where both measure the same GPU), or curate it into data/silicon/ with
 scripts/curate_silicon.py --measured DIR.
@@ -529,18 +529,88 @@ def measure_overheads(facts, name, locator, quick, log):
     return rows
 
 
+# elementwise kernels between the GEMMs (data/silicon/elementwise.csv): the gated activation
+# over an intermediate width f (Llama-3.1-8B TP1, Llama-3.1-70B TP8, DeepSeek-V3's experts,
+# Qwen3-235B's experts) and the rotary embedding over (q heads, kv heads, head dim) on one rank
+ACT_WIDTHS = [("llama-3.1-8b tp1", 14336), ("llama-3.1-70b tp8", 3584), ("deepseek-v3 expert", 2048), ("qwen3-235b expert", 1536)]
+ROPE_HEADS = [("llama-3.1-8b tp1", 32, 8, 128), ("llama-3.1-70b tp8", 8, 1, 128), ("llama-3.1-70b tp1", 64, 8, 128)]
+ELEMENTWISE_TOKENS = [1, 8, 64, 512, 4096, 16384]
+
+
+def engine_ops():
+    """The engines' own activation and rotary kernels where installed (vLLM's, else SGLang's)."""
+    try:
+        from vllm import _custom_ops as ops  # noqa: PLC0415 - optional
+        return "vLLM", ops
+    except Exception:  # noqa: BLE001 - any import failure means: not installed here
+        return None, None
+
+
+def measure_elementwise(facts, name, locator, quick, log):
+    rows = []
+    who, ops = engine_ops()
+    tokens = [1, 512] if quick else ELEMENTWISE_TOKENS
+    for label, f in ACT_WIDTHS[:1] if quick else ACT_WIDTHS:
+        for m in tokens:
+            x = torch.randn(m, 2 * f, device="cuda", dtype=torch.bfloat16)
+            out = torch.empty(m, f, device="cuda", dtype=torch.bfloat16)
+            if ops is not None and hasattr(ops, "silu_and_mul"):
+                kernel, fn = f"{who} silu_and_mul", lambda i: ops.silu_and_mul(out, x)
+            else:  # torch: three kernels where the engines run one
+                kernel, fn = "torch silu * mul (unfused)", lambda i: torch.mul(torch.nn.functional.silu(x[:, :f]), x[:, f:], out=out)
+            nbytes = m * 3 * f * 2
+            try:
+                us, _ = time_graph(fn, 1, target_ms=1.0)
+            except (RuntimeError, torch.OutOfMemoryError) as err:
+                log(f"elementwise mlp_act {label} m={m}: {str(err).splitlines()[0][:160]}")
+                continue
+            rows.append([name, "mlp_act", f"{label} ({kernel})", m, 1, nbytes, f"{us:.3f}", "us", locator])
+            log(f"elementwise: mlp_act {label:<20} m={m:6d} {us:9.2f} us {nbytes / (us * 1e-6) / 1e9:7.0f} GB/s ({kernel})")
+            del x, out
+    for label, nq, nkv, d in ROPE_HEADS[:1] if quick else ROPE_HEADS:
+        for m in tokens:
+            q = torch.randn(m, nq * d, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(m, nkv * d, device="cuda", dtype=torch.bfloat16)
+            pos = torch.randint(0, 4096, (m,), device="cuda", dtype=torch.int64)
+            cache = torch.randn(4096, d, device="cuda", dtype=torch.bfloat16)  # cos | sin halves
+            if ops is not None and hasattr(ops, "rotary_embedding"):
+                kernel, fn = f"{who} rotary_embedding", lambda i: ops.rotary_embedding(pos, q, k, d, cache, True)
+            else:  # torch: neox-style rotation of q and k in place
+                def fn(i):
+                    cs = cache[pos]
+                    cos, sin = cs[:, : d // 2].unsqueeze(1), cs[:, d // 2 :].unsqueeze(1)
+                    for t, h in ((q, nq), (k, nkv)):
+                        v = t.view(m, h, d)
+                        a, b = v[..., : d // 2].clone(), v[..., d // 2 :].clone()
+                        v[..., : d // 2] = a * cos - b * sin
+                        v[..., d // 2 :] = b * cos + a * sin
+                kernel = "torch rotation (unfused)"
+            nbytes = 2 * m * (nq + nkv) * d * 2
+            try:
+                us, _ = time_graph(fn, 1, target_ms=1.0)
+            except (RuntimeError, torch.OutOfMemoryError) as err:
+                log(f"elementwise attn_rope {label} m={m}: {str(err).splitlines()[0][:160]}")
+                continue
+            rows.append([name, "attn_rope", f"{label} ({kernel})", m, 1, nbytes, f"{us:.3f}", "us", locator])
+            log(f"elementwise: attn_rope {label:<20} m={m:6d} {us:9.2f} us {nbytes / (us * 1e-6) / 1e9:7.0f} GB/s ({kernel})")
+            del q, k, pos, cache
+    torch.cuda.empty_cache()
+    return rows
+
+
 HEADERS = {
     "gemm": ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"],
     "grouped": ["silicon", "dtype", "kernel", "layout", "groups", "m_per_group", "m_padded", "N", "K", "value", "unit", "source_locator"],
     "attention": ["silicon", "dtype", "kernel", "phase", "batch", "q_heads", "kv_heads", "head_dim", "q_len", "kv_len", "causal",
                   "value", "unit", "source_locator"],
     "overheads": ["silicon", "metric", "bytes", "value", "unit", "source_locator"],
+    "elementwise": ["silicon", "op", "model", "tokens", "tp", "bytes", "value", "unit", "source_locator"],
 }
 HEADERS["fused_moe"] = HEADERS["grouped"]
 FILES = {"gemm": "gemm.csv", "grouped": "grouped_gemm.csv", "attention": "attention.csv", "overheads": "overheads.csv",
-         "fused_moe": "fused_moe.csv"}
+         "fused_moe": "fused_moe.csv", "elementwise": "elementwise.csv"}
 MEASURE = {"gemm": measure_gemm, "grouped": measure_grouped, "attention": measure_attention, "overheads": measure_overheads,
-           "fused_moe": measure_fused_moe}
+           "fused_moe": measure_fused_moe, "elementwise": measure_elementwise}
 
 
 def write_csv(path, header, rows):
@@ -555,7 +625,8 @@ def write_csv(path, header, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for the tables (created)")
-    ap.add_argument("--only", default="gemm,grouped,attention,overheads", help="comma-separated: gemm, grouped, attention, overheads, fused_moe")
+    ap.add_argument("--only", default="gemm,grouped,attention,overheads,elementwise",
+                    help="comma-separated: gemm, grouped, attention, overheads, elementwise, fused_moe")
     ap.add_argument("--silicon", default="", help="the catalog name of this GPU (default: from the device name)")
     ap.add_argument("--rev", default="", help="the shardwise git revision of this script, for the rows' provenance")
     ap.add_argument("--quick", action="store_true", help="a few shapes of each kind (a smoke test)")
