@@ -550,6 +550,17 @@ def measure_elementwise(facts, name, locator, quick, log):
     rows = []
     who, ops = engine_ops()
     tokens = [1, 512] if quick else ELEMENTWISE_TOKENS
+
+    def timed(op, label, kernel, m, nbytes, fn):
+        """One row of `op` moving nbytes, or a log line where the kernel cannot run."""
+        try:
+            us, _ = time_graph(fn, 1, target_ms=1.0)
+        except (RuntimeError, torch.OutOfMemoryError) as err:
+            log(f"elementwise {op} {label} m={m}: {str(err).splitlines()[0][:160]}")
+            return
+        rows.append([name, op, f"{label} ({kernel})", m, 1, nbytes, f"{us:.3f}", "us", locator])
+        log(f"elementwise: {op} {label:<20} m={m:6d} {us:9.2f} us {nbytes / (us * 1e-6) / 1e9:7.0f} GB/s ({kernel})")
+
     for label, f in ACT_WIDTHS[:1] if quick else ACT_WIDTHS:
         for m in tokens:
             x = torch.randn(m, 2 * f, device="cuda", dtype=torch.bfloat16)
@@ -558,14 +569,7 @@ def measure_elementwise(facts, name, locator, quick, log):
                 kernel, fn = f"{who} silu_and_mul", lambda i: ops.silu_and_mul(out, x)
             else:  # torch: three kernels where the engines run one
                 kernel, fn = "torch silu * mul (unfused)", lambda i: torch.mul(torch.nn.functional.silu(x[:, :f]), x[:, f:], out=out)
-            nbytes = m * 3 * f * 2
-            try:
-                us, _ = time_graph(fn, 1, target_ms=1.0)
-            except (RuntimeError, torch.OutOfMemoryError) as err:
-                log(f"elementwise mlp_act {label} m={m}: {str(err).splitlines()[0][:160]}")
-                continue
-            rows.append([name, "mlp_act", f"{label} ({kernel})", m, 1, nbytes, f"{us:.3f}", "us", locator])
-            log(f"elementwise: mlp_act {label:<20} m={m:6d} {us:9.2f} us {nbytes / (us * 1e-6) / 1e9:7.0f} GB/s ({kernel})")
+            timed("mlp_act", label, kernel, m, m * 3 * f * 2, fn)
             del x, out
     for label, nq, nkv, d in ROPE_HEADS[:1] if quick else ROPE_HEADS:
         for m in tokens:
@@ -585,14 +589,7 @@ def measure_elementwise(facts, name, locator, quick, log):
                         v[..., : d // 2] = a * cos - b * sin
                         v[..., d // 2 :] = b * cos + a * sin
                 kernel = "torch rotation (unfused)"
-            nbytes = 2 * m * (nq + nkv) * d * 2
-            try:
-                us, _ = time_graph(fn, 1, target_ms=1.0)
-            except (RuntimeError, torch.OutOfMemoryError) as err:
-                log(f"elementwise attn_rope {label} m={m}: {str(err).splitlines()[0][:160]}")
-                continue
-            rows.append([name, "attn_rope", f"{label} ({kernel})", m, 1, nbytes, f"{us:.3f}", "us", locator])
-            log(f"elementwise: attn_rope {label:<20} m={m:6d} {us:9.2f} us {nbytes / (us * 1e-6) / 1e9:7.0f} GB/s ({kernel})")
+            timed("attn_rope", label, kernel, m, 2 * m * (nq + nkv) * d * 2, fn)
             del q, k, pos, cache
     torch.cuda.empty_cache()
     return rows
