@@ -1,9 +1,25 @@
 // Collectives and layout conversions (docs/cost-model.md, "Layouts and collectives").
+#include <cmath>
+
 #include "cost/env.hpp"
 
 namespace shardwise::detail {
 
 // --- collectives -----------------------------------------------------------
+namespace {
+// The breakdown's record of one collective (a conversion made of two reports the larger
+// kind; times and bytes add).
+void record(Env& e, CollKind k, const char* gname, std::int64_t size, double full, const CollCost& c, Basis basis, const std::string& table) {
+  if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {
+    e.pend_kind = k;
+    e.pend_group = gname;
+  }
+  e.pend_s += c.time.value();
+  e.pend_bytes += c.bytes.value();
+  e.pend_colls.push_back({k, gname, size, full, c.bytes.value(), c.time.value(), basis, table});
+}
+}  // namespace
+
 double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest) {
   if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
   // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call;
@@ -32,17 +48,38 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
       }
     }
   }
-  if (e.bd) {
-    // A conversion made of two collectives reports the larger kind; times and bytes add.
-    if (e.pend_kind == CollKind::kNone || c.time.value() > e.pend_s) {
-      e.pend_kind = k;
-      e.pend_group = gname;
-    }
-    e.pend_s += c.time.value();
-    e.pend_bytes += c.bytes.value();
-    e.pend_colls.push_back({k, gname, g.size, full, c.bytes.value(), c.time.value(), basis, table ? table->source : std::string()});
-  }
+  if (e.bd) record(e, k, gname, g.size, full, c, basis, table ? table->source : std::string());
   return c.time.value();
+}
+
+bool a2a_as_measured(const Env& e, const MoeCommProfile& mc) {
+  if (!mc.present || e.etp > 1 || e.g_w.size <= 1) return false;  // expert TP: the engines gather and reduce-scatter instead
+  if (mc.decode_only && e.phase != Phase::kDecode) return false;
+  const ClusterSpec& cl = e.ctx->cluster;
+  const GroupSpan& s = e.s_w;
+  const bool inside = s.levels == 1 && s.level_index[0] == 0;  // one NVLink (xGMI) domain
+  if (mc.one_domain) return inside;
+  if (cl.levels.front().size != mc.node) return false;
+  if (e.g_w.size <= mc.node) return inside;
+  if (s.levels != 2 || s.level_index[0] != 0 || s.fanout[0] != mc.node) return false;
+  const double bw = cl.levels[static_cast<std::size_t>(s.level_index[1])].bandwidth.value();
+  return std::fabs(bw / mc.network_bw - 1.0) <= 0.1;
+}
+
+double moe_all_to_all(Env& e, bool combine, double full, double imbalance) {
+  const MoeCommProfile& mc = e.ctx->moe_comm;
+  if (full <= 0 || !a2a_as_measured(e, mc)) return coll(e, CollKind::kAllToAll, e.g_w, full, "mlp", imbalance);
+  // the engine's kernel as measured: the busiest rank's payload (imbalance x the mean's) on
+  // the curve of this EP size; the bytes each GPU sends stay the model's (the executor's check)
+  const double w = static_cast<double>(e.g_w.size);
+  Basis basis = Basis::kModel;
+  const double t = mc.seconds(combine, w, full / w * imbalance, &basis) * e.p->scales.comm;
+  if (e.bd) {
+    CollCost c = collective_cost(e.ctx->cluster, CollKind::kAllToAll, e.g_w, e.s_w, Bytes(full), e.p->comm_efficiency);
+    c.time = Seconds(t);
+    record(e, CollKind::kAllToAll, "mlp", e.g_w.size, full, c, basis, mc.source);
+  }
+  return t;
 }
 
 // The collective a layout change needs: same -> none; R -> split: local slice;

@@ -56,8 +56,8 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "custom_all_reduce_max_bytes", "scheduler",
-                    "versions"});
+  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "moe_all_to_all", "custom_all_reduce_max_bytes",
+                    "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
   const std::string def = r.string("default_version");
@@ -75,6 +75,13 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     const std::string k = r.string("moe_kernel");
     if (!sink.failed() && k != "triton-fused-moe" && k != "other") r.fail_value("moe_kernel", "triton-fused-moe or other");
     e.moe_kernel = k == "triton-fused-moe" ? EngineTraits::MoeKernel::kTritonFusedMoe : EngineTraits::MoeKernel::kOther;
+  }
+  if (r.has("moe_all_to_all")) {
+    const std::string k = r.string("moe_all_to_all");
+    if (!sink.failed() && k != "nvlink-one-sided" && k != "deepep-low-latency" && k != "model") {
+      r.fail_value("moe_all_to_all", "nvlink-one-sided, deepep-low-latency or model");
+    }
+    e.moe_all_to_all = k == "nvlink-one-sided" ? MoeAllToAll::kNvlinkOneSided : k == "deepep-low-latency" ? MoeAllToAll::kDeepEpLowLatency : MoeAllToAll::kModel;
   }
   if (r.has("custom_all_reduce_max_bytes")) e.custom_all_reduce_max_bytes = r.integer("custom_all_reduce_max_bytes", 0, std::int64_t{1} << 40);
   if (auto sc = r.object("scheduler", true)) {

@@ -102,7 +102,7 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
   }
   // dispatch: each rank sends its T/W tokens' top-k copies to the experts' ranks (all-to-all
   // over W) in the experts' input format; the busiest group receives `imbalance` x the mean
-  if (!replicated) comm = coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.disp_b, "mlp", imbalance);
+  if (!replicated) comm = moe_all_to_all(e, /*combine=*/false, T * k * h * e.disp_b, imbalance);
   flush("dispatch", -1, kGroupConst);
   // expert FFNs inside each expert group of etp ranks: ffn (split each expert) | tokens (split the tokens)
   const int c1 = ch(p, Slot::kExpertFfn1), c2 = ch(p, Slot::kExpertFfn2);
@@ -144,7 +144,7 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
   } else {
     // combine: partial sums reduced inside the expert group, copies sent back in bf16 (all-to-all over W), weighted sum
     comm = convert(e, e2_out, Lay::kSt, e.g_etp, load.mean * h * e.ab, "etp", skew);
-    comm += coll(e, CollKind::kAllToAll, e.g_w, T * k * h * e.ab, "mlp", imbalance);
+    comm += moe_all_to_all(e, /*combine=*/true, T * k * h * e.ab, imbalance);
     comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
   }
   flush("combine", -1, kGroupExperts);

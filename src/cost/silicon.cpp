@@ -15,6 +15,7 @@
 #include "cost/allreduce_table.hpp"
 #include "cost/attention_table.hpp"
 #include "cost/elementwise_table.hpp"
+#include "cost/moe_comm_table.hpp"
 
 namespace shardwise {
 namespace {
@@ -421,9 +422,10 @@ const SiliconTables& builtin_silicon() {
     auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
     auto elementwise = parse_elementwise_table(text_of_embedded("elementwise"), "data/silicon/elementwise.csv");
     auto attention = parse_attention_table(text_of_embedded("mla_decode"), "data/silicon/mla_decode.csv");
+    auto moe_comm = parse_moe_comm_table(text_of_embedded("moe_comm"), "data/silicon/moe_comm.csv");
     for (const Error* e : {rows.ok() ? nullptr : &rows.error(), ceilings.ok() ? nullptr : &ceilings.error(), grouped.ok() ? nullptr : &grouped.error(),
                            allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
-                           attention.ok() ? nullptr : &attention.error()}) {
+                           attention.ok() ? nullptr : &attention.error(), moe_comm.ok() ? nullptr : &moe_comm.error()}) {
       if (e) {
         const std::string why = "the embedded kernel tables must parse: " + e->message();
         SW_CHECK(false, why.c_str());
@@ -435,6 +437,7 @@ const SiliconTables& builtin_silicon() {
     s.allreduce = std::move(allreduce).value();
     s.elementwise = std::move(elementwise).value();
     s.attention = std::move(attention).value();
+    s.moe_comm = std::move(moe_comm).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();
@@ -527,8 +530,13 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const AttentionRow& r) { return r.silicon; }, &t.dir_attention)) {
     return *e;
   }
+  // dispatch and combine rows replace the built-in ones of each (GPU, kernel family) they measure
+  if (auto e = read_one("moe_comm.csv", parse_moe_comm_table, t.moe_comm, [](const MoeCommRow& r) { return r.silicon + "/" + r.family; },
+                        [](const MoeCommRow& r) { return r.silicon; }, &t.dir_moe_comm)) {
+    return *e;
+  }
   if (!any) {
-    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv or mla_decode.csv",
+    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv or moe_comm.csv",
                  "'" + dir + "'"};
   }
   return make_silicon_tables(std::move(t));

@@ -123,6 +123,17 @@ struct AttentionRow {
   std::string locator;
 };
 
+// One measured expert-parallel dispatch or combine kernel (data/silicon/moe_comm.csv;
+// cost/moe_comm_table.hpp reads it): `op` (dispatch, combine) of kernel `family`
+// (nvlink_one_sided, deepep_ll) over `ep` ranks, each rank sending `tokens` tokens whose
+// logical payload is `bytes` (tokens x top-k x hidden x bytes per element), in `seconds`.
+struct MoeCommRow {
+  std::string silicon, family, op;
+  std::int64_t ep = 0, tokens = 0;
+  double bytes = 0, seconds = 0;
+  std::string locator;
+};
+
 // Builds a curve from rows on a GPU with the given peak FLOP/s and HBM bytes/s and a floor:
 // at each measured M the median over shapes of roofline / (time - floor).
 GemmCurve build_gemm_curve(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight, double floor_s);
@@ -152,6 +163,7 @@ struct SiliconTables {
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
   std::vector<ElementwiseRow> elementwise;  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
   std::vector<AttentionRow> attention;  // MLA decode ceilings (cost/attention_table.hpp)
+  std::vector<MoeCommRow> moe_comm;     // dispatch and combine kernels (cost/moe_comm_table.hpp)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;
@@ -159,6 +171,7 @@ struct SiliconTables {
   std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves the folder measured
   std::vector<std::string> dir_elementwise;  // "gpu/op" of the elementwise curves the folder measured
   std::vector<std::string> dir_attention;    // "gpu/metric" of the attention ceilings the folder stated
+  std::vector<std::string> dir_moe_comm;     // "gpu/family" of the dispatch and combine curves the folder measured
   const Source* source(const std::string& gpu) const;
 };
 // Builds the curves of `t` from its rows; an error names a row whose GPU is not in the catalog.

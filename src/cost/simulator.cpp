@@ -247,6 +247,7 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
     ctx.elementwise = elementwise_profile_for(c.gpu, t);
     if (m.attention == AttentionKind::kMla) ctx.mla_decode = mla_decode_profile_for(c.gpu, t);
+    if (m.is_moe()) ctx.moe_comm = moe_comm_profile_for(c.gpu, ctx.engine.moe_all_to_all, t);
   }
   if (m.is_moe()) {
     const double e = static_cast<double>(m.moe.num_experts), k = static_cast<double>(m.moe.top_k);

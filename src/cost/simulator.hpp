@@ -9,6 +9,7 @@
 #include "cost/allreduce_table.hpp"
 #include "cost/attention_table.hpp"
 #include "cost/elementwise_table.hpp"
+#include "cost/moe_comm_table.hpp"
 #include "cost/params.hpp"
 #include "graph/graph.hpp"
 #include "hardware/cluster.hpp"
@@ -138,6 +139,11 @@ struct EngineTraits {
   // measured in data/silicon/allreduce.csv, the faster of it and NCCL taken (the engines
   // dispatch by size). 0: NCCL alone (the generic engine).
   std::int64_t custom_all_reduce_max_bytes = 0;
+  // The kernel the engine's expert-parallel dispatch and combine run on (the all-to-all of
+  // an MoE layer whose tokens are split over the ranks): TensorRT-LLM's NVLinkOneSided,
+  // DeepEP's low-latency kernels (SGLang, vLLM), measured in data/silicon/moe_comm.csv and
+  // read with the kernel tables; kModel: the alpha-beta model (the generic engine).
+  MoeAllToAll moe_all_to_all = MoeAllToAll::kModel;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -174,6 +180,9 @@ struct SimContext {
   ElementwiseProfile elementwise;
   // MLA decode attention at FlashMLA's measured ceilings (with the kernel tables)
   MlaDecodeProfile mla_decode;
+  // The engine's dispatch and combine kernel as measured on this GPU (with the kernel tables;
+  // present where the engine names a kernel the tables hold rows of, or carry, for this GPU)
+  MoeCommProfile moe_comm;
   double moe_routed_floor_s = 0;
 };
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,

@@ -375,13 +375,16 @@ mkdir -p "$tmp/sil" "$tmp/sil-empty" "$tmp/sil-bad"
 printf 'silicon,dtype,kernel,layout,groups,m_per_group,m_padded,N,K,value,unit,source_locator\nh100,bf16,mine,contiguous,32,1,8,4096,7168,700,us,my lab\nh100,bf16,mine,contiguous,32,16,16,4096,7168,720,us,my lab\n' >"$tmp/sil/grouped_gemm.csv"
 expect 0 "expert_ffn1 .* measured +$tmp/sil/grouped_gemm.csv: h100 bf16 grouped GEMMs \\(mine x2; 1-16 rows per expert" -- simulate --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --silicon "$tmp/sil"
 expect 0 'expert_ffn1 .* measured +data/silicon/grouped_gemm.csv: h100 bf16 grouped GEMMs' -- simulate --model qwen3-30b-a3b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
+# the engines' dispatch and combine kernels: DeepEP's low-latency rows under SGLang in decode, the model under the generic engine
+expect 0 'moe:combine .* network +(transferred|extrapolated) +data/silicon/moe_comm.csv: h800 deepep_ll' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --engine sglang --mode decode --context 2000 --batch 512 --explain --kernel-tables
+expect 0 'moe:combine .* network +model +-' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --mode decode --context 2000 --batch 512 --explain --kernel-tables
 # a folder as measure.py writes it: its attention.csv (SDPA timings, kept for reference) is not read
 mkdir -p "$tmp/sil-measured"
 cp "$tmp/sil/grouped_gemm.csv" "$tmp/sil-measured/"
 printf 'silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,kv_len,causal,value,unit,source_locator\nh100,bf16,sdpa,decode,1,32,8,128,1,512,0,9.1,us,my lab\n' >"$tmp/sil-measured/attention.csv"
 expect 0 'throughput' -- simulate --model deepseek-v3 --cluster h100x8 --tp 8 --mode decode --batch 8 --silicon "$tmp/sil-measured"
 expect 2 "^shardwise: --silicon: expected a folder of kernel tables \\(bench/silicon/measure.py --out\\), found '$tmp/nope'" -- simulate --model llama-3.1-8b --cluster h100x8 --silicon "$tmp/nope"
-expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv or mla_decode.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
+expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv or moe_comm.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
 printf 'silicon,dtype,kernel,M,N,K,value,unit,source_locator\nh100,bf16,k,1,2,3,-4,us,x\n' >"$tmp/sil-bad/gemm.csv"
 expect 2 "^shardwise: $tmp/sil-bad/gemm.csv: field 'row 2 value': expected a positive number, found '-4'" -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil-bad"
 expect 0 'tok/s/GPU' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil"
