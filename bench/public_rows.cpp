@@ -207,6 +207,29 @@ void amd_vllm_config(PublicRow& r, const std::string& source) {
   }
 }
 
+// NVIDIA's MLPerf v5.1 TensorRT-LLM configs with attention-DP balancing (adp_balancing_enable
+// True): batching_wait_iters and timeout_iters, read from the rows' config files
+// (closed/NVIDIA/configs/<system>/Server/deepseek-r1.py, as mirrored in
+// ykamiset/inference_results_v5.1@e9ccad4d: the runtime flags' adp_balancing_* lines); facts of
+// the submission, nothing fitted.
+struct TrtllmAdpConfig {
+  const char* path;
+  std::int64_t wait_iters, timeout_iters;
+};
+constexpr TrtllmAdpConfig kNvidiaAdpConfigs[] = {
+    {"configs/B200-SXM-180GBx8/Server/deepseek-r1.py", 3, 9},
+    {"configs/GB200-NVL72_GB200-186GB_aarch64x72/Server/deepseek-r1.py", 3, 9},
+    {"configs/GB300-NVL72_GB300-288GB_aarch64x72_TRT/Server/deepseek-r1.py", 2, 6},
+};
+void nvidia_adp_config(PublicRow& r, const std::string& source) {
+  for (const TrtllmAdpConfig& c : kNvidiaAdpConfigs) {
+    if (source.find(c.path) == std::string::npos) continue;
+    r.engine.adp_wait_iters = c.wait_iters;
+    r.engine.adp_timeout_iters = c.timeout_iters;
+    return;
+  }
+}
+
 template <class Get, class Skip>
 std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   PublicRow r;
@@ -398,6 +421,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     mlperf_lengths(r, get("dataset"));
     mlperf_caps(r, conc);
     amd_vllm_config(r, get("source"));
+    nvidia_adp_config(r, get("source"));
     r.plan.batch = 0;
     r.measured = std::stod(get("output_tok_s_per_gpu"));
     r.metric = RowMetric::kServeOutput;

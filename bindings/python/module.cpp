@@ -215,9 +215,11 @@ Inputs inputs(const std::string& model, const std::string& cluster, const std::s
   return in;
 }
 
-// decode_steps=: SGLang's --num-continuous-decode-steps, as the CLI's --decode-steps (errors name the keyword)
+// decode_steps=: SGLang's --num-continuous-decode-steps, as the CLI's --decode-steps; adp_balance='W,T':
+// TensorRT-LLM's attention-DP balancing, as --adp-balance (errors name the keyword)
 shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& version, const py::handle& max_num_tokens,
-                                  const py::handle& max_num_seqs, const py::handle& decode_steps = py::none()) {
+                                  const py::handle& max_num_seqs, const py::handle& decode_steps = py::none(),
+                                  const py::handle& adp_balance = py::none()) {
   std::string why;
   auto e = get(shardwise::engine_traits_of(as_opt_str("engine", name), as_opt_str("engine_version", version),
                                            as_opt_int("max_num_tokens", max_num_tokens), as_opt_int("max_num_seqs", max_num_seqs), &why));
@@ -230,6 +232,17 @@ shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& vers
       raise(err);
     }
     e = *stepped;
+  }
+  if (const auto text = as_opt_str("adp_balance", adp_balance)) {
+    const auto named = [](Error err) {
+      if (err.file == "--adp-balance") err.file = "adp_balance";
+      return err;
+    };
+    auto wt = shardwise::parse_adp_balance(*text);
+    if (!wt) raise(named(wt.error()));
+    auto balanced = shardwise::with_adp_balance(e, wt->first, wt->second);
+    if (!balanced) raise(named(balanced.error()));
+    e = *balanced;
   }
   return e;
 }
@@ -290,7 +303,8 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& redundant_experts, const py::object& sharding, const py::object& engine, const py::object& engine_version,
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
          const py::object& two_batch_overlap, const py::object& time_limit, const py::object& explain, const py::object& kernel_tables,
-         const py::object& silicon, const py::object& calibration, const py::object& decode_steps, const py::kwargs& kw) {
+         const py::object& silicon, const py::object& calibration, const py::object& decode_steps, const py::object& adp_balance,
+         const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
@@ -309,7 +323,7 @@ PYBIND11_MODULE(shardwise, m) {
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
         const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);
         const shardwise::SimContext ctx =
-            shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps));
+            shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance));
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         shardwise::Breakdown bd;
         const shardwise::Metrics mt = shardwise::evaluate(ctx, p, &bd);
@@ -360,7 +374,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
       py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
       py::arg("explain") = false, py::arg("kernel_tables") = false, py::arg("silicon") = py::none(), py::arg("calibration") = py::none(),
-      py::arg("decode_steps") = py::none(),
+      py::arg("decode_steps") = py::none(), py::arg("adp_balance") = py::none(),
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
       "and kin; time_limit= seconds stops it, Ctrl-C interrupts it; explain=True adds each op's bound and basis and the "
       "'explain' shares, kernel_tables=True costs GEMMs from the measured tables, silicon='DIR' reads one's own beside them: docs/silicon.md; "
@@ -373,7 +387,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& seed_o, const py::object& threads_o, const py::object& redundant_experts, const py::object& engine,
          const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
          const py::object& top_k_o, const py::object& time_limit, const py::object& kernel_tables, const py::object& silicon,
-         const py::object& calibration, const py::object& decode_steps, const py::kwargs& kw) {
+         const py::object& calibration, const py::object& decode_steps, const py::object& adp_balance, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, ov))));
@@ -392,7 +406,7 @@ PYBIND11_MODULE(shardwise, m) {
         const py::object engine_named = any_layout ? py::object(py::none()) : engine;
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
                                                                   cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration),
-                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs, decode_steps));
+                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance));
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
@@ -420,6 +434,7 @@ PYBIND11_MODULE(shardwise, m) {
           file.engine_version = ctx.engine.version;
         }
         if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // replayed by simulate --plan and launch
+        if (ctx.engine.adp_timeout_iters > 0) file.adp_balance = std::pair{ctx.engine.adp_wait_iters, ctx.engine.adp_timeout_iters};
         if (as_bool("kernel_tables", kernel_tables) || !silicon.is_none() || !calibration.is_none()) {  // replayed by check and launch
           file.cost = shardwise::PlanFile::Cost{as_bool("kernel_tables", kernel_tables) || !silicon.is_none(),
                                                 silicon.is_none() ? "" : as_str("silicon", silicon),
@@ -459,6 +474,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
       py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(), py::arg("kernel_tables") = false,
       py::arg("silicon") = py::none(), py::arg("calibration") = py::none(), py::arg("decode_steps") = py::none(),
+      py::arg("adp_balance") = py::none(),
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
       "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "

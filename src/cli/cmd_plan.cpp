@@ -339,6 +339,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     file.engine_version = serve_engine->version;
   }
   if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // --decode-steps: replayed by simulate --plan and launch
+  if (ctx.engine.adp_timeout_iters > 0) file.adp_balance = std::pair{ctx.engine.adp_wait_iters, ctx.engine.adp_timeout_iters};  // --adp-balance
   file.cost = recorded_cost(a.cost);  // --kernel-tables / --silicon / --calibration: replayed by simulate --plan, check and launch
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
   if (a.phases) return run_phases_plan(a, ctx, space, o, file);

@@ -92,6 +92,7 @@ int run_simulate(SimulateArgs a) {
   std::optional<Plan> file_prefill;
   std::optional<PhasePlan> file_phases;
   std::optional<std::int64_t> file_seqs, file_tokens, file_steps, file_pre_seqs, file_pre_tokens;
+  std::optional<std::pair<std::int64_t, std::int64_t>> file_adp;  // engine_settings.adp_balance
   CostArgs cost = a.cost;  // the flags', else the cost model the plan file was made with
   bool engine_from_plan = false;
   InputSource src;
@@ -108,6 +109,7 @@ int run_simulate(SimulateArgs a) {
     file_pre_tokens = f->prefill_max_num_tokens;
     cost = cost_for_plan(a.cost, *f);
     file_steps = f->decode_steps;
+    file_adp = f->adp_balance;
     // the engine the plan was made for, unless --engine names one
     if (!a.engine.name && f->engine) {
       a.engine.name = f->engine;
@@ -183,6 +185,11 @@ int run_simulate(SimulateArgs a) {
   if (file_steps && !a.engine.decode_steps) {
     auto e = with_decode_steps(*engine, *file_steps);
     if (!e) return fail(blame(e.error(), "--decode-steps", a.plan_file, "engine_settings.decode_steps"));
+    engine = std::move(e);
+  }
+  if (file_adp && !a.engine.adp_balance) {
+    auto e = with_adp_balance(*engine, file_adp->first, file_adp->second);
+    if (!e) return fail(blame(e.error(), "--adp-balance", a.plan_file, "engine_settings.adp_balance"));
     engine = std::move(e);
   }
   auto params = cost_params_of(cost, in->cluster.gpu.name);

@@ -163,13 +163,23 @@ void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
   cmd->add_option("--decode-steps", e.decode_steps,
                   "Serve: decode iterations per scheduling decision, nothing admitted between them (SGLang --num-continuous-decode-steps; "
                   "vLLM 0.11 and TensorRT-LLM: 1, the default)");
+  cmd->add_option("--adp-balance", e.adp_balance,
+                  "Serve, trtllm with attention DP: hold new prompts until every DP rank has one, then WAIT more iterations while "
+                  "all decode, at most TIMEOUT iterations (TensorRT-LLM's attention_dp_config: enable_balance, batching_wait_iters, "
+                  "timeout_iters; default off)")
+      ->type_name("WAIT,TIMEOUT");
 }
 
 Expected<EngineTraits> engine_of(const EngineArgs& a) {
   std::string why;
   auto e = engine_traits_of(a.name, a.version, a.max_num_tokens, a.max_num_seqs, &why);
   if (e && !why.empty()) note(why);
-  if (e && a.decode_steps) return with_decode_steps(*e, *a.decode_steps);
+  if (e && a.decode_steps) e = with_decode_steps(*e, *a.decode_steps);
+  if (e && a.adp_balance) {
+    auto wt = parse_adp_balance(*a.adp_balance);
+    if (!wt) return wt.error();
+    e = with_adp_balance(*e, wt->first, wt->second);
+  }
   return e;
 }
 

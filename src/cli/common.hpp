@@ -68,6 +68,7 @@ bool any_override(const WorkloadOverrides& o);
 struct EngineArgs {
   std::optional<std::string> name, version;  // given empty ('') is an error, not "none"
   std::optional<std::int64_t> max_num_tokens, max_num_seqs, decode_steps;
+  std::optional<std::string> adp_balance;  // "WAIT,TIMEOUT" (TensorRT-LLM's attention-DP balancing)
 };
 void add_engine_flags(CLI::App* cmd, EngineArgs& e);
 // The traits, with a note on stderr when the version is newer than the profile describes.

@@ -184,6 +184,37 @@ Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps) {
   return e;
 }
 
+Expected<EngineTraits> with_adp_balance(EngineTraits e, std::int64_t wait_iters, std::int64_t timeout_iters) {
+  if (e.name != "trtllm") {
+    return Error{"--adp-balance", "", "--engine trtllm beside it (TensorRT-LLM's attention_dp_config; vLLM and SGLang hold no prompts back)",
+                 e.name == "generic" ? std::string("no --engine") : "--engine " + e.name};
+  }
+  if (wait_iters < 0 || wait_iters > 1000) {
+    return Error{"--adp-balance", "batching_wait_iters", "0 to 1000 iterations", std::to_string(wait_iters)};
+  }
+  if (timeout_iters < 1 || timeout_iters > 10000) {
+    return Error{"--adp-balance", "timeout_iters", "1 to 10000 iterations", std::to_string(timeout_iters)};
+  }
+  e.adp_wait_iters = wait_iters;
+  e.adp_timeout_iters = timeout_iters;
+  return e;
+}
+
+Expected<std::pair<std::int64_t, std::int64_t>> parse_adp_balance(const std::string& text) {
+  const auto comma = text.find(',');
+  const auto whole = [](const std::string& t, std::int64_t& out) {
+    if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    out = std::stoll(t);
+    return true;
+  };
+  std::int64_t w = 0, t = 0;
+  if (comma == std::string::npos || !whole(text.substr(0, comma), w) || !whole(text.substr(comma + 1), t)) {
+    return Error{"--adp-balance", "", "WAIT,TIMEOUT: two whole numbers of iterations (batching_wait_iters, timeout_iters), e.g. 3,9",
+                 "'" + text + "'"};
+  }
+  return std::pair{w, t};
+}
+
 Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
                                         std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs,
                                         std::string* note) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/error.hpp"
 #include "cost/simulator.hpp"
@@ -31,6 +32,13 @@ Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, 
 // (multi-step scheduling was removed with its V0 engine) and TensorRT-LLM have none, so
 // more than 1 is refused for them. Errors name the flag.
 Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps);
+// The engine with TensorRT-LLM's attention-DP balancing (--adp-balance WAIT,TIMEOUT; the
+// config's attention_dp_config: enable_balance, batching_wait_iters, timeout_iters): trtllm
+// only (vLLM and SGLang hold no prompts back), 0 to 1000 batching iterations and 1 to 10000
+// timeout iterations. Errors name the flag.
+Expected<EngineTraits> with_adp_balance(EngineTraits e, std::int64_t wait_iters, std::int64_t timeout_iters);
+// "3,9" -> (3, 9); errors name --adp-balance and the text as typed.
+Expected<std::pair<std::int64_t, std::int64_t>> parse_adp_balance(const std::string& text);
 // Bad input when the engine is not built for the GPU's vendor (TensorRT-LLM on an AMD GPU),
 // naming `flag`; nullopt for the generic engine and the engines that run there.
 std::optional<Error> engine_gpu_error(const EngineTraits& e, const GpuSpec& gpu, const std::string& flag);

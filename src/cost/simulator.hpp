@@ -144,6 +144,12 @@ struct EngineTraits {
   // DeepEP's low-latency kernels (SGLang, vLLM), measured in data/silicon/moe_comm.csv and
   // read with the kernel tables; kModel: the alpha-beta model (the generic engine).
   MoeAllToAll moe_all_to_all = MoeAllToAll::kModel;
+  // TensorRT-LLM's attention-DP balancing (attention_dp_config: enable_balance,
+  // batching_wait_iters, timeout_iters; off by default in its LLM API): with attention DP,
+  // new prompts are held until every DP rank has one (then, while every rank decodes, for
+  // adp_wait_iters more iterations) or adp_timeout_iters iterations pass (docs/serving.md,
+  // "Attention-DP balancing"). adp_timeout_iters 0: off.
+  std::int64_t adp_wait_iters = 0, adp_timeout_iters = 0;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 

@@ -92,8 +92,9 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.requests) ov["requests"] = *o.requests;
   if (o.seed) ov["seed"] = *o.seed;
   if (!ov.empty()) j["workload_overrides"] = ov;
-  if (f.max_num_seqs || f.max_num_tokens || f.decode_steps) {
+  if (f.max_num_seqs || f.max_num_tokens || f.decode_steps || f.adp_balance) {
     json es = json::object();
+    if (f.adp_balance) es["adp_balance"] = json{{"batching_wait_iters", f.adp_balance->first}, {"timeout_iters", f.adp_balance->second}};
     if (f.max_num_seqs) es["max_num_seqs"] = *f.max_num_seqs;
     if (f.max_num_tokens) es["max_num_tokens"] = *f.max_num_tokens;
     if (f.decode_steps) es["decode_steps"] = *f.decode_steps;
@@ -145,7 +146,11 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   f.workload = r.string_or("workload", "");
   if (auto d = r.object("degrees", true)) read_degrees(*d, f.plan.deg);
   if (auto es = r.object("engine_settings", false)) {
-    es->reject_unknown({"max_num_seqs", "max_num_tokens", "decode_steps"});
+    es->reject_unknown({"max_num_seqs", "max_num_tokens", "decode_steps", "adp_balance"});
+    if (auto ab = es->object("adp_balance", false)) {
+      ab->reject_unknown({"batching_wait_iters", "timeout_iters"});
+      f.adp_balance = std::pair{ab->integer("batching_wait_iters", 0, 1000), ab->integer("timeout_iters", 1, 10000)};
+    }
     if (es->has("max_num_seqs")) f.max_num_seqs = es->integer("max_num_seqs", 1, kMaxBatch);
     if (es->has("max_num_tokens")) f.max_num_tokens = es->integer("max_num_tokens", 1, kMaxTokens);
     if (es->has("decode_steps")) f.decode_steps = es->integer("decode_steps", 1, 1024);

@@ -38,6 +38,9 @@ struct PlanFile {
   // decode iterations per scheduling decision ("engine_settings": {"decode_steps"}; SGLang's
   // --num-continuous-decode-steps), when the plan was made with more than the engine's 1
   std::optional<std::int64_t> decode_steps = std::nullopt;
+  // TensorRT-LLM's attention-DP balancing the plan was made with ("engine_settings":
+  // {"adp_balance": {"batching_wait_iters", "timeout_iters"}}; --adp-balance)
+  std::optional<std::pair<std::int64_t, std::int64_t>> adp_balance = std::nullopt;
   // The serving engine the plan was made for (plan --engine): JSON "engine": {"name",
   // "version"}; simulate --plan and launch use it unless --engine says otherwise. The name
   // and version are checked where they are used (the engine profiles live above plan/).

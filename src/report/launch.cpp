@@ -404,6 +404,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                 p.redundant_experts, p.redundant_experts, p.redundant_experts,
                                 ctx.model.moe.num_experts + p.redundant_experts));
   }
+  if (file.adp_balance && o.engine != ServeEngine::kTrtllm) {
+    notes.push_back(fmt::format("the plan was made with TensorRT-LLM's attention-DP balancing ({} batching and {} timeout iterations); {} "
+                                "holds no prompts back: its serving prediction here runs without it",
+                                file.adp_balance->first, file.adp_balance->second, to_string(o.engine)));
+  }
   if (file.decode_steps && *file.decode_steps > 1 && o.engine != ServeEngine::kSglang) {
     notes.push_back(fmt::format("the plan was made with {} decode iterations per scheduling decision; {} schedules every iteration (SGLang "
                                 "has --num-continuous-decode-steps): its serving prediction here runs 1",
@@ -588,6 +593,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       // chunked prefill on, as simulated (llmapi/llm_args.py: enable_chunked_prefill, default False)
       std::string config = fmt::format("enable_attention_dp: {}\nenable_chunked_prefill: true\nkv_cache_config:\n  dtype: {}\n",
                                        dp ? "true" : "false", fp8_kv ? "fp8" : "auto");
+      // attention-DP balancing, as simulated (llmapi/llm_args.py AttentionDpConfig; off by default)
+      if (dp && ctx.engine.adp_timeout_iters > 0) {
+        config += fmt::format("attention_dp_config:\n  enable_balance: true\n  batching_wait_iters: {}\n  timeout_iters: {}\n", ctx.engine.adp_wait_iters,
+                              ctx.engine.adp_timeout_iters);
+      }
       if (!o.role.empty()) {  // the KV cache leaves the context servers through the cache transceiver
         config += "cache_transceiver_config:\n  backend: UCX\n";
         if (o.role == "prefill") config += "disable_overlap_scheduler: true\n";

@@ -132,6 +132,11 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
   if (f.max_num_tokens) settings.max_num_tokens = *f.max_num_tokens;
   // decode steps where the engine runs them (the others schedule every iteration: a note says so)
   if (f.decode_steps && o.engine == ServeEngine::kSglang) settings.decode_steps = *f.decode_steps;
+  // attention-DP balancing where the engine runs it (TensorRT-LLM's attention_dp_config)
+  if (f.adp_balance && o.engine == ServeEngine::kTrtllm) {
+    settings.adp_wait_iters = f.adp_balance->first;
+    settings.adp_timeout_iters = f.adp_balance->second;
+  }
   const SimContext ctx = make_context(model, cluster, workload, o.params ? *o.params : cost_params_for(cluster.gpu.name), settings);
   const SearchSpace space = make_space(model, cluster, workload, f.plan.redundant_experts);
   const EngineFit fit = fit_engine(o.engine, ctx, space, f.plan);

@@ -69,6 +69,11 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
                    e.prefill_first ? "prefill first" : "decode first with chunked prefill", e.reserve_full_kv ? "reserve-full" : "on-demand",
                    grouped(e.max_num_seqs), grouped(e.max_num_tokens));
   if (e.decode_steps > 1) s += fmt::format("             {} decode iterations per scheduling decision\n", e.decode_steps);
+  if (e.adp_timeout_iters > 0 && plan.deg.attn_dp > 1) {
+    s += fmt::format("             attention-DP balancing: new prompts wait for every DP rank to have one ({} more iterations while all decode), "
+                     "at most {} iterations\n",
+                     e.adp_wait_iters, e.adp_timeout_iters);
+  }
   return s + serve_body(ctx, r, wall_s);
 }
 
@@ -154,7 +159,10 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   j["plan"] = json::parse(plan_to_json(PlanFile{plan, ctx.model.name, ctx.cluster.name, w.name, {}, std::nullopt}));
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
                  {"max_num_seqs", ctx.engine.max_num_seqs}, {"prefill_first", ctx.engine.prefill_first},
-                 {"reserve_full_kv", ctx.engine.reserve_full_kv}, {"decode_steps", ctx.engine.decode_steps}};
+                 {"reserve_full_kv", ctx.engine.reserve_full_kv}, {"decode_steps", ctx.engine.decode_steps},
+                 {"adp_balance", ctx.engine.adp_timeout_iters > 0 ? json{{"batching_wait_iters", ctx.engine.adp_wait_iters},
+                                                                          {"timeout_iters", ctx.engine.adp_timeout_iters}}
+                                                                    : json(nullptr)}};
   j["ttft_ms"] = r.ttft_ms.mean;
   j["tpot_ms"] = r.tpot_ms.mean;
   j["e2e_ms"] = r.e2e_ms.mean;

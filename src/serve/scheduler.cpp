@@ -90,6 +90,33 @@ Instance::Instance(const SimContext& ctx, const Plan& plan, StepTimes& steps)
   dec_tokens_ = 1 + w.spec_tokens;
   run_steps_ = std::max<std::int64_t>(1, eng_.decode_steps);
   free_blocks_ = total_blocks_;
+  a_ = a;
+}
+
+// TensorRT-LLM's _balance_adp_requests over the pooled DP groups: every group has a prompt
+// when at least a_ wait (requests go to the least loaded group) and a slot is free; every
+// group decodes when at least a_ sequences decode. Returns whether this iteration's new
+// prompts are held back.
+bool Instance::adp_hold(std::int64_t decoding) {
+  if (eng_.adp_timeout_iters <= 0 || a_ <= 1) return false;
+  const bool all_prompts = static_cast<std::int64_t>(waiting_.size()) >= a_ && static_cast<std::int64_t>(running_.size()) < cap_;
+  const bool all_decode = decoding >= a_;
+  if (all_prompts) {
+    adp_waited_ = 0;
+    if (!all_decode) return false;
+    if (adp_batched_ < eng_.adp_wait_iters) {
+      ++adp_batched_;
+      return true;
+    }
+    adp_batched_ = 0;
+    return false;
+  }
+  ++adp_waited_;
+  if (adp_waited_ >= eng_.adp_timeout_iters || !all_decode) {
+    adp_waited_ = 0;
+    return false;
+  }
+  return true;
 }
 
 std::int64_t Instance::add(const Req& r) {
@@ -205,8 +232,9 @@ Instance::Step Instance::step() {
   // 2. waiting requests, first come first served, while the cap, the budget and the KV cache allow
   const bool had_waiting = !waiting_.empty();
   bool kv_blocked = false, admitted_ready = false;
+  const bool held = adp_hold(static_cast<std::int64_t>(dec_.size()));
   // (no admission while a running prompt waits for blocks: the decodes must free them first)
-  while (!locked && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
+  while (!locked && !held && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
     const std::int64_t r = waiting_.front();
     const auto u = static_cast<std::size_t>(r);
     if (preempted_at_[u] == iterations_) break;  // preempted this iteration: back in a later one

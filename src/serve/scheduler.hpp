@@ -92,6 +92,11 @@ class Instance {
   // iterations left of the current multi-step decode run (EngineTraits::decode_steps): while
   // any are, the running sequences only decode and nothing is admitted
   std::int64_t run_left_ = 0;
+  // attention-DP balancing (EngineTraits::adp_timeout_iters > 0 with attention DP): the DP
+  // groups, and the iterations held since the last release (waiting for every group to have
+  // a prompt) and since every group had one (batching)
+  std::int64_t a_ = 1, adp_waited_ = 0, adp_batched_ = 0;
+  bool adp_hold(std::int64_t decoding);
   double t_ = 0, in_sys_ = 0, run_int_ = 0, first_arrival_;
 };
 

@@ -196,6 +196,22 @@ class PlanAndLaunch(unittest.TestCase):
         with self.assertRaisesRegex(sw.Error, r"^decode_steps: "):
             sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="vllm", mode="serve", rate=4, requests=200, decode_steps=2)
 
+    def test_adp_balance_is_the_clis_flag(self):
+        # adp_balance='W,T' is --adp-balance: TensorRT-LLM holds new prompts under attention DP,
+        # the serve report and the plan record it, and another engine refuses it
+        kw = dict(attn_dp=8, ep=8, engine="trtllm", mode="serve", rate=5, requests=200)
+        off = sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", **kw)
+        on = sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", adp_balance="3,9", **kw)
+        self.assertIsNone(off["engine"]["adp_balance"])
+        self.assertEqual(on["engine"]["adp_balance"], {"batching_wait_iters": 3, "timeout_iters": 9})
+        self.assertGreater(on["ttft_ms"], off["ttft_ms"])
+        p = sw.plan("deepseek-v3", "b200x8", "chat-1k-1k", engine="trtllm", mode="serve", requests=200, adp_balance="3,9")
+        self.assertEqual(p["plan"]["engine_settings"]["adp_balance"], {"batching_wait_iters": 3, "timeout_iters": 9})
+        with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected --engine trtllm"):
+            sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", attn_dp=8, ep=8, engine="sglang", mode="serve", rate=5, adp_balance="3,9")
+        with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected WAIT,TIMEOUT"):
+            sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", adp_balance="3;9", **kw)
+
     def test_spec_tokens_alone_take_the_models_mtp_acceptance(self):
         r = sw.simulate("deepseek-v3", "h200x8", tp=8, ep=4, batch=1, spec_tokens=3)
         self.assertAlmostEqual(r["speculative"]["acceptance"], 0.85)
