@@ -42,6 +42,11 @@ Expected<PlanDeployment> plan_deployment(const PlanFile& f, const std::string& f
     if (!e) return Error{file, "engine_settings.decode_steps", e.error().expected, e.error().found};
     engine = *e;
   }
+  if (f.adp_balance && engine.adp_timeout_iters <= 0) {  // (an --adp-balance given wins)
+    auto e = with_adp_balance(engine, f.adp_balance->first, f.adp_balance->second);
+    if (!e) return Error{file, "engine_settings.adp_balance", e.error().expected, e.error().found};
+    engine = *e;
+  }
   PlanDeployment out{make_context(model, cluster, workload, params, engine), {f.plan, f.prefill_pool, {}}};
   if (f.prefill_max_num_seqs && !seqs_given) out.d.prefill_settings.max_num_seqs = *f.prefill_max_num_seqs;
   if (f.prefill_max_num_tokens && !tokens_given) out.d.prefill_settings.max_num_tokens = *f.prefill_max_num_tokens;
