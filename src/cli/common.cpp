@@ -165,7 +165,7 @@ void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
                   "vLLM 0.11 and TensorRT-LLM: 1, the default)");
   cmd->add_option("--adp-balance", e.adp_balance,
                   "Serve, trtllm with attention DP: hold new prompts until every DP rank has one, then WAIT more iterations while "
-                  "all decode, at most TIMEOUT iterations (TensorRT-LLM's attention_dp_config: enable_balance, batching_wait_iters, "
+                  "all decode, or until TIMEOUT iterations pass without (TensorRT-LLM's attention_dp_config: enable_balance, batching_wait_iters, "
                   "timeout_iters; default off)")
       ->type_name("WAIT,TIMEOUT");
 }
@@ -179,6 +179,9 @@ Expected<EngineTraits> engine_of(const EngineArgs& a) {
     auto wt = parse_adp_balance(*a.adp_balance);
     if (!wt) return wt.error();
     e = with_adp_balance(*e, wt->first, wt->second);
+    if (!e && !e.error().field.empty()) {  // a value out of range: the flag's text as typed
+      return Error{"--adp-balance", "", "WAIT from 0 to 1000 and TIMEOUT from 1 to 10000 iterations", "'" + *a.adp_balance + "'"};
+    }
   }
   return e;
 }

@@ -55,6 +55,10 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
 bool a2a_as_measured(const Env& e, const MoeCommProfile& mc) {
   if (!mc.present || e.etp > 1 || e.g_w.size <= 1) return false;  // expert TP: the engines gather and reduce-scatter instead
   if (mc.decode_only && e.phase != Phase::kDecode) return false;
+  // SGLang and vLLM run DeepEP only when told (--moe-a2a-backend deepep, VLLM_ALL2ALL_BACKEND),
+  // which launch sets with two-batch overlap: without it the launched engine runs its default
+  // backend, which the model prices
+  if (mc.family == MoeAllToAll::kDeepEpLowLatency && !e.plan->two_batch_overlap) return false;
   const ClusterSpec& cl = e.ctx->cluster;
   const GroupSpan& s = e.s_w;
   const bool inside = s.levels == 1 && s.level_index[0] == 0;  // one NVLink (xGMI) domain

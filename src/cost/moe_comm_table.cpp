@@ -59,6 +59,7 @@ Expected<std::vector<MoeCommRow>> parse_moe_comm_table(const std::string& text, 
   int row = 1;  // the header is row 1, as in the other tables
   for (const auto& c : *t) {
     ++row;
+    if (c[0].empty()) return Error{file, fmt::format("row {} silicon", row), "a GPU of the catalog", "'' (empty)"};
     if (c[1] != "nvlink_one_sided" && c[1] != "deepep_ll") return Error{file, fmt::format("row {} family", row), "nvlink_one_sided or deepep_ll", "'" + c[1] + "'"};
     if (c[3] != "dispatch" && c[3] != "combine") return Error{file, fmt::format("row {} op", row), "dispatch or combine", "'" + c[3] + "'"};
     if (c[11] != "us") return Error{file, fmt::format("row {} unit", row), "us", "'" + c[11] + "'"};

@@ -3,6 +3,7 @@
 // workload it was made for.
 #pragma once
 #include <optional>
+#include <utility>
 #include <string>
 
 #include "core/error.hpp"

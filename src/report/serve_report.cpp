@@ -71,7 +71,7 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
   if (e.decode_steps > 1) s += fmt::format("             {} decode iterations per scheduling decision\n", e.decode_steps);
   if (e.adp_timeout_iters > 0 && plan.deg.attn_dp > 1) {
     s += fmt::format("             attention-DP balancing: new prompts wait for every DP rank to have one ({} more iterations while all decode), "
-                     "at most {} iterations\n",
+                     "or for {} iterations without\n",
                      e.adp_wait_iters, e.adp_timeout_iters);
   }
   return s + serve_body(ctx, r, wall_s);

@@ -99,7 +99,11 @@ Instance::Instance(const SimContext& ctx, const Plan& plan, StepTimes& steps)
 // prompts are held back.
 bool Instance::adp_hold(std::int64_t decoding) {
   if (eng_.adp_timeout_iters <= 0 || a_ <= 1) return false;
-  const bool all_prompts = static_cast<std::int64_t>(waiting_.size()) >= a_ && static_cast<std::int64_t>(running_.size()) < cap_;
+  // prompts only: a disaggregated decode pool's arrivals (ready, prefilled elsewhere) are
+  // generation requests, which TensorRT-LLM never holds
+  std::int64_t prompts = 0;
+  for (std::int64_t r : waiting_) prompts += ready_[static_cast<std::size_t>(r)] == 0 ? 1 : 0;
+  const bool all_prompts = prompts >= a_ && static_cast<std::int64_t>(running_.size()) < cap_;
   const bool all_decode = decoding >= a_;
   if (all_prompts) {
     adp_waited_ = 0;
@@ -234,11 +238,12 @@ Instance::Step Instance::step() {
   bool kv_blocked = false, admitted_ready = false;
   const bool held = adp_hold(static_cast<std::int64_t>(dec_.size()));
   // (no admission while a running prompt waits for blocks: the decodes must free them first)
-  while (!locked && !held && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
+  while (!locked && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
     const std::int64_t r = waiting_.front();
     const auto u = static_cast<std::size_t>(r);
     if (preempted_at_[u] == iterations_) break;  // preempted this iteration: back in a later one
     const bool cached = ready_[u] != 0;
+    if (held && !cached) break;  // attention-DP balancing holds the prompts (in arrival order)
     const std::int64_t c = cached ? 0 : std::min(prompt_[u], budget);
     const std::int64_t hold = cached ? prompt_[u] + 1 : c;  // a cached prompt and its first token
     const std::int64_t need =
