@@ -52,6 +52,8 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
   return c.time.value();
 }
 
+namespace {
+// Whether the kernel table describes this evaluation's all-to-all (moe_all_to_all's rule)
 bool a2a_as_measured(const Env& e, const MoeCommProfile& mc) {
   if (!mc.present || e.etp > 1 || e.g_w.size <= 1) return false;  // expert TP: the engines gather and reduce-scatter instead
   if (mc.decode_only && e.phase != Phase::kDecode) return false;
@@ -69,6 +71,7 @@ bool a2a_as_measured(const Env& e, const MoeCommProfile& mc) {
   const double bw = cl.levels[static_cast<std::size_t>(s.level_index[1])].bandwidth.value();
   return std::fabs(bw / mc.network_bw - 1.0) <= 0.1;
 }
+}  // namespace
 
 double moe_all_to_all(Env& e, bool combine, double full, double imbalance) {
   const MoeCommProfile& mc = e.ctx->moe_comm;

@@ -106,7 +106,6 @@ double coll(Env& e, CollKind k, Group g, double full, const char* gname, double 
 // the tables describe this deployment (SimContext::moe_comm: its kernel, topology and phase;
 // no expert TP), else coll's model (docs/silicon.md, "Dispatch and combine").
 double moe_all_to_all(Env& e, bool combine, double full, double imbalance);
-bool a2a_as_measured(const Env& e, const MoeCommProfile& mc);
 CollKind transition(Lay from, Lay to);
 double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname, double slowest = 1.0);
 double to_mlp(Env& e, Lay from, Lay need, double full);

@@ -110,14 +110,7 @@ TEST(AllReduceTable, ProfilesByGpu) {
 
 // DeepSeek-V3 decode at TP 8, batch 8, on 8 H200: ffn_norm's all-reduce of [8, 7168] bf16
 SimContext deepseek(const std::string& cluster, bool tables, const char* engine) {
-  auto m = load_model("deepseek-v3");
-  auto c = cluster_from_preset(cluster);
-  EXPECT_TRUE(m.ok() && c.ok());
-  CostParams p = cost_params_for(c->gpu.name);
-  p.kernel_tables = tables;
-  EngineTraits e;
-  if (engine) e = *load_engine_profile(engine);
-  return make_context(*m, *c, test_support::decode(1536), p, e);
+  return test_support::ctx_with("deepseek-v3", cluster, test_support::decode(1536), tables, engine);
 }
 
 const OpCost& moe_op(const Breakdown& bd, const std::string& name) {

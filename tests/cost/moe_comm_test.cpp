@@ -149,27 +149,17 @@ TEST(MoeComm, MoreBytesAreNeverFaster) {
 }
 
 // One decode (or prefill) step of DeepSeek-V3 with attention DP x EP over `cluster`'s GPUs,
-// 64 sequences per rank, under `engine` (empty: the generic engine).
+// `per_rank` sequences per rank (one prompt per rank in prefill), under `engine` (empty: the
+// generic engine), with or without two-batch overlap.
 Breakdown dp_ep_step(const char* cluster, std::int32_t ranks, const char* engine, bool tables, Mode mode = Mode::kDecode,
                      bool two_batch_overlap = true, std::int64_t per_rank = 64) {
-  auto m = load_model("deepseek-v3");
-  auto c = cluster_from_preset(cluster);
-  EXPECT_TRUE(m.ok() && c.ok());
-  CostParams p = cost_params_for(c->gpu.name);
-  p.kernel_tables = tables;
-  EngineTraits e;
-  if (*engine) {
-    auto t = load_engine_profile(engine);
-    EXPECT_TRUE(t.ok());
-    e = *t;
-  }
   Workload w = test_support::decode(2048);
   if (mode == Mode::kPrefill) {
     w.mode = Mode::kPrefill;
     w.isl = 1024;
     w.context = 0;
   }
-  const SimContext ctx = make_context(*m, *c, w, p, e);
+  const SimContext ctx = test_support::ctx_with("deepseek-v3", cluster, w, tables, engine);
   shardwise::Plan plan = test_support::plan(1, per_rank * ranks / (mode == Mode::kPrefill ? per_rank : 1));
   plan.deg.attn_dp = ranks;
   plan.deg.ep = ranks;

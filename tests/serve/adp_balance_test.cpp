@@ -12,14 +12,7 @@
 namespace shardwise {
 namespace {
 
-Workload serve_workload(std::int64_t isl, std::int64_t osl) {
-  Workload w;
-  w.name = "s";
-  w.mode = Mode::kServe;
-  w.isl = isl;
-  w.osl = osl;
-  return w;
-}
+using test_support::serve_workload;
 
 // Llama-3.1-8B on 2 H100s as 2 attention-DP groups, decode first (TensorRT-LLM's order)
 SimContext dp2(const Workload& w, std::int64_t wait, std::int64_t timeout) {

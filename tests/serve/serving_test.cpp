@@ -11,14 +11,7 @@
 namespace shardwise {
 namespace {
 
-Workload serve_workload(std::int64_t isl, std::int64_t osl) {
-  Workload w;
-  w.name = "s";
-  w.mode = Mode::kServe;
-  w.isl = isl;
-  w.osl = osl;
-  return w;
-}
+using test_support::serve_workload;
 
 SimContext llama8b(const Workload& w, const std::string& cluster = "h100x1") { return test_support::ctx_for("llama-3.1-8b", cluster, w); }
 

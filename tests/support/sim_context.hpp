@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cost/engine.hpp"
 #include "cost/params.hpp"
 #include "cost/simulator.hpp"
 #include "model/loader.hpp"
@@ -17,6 +18,33 @@ inline shardwise::Workload decode(std::int64_t context) {
   w.mode = shardwise::Mode::kDecode;
   w.context = context;
   return w;
+}
+
+// A serving workload of fixed lengths (the arrivals are the caller's).
+inline shardwise::Workload serve_workload(std::int64_t isl, std::int64_t osl) {
+  shardwise::Workload w;
+  w.name = "s";
+  w.mode = shardwise::Mode::kServe;
+  w.isl = isl;
+  w.osl = osl;
+  return w;
+}
+
+// A context with or without the kernel tables, under an engine profile (nullptr or "": the generic engine).
+inline shardwise::SimContext ctx_with(const std::string& model, const std::string& cluster, const shardwise::Workload& w, bool tables,
+                                      const char* engine) {
+  auto m = shardwise::load_model(model);
+  auto c = shardwise::cluster_from_preset(cluster);
+  EXPECT_TRUE(m.ok() && c.ok());
+  shardwise::CostParams p = shardwise::cost_params_for(c->gpu.name);
+  p.kernel_tables = tables;
+  shardwise::EngineTraits e;
+  if (engine != nullptr && *engine != '\0') {
+    auto t = shardwise::load_engine_profile(engine);
+    EXPECT_TRUE(t.ok());
+    if (t) e = *t;
+  }
+  return shardwise::make_context(*m, *c, w, p, e);
 }
 
 inline shardwise::SimContext ctx_for(const std::string& model, const std::string& cluster, const shardwise::Workload& w) {
