@@ -391,6 +391,9 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.isl = r.workload.osl = 0;
     r.plan.batch = 0;  // "chosen to fully utilise GPU memory"
     r.batch_cap = stated_concurrency(conc, r.plan.deg.attn_dp);
+    // a batch chosen to fill memory was set above the engine's default running-sequence cap
+    // (vLLM's --max-num-seqs): memory, not the profile's cap, bounds it
+    if (contains(conc, "fully utilize GPU memory")) r.engine.max_num_seqs = kMaxBatch;
   } else if (starts_with(scenario, "prefill-only")) {
     r.metric = RowMetric::kPrefillThroughput;
     r.scenario = "prefill-only";

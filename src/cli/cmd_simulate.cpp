@@ -168,9 +168,13 @@ int run_simulate(SimulateArgs a) {
                                  : engine.error());
   }
   if (auto e = engine_gpu_error(*engine, in->cluster.gpu, engine_from_plan ? a.plan_file : "--engine")) return fail(*e);
-  if (a.engine.max_num_seqs && in->workload.mode != Mode::kServe) {  // the closed form's batch is --batch: the cap would be ignored
-    return fail(Error{"--max-num-seqs", "", "--mode serve beside it (outside serve the batch is --batch)",
-                      fmt::format("{} with mode {}", *a.engine.max_num_seqs, to_string(in->workload.mode))});
+  // outside serve the cap bounds --batch max of a named engine (engine_batch_cap); the generic
+  // engine's closed form and prefill mode (a batch of prompts) have none, so it would be ignored
+  if (a.engine.max_num_seqs && in->workload.mode != Mode::kServe && (engine->name == "generic" || in->workload.mode == Mode::kPrefill)) {
+    return fail(Error{"--max-num-seqs", "",
+                      "--mode serve, or --engine trtllm, vllm or sglang in decode or offline mode (where it caps --batch max), beside it",
+                      fmt::format("{} with mode {}{}", *a.engine.max_num_seqs, to_string(in->workload.mode),
+                                  engine->name == "generic" ? " and no --engine" : "")});
   }
   if (a.time_limit > 0 && in->workload.mode != Mode::kServe) {
     return fail(Error{"--time-limit", "", "--mode serve beside it (the closed form of other modes takes milliseconds)",
@@ -215,6 +219,11 @@ int run_simulate(SimulateArgs a) {
     if (const auto why = engine_limits(*kind, ctx, plan); !why.empty()) {
       cli::note(fmt::format("{} cannot run this plan as it is: {}", *a.engine.name, why.front()));
     }
+  }
+  if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && plan.batch > cap * std::int64_t{plan.deg.attn_dp}) {
+    cli::note(fmt::format("batch {} is over {}'s cap of {} running sequences per attention-DP rank ({} at once here): simulated as given; "
+                          "--max-num-seqs {} runs it",
+                          plan.batch, ctx.engine.name, cap, cap * std::int64_t{plan.deg.attn_dp}, (plan.batch + plan.deg.attn_dp - 1) / plan.deg.attn_dp));
   }
   if (file_phases && !flags.empty()) {
     cli::note(fmt::format("{} is a phase plan: with {} its static plan (the top level) is simulated, not the phases", a.plan_file, flags));

@@ -159,7 +159,8 @@ void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
   cmd->add_option("--max-num-tokens", e.max_num_tokens,
                   "Tokens one iteration of an attention-DP rank may prefill (the engine's max_num_tokens; default 8192)");
   cmd->add_option("--max-num-seqs", e.max_num_seqs,
-                  "Serve: running sequences per attention-DP rank (vLLM --max-num-seqs, TensorRT-LLM max_batch_size; default: the engine's)");
+                  "Running sequences per attention-DP rank (vLLM --max-num-seqs, TensorRT-LLM max_batch_size, SGLang --max-running-requests; "
+                  "default: the engine's): the serving scheduler's cap; simulate with --engine in decode or offline mode: the cap on --batch max");
   cmd->add_option("--decode-steps", e.decode_steps,
                   "Serve: decode iterations per scheduling decision, nothing admitted between them (SGLang --num-continuous-decode-steps; "
                   "vLLM 0.11 and TensorRT-LLM: 1, the default)");

@@ -5,6 +5,7 @@
 // tables). Every formula is in docs/cost-model.md; section names there match the comments.
 #include "cost/simulator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -99,16 +100,24 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
 // first batch tried (1 for evaluate(); the exact search passes a known feasible one).
 Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t start, Breakdown* bd, bool explain) {
   const std::int64_t a = probe.deg.attn_dp;
+  const std::int64_t cap = engine_batch_cap(ctx);  // groups' worth: the engine's running sequences per rank
+  const std::int64_t limit = std::max<std::int64_t>(1, std::min(kMaxBatch / a, cap > 0 ? cap : kMaxBatch));
+  start = std::clamp<std::int64_t>(start, 1, limit);
   Metrics lo = evaluate_at(ctx, probe, start * a, bd, explain);
   if (!lo.feasible()) return lo;
   if (bd) bd->ops.clear();
   std::int64_t good = start, bad = 2 * start;
-  while (bad <= kMaxBatch / a) {
+  bool infeasible_seen = false;
+  while (bad <= limit) {
     Metrics m = evaluate_at(ctx, probe, bad * a, nullptr, false);
-    if (!m.feasible()) break;
+    if (!m.feasible()) {
+      infeasible_seen = true;
+      break;
+    }
     good = bad;
     bad *= 2;
   }
+  if (!infeasible_seen) bad = std::min(bad, limit + 1);  // past the limit counts as infeasible
   while (bad - good > 1) {
     const std::int64_t mid = good + (bad - good) / 2;
     if (evaluate_at(ctx, probe, mid * a, nullptr, false).feasible()) {
@@ -117,10 +126,17 @@ Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t 
       bad = mid;
     }
   }
-  return evaluate_at(ctx, probe, good * a, bd, explain);
+  Metrics out = evaluate_at(ctx, probe, good * a, bd, explain);
+  out.batch_at_engine_cap = cap > 0 && good == cap;
+  return out;
 }
 
 }  // namespace
+
+std::int64_t engine_batch_cap(const SimContext& ctx) {
+  if (ctx.engine.name == "generic" || ctx.workload.mode == Mode::kPrefill) return 0;
+  return std::max<std::int64_t>(1, ctx.engine.max_num_seqs);
+}
 
 OfflinePrefill offline_prefill(const Workload& w, std::int64_t b, std::int64_t attn_dp, std::int64_t budget) {
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);

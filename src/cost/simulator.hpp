@@ -49,6 +49,9 @@ struct Metrics {
   [[nodiscard]] bool feasible() const { return infeasible == Infeasible::kNone; }
   // The objective of the search: output tokens/s per GPU (input tokens/s for prefill); 0 if infeasible.
   double objective = 0;
+  // batch "max" stopped at the named engine's running-sequence cap (engine_batch_cap), not at
+  // memory or an SLO
+  bool batch_at_engine_cap = false;
 };
 
 // One collective call of an op in the breakdown (the executor checks each against what it moves).
@@ -241,8 +244,14 @@ struct OfflineTimes {
 OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, const OfflinePrefill& op, double tpot_dec,
                            double chunk_s, double arrivals_s, std::int64_t budget = kPrefillChunkTokens);
 
+// The running sequences per attention-DP rank that bound batch "max" in the closed form: a
+// named engine's max_num_seqs (TensorRT-LLM's max_batch_size, vLLM's --max-num-seqs, SGLang's
+// --max-running-requests) in every mode whose batch is running sequences (decode, offline,
+// serve); 0 (none) for the generic engine and in prefill mode, where the batch is prompts.
+std::int64_t engine_batch_cap(const SimContext& ctx);
+
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
-// the largest concurrency that fits memory and meets the SLOs. `bd` (optional)
+// the largest concurrency that fits memory and meets the SLOs, within engine_batch_cap. `bd` (optional)
 // receives the per-op breakdown of the evaluated step.
 // `explain` = false skips formatting the reason of an infeasible plan (the kind is
 // still set): search loops use it so that no evaluation allocates.

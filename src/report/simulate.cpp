@@ -28,6 +28,7 @@ json metrics_json(const Metrics& m) {
                  {"reserve_gb", m.memory.reserve.value() / 1e9},
                  {"capacity_gb", m.memory.capacity.value() / 1e9}};
   j["batch"] = m.batch;
+  j["batch_at_engine_cap"] = m.batch_at_engine_cap;
   j["micro_batches"] = m.micro_batches;
   j["gpus_used"] = m.gpus_used;
   return j;
@@ -152,8 +153,12 @@ std::string context_lines(const SimContext& ctx) {
 
 std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics& m, const Breakdown& bd) {
   std::string s = plan_lines(ctx, plan);
-  s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch,
-                   plan.batch == 0 ? " (the largest that fits memory and the SLOs)" : "");
+  const std::string why_batch =
+      plan.batch != 0          ? ""
+      : m.batch_at_engine_cap ? fmt::format(" ({}'s cap of {} running sequences per attention-DP rank, --max-num-seqs; memory and the SLOs allow it)",
+                                             ctx.engine.name, engine_batch_cap(ctx))
+                              : " (the largest that fits memory and the SLOs)";
+  s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch, why_batch);
   s += context_lines(ctx);
   if (m.infeasible == Infeasible::kInvalidPlan) {
     s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);

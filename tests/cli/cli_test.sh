@@ -440,7 +440,12 @@ expect 2 '^shardwise: --concurrency: expected a number of users that splits even
 expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 \(2\^62\), found '18446744073709551615'" -- simulate $SV --rate 5 --seed 18446744073709551615
 expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 \(2\^62\), found '-1'" -- simulate $SV --rate 5 --seed=-1
 expect 0 '"seed": 4611686018427387904' -- simulate $SV --rate 5 --requests 20 --seed 4611686018427387904 --json
-expect 2 '^shardwise: --max-num-seqs: expected --mode serve beside it' -- simulate $M8 --max-num-seqs 4
+expect 2 '^shardwise: --max-num-seqs: expected --mode serve, or --engine .* found 4 with mode decode and no --engine' -- simulate $M8 --max-num-seqs 4
+expect 2 '^shardwise: --max-num-seqs: expected .* found 4 with mode prefill$' -- simulate $M8 --mode prefill --isl 128 --engine vllm --max-num-seqs 4
+# a named engine's running-sequence cap bounds --batch max outside serve (TensorRT-LLM's max_batch_size 2048)
+expect 0 "batch 2048 \\(trtllm's cap of 2048 running sequences per attention-DP rank" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --batch max --tpot-ms 100000 --ttft-ms 1000000
+expect 0 '"batch_at_engine_cap": ?true' -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine vllm --max-num-seqs 16 --batch max --json
+expect 0 "^shardwise: note: batch 3000 is over trtllm's cap of 2048 running sequences" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine trtllm --batch 3000
 expect 2 '^shardwise: --max-num-seqs: expected --mode serve beside it' -- plan $M8 --workload chat-1k-1k --budget 5 --max-num-seqs 4
 expect 2 '^shardwise: --time-limit: expected --mode serve beside it' -- simulate $M8 --time-limit 5
 expect 2 "^shardwise: --engine: expected one of sglang, trtllm, vllm, found '' \(an empty name\)" -- simulate $M8 --engine ''

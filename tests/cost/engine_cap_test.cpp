@@ -1,0 +1,97 @@
+// The engines' running-sequence caps on batch "max" in the closed form (engine_batch_cap):
+// TensorRT-LLM's max_batch_size, vLLM's --max-num-seqs, SGLang's --max-running-requests, per
+// attention-DP rank; none for the generic engine or in prefill mode.
+#include <gtest/gtest.h>
+
+#include "cost/engine.hpp"
+#include "cost/simulator.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+// Llama-3.1-8B in fp4 with an fp8 KV cache on one B200, 871 prompt and 129 output tokens
+// (MLPerf's CNN/DailyMail means), no SLOs: memory alone holds about 2,500 sequences.
+Workload offline_8b() {
+  Workload w;
+  w.name = "o";
+  w.mode = Mode::kOffline;
+  w.isl = 871;
+  w.osl = 129;
+  w.weights_dtype = DType::kFp4;
+  w.kv_dtype = DType::kFp8;
+  return w;
+}
+
+TEST(EngineBatchCap, TensorRtLlmStopsMaxAtItsMaxBatchSize) {
+  const Workload w = offline_8b();
+  const SimContext generic = test_support::ctx_with("llama-3.1-8b", "b200x1", w, false, nullptr);
+  const SimContext trt = test_support::ctx_with("llama-3.1-8b", "b200x1", w, false, "trtllm");
+  EXPECT_EQ(engine_batch_cap(generic), 0);  // the generic engine: memory and the SLOs alone
+  ASSERT_EQ(engine_batch_cap(trt), 2048);   // data/engines/trtllm.yaml: max_batch_size 2048
+  const Metrics g = evaluate(generic, test_support::plan(1, 0));
+  const Metrics t = evaluate(trt, test_support::plan(1, 0));
+  ASSERT_TRUE(g.feasible() && t.feasible());
+  EXPECT_GT(g.batch, 2048);  // memory would hold more ...
+  EXPECT_FALSE(g.batch_at_engine_cap);
+  EXPECT_EQ(t.batch, 2048);  // ... than the engine runs at once
+  EXPECT_TRUE(t.batch_at_engine_cap);
+  // a cap above what memory holds leaves memory the bound (the KV blocks may round it)
+  SimContext wide = trt;
+  wide.engine.max_num_seqs = 8192;
+  const Metrics m = evaluate(wide, test_support::plan(1, 0));
+  ASSERT_TRUE(m.feasible());
+  EXPECT_GT(m.batch, 2048);
+  EXPECT_LT(m.batch, 8192);
+  EXPECT_FALSE(m.batch_at_engine_cap);
+  // an explicit batch is simulated as given (the CLI notes that the engine would not run it)
+  EXPECT_EQ(evaluate(trt, test_support::plan(1, 2100)).batch, 2100);
+}
+
+TEST(EngineBatchCap, IsPerAttentionDpRank) {
+  Workload w = offline_8b();
+  w.weights_dtype = DType::kBf16;
+  SimContext ctx = test_support::ctx_with("qwen3-30b-a3b", "b200x2", w, false, "vllm");
+  ctx.engine.max_num_seqs = 8;
+  Plan p = test_support::plan(1, 0);
+  p.deg.attn_dp = 2;
+  p.deg.ep = 2;
+  const Metrics m = evaluate(ctx, p);
+  ASSERT_TRUE(m.feasible()) << m.reason;
+  EXPECT_EQ(m.batch, 16);  // 8 running sequences on each of 2 ranks
+  EXPECT_TRUE(m.batch_at_engine_cap);
+}
+
+TEST(EngineBatchCap, PrefillBatchesArePromptsNotCapped) {
+  Workload w = offline_8b();
+  w.mode = Mode::kPrefill;
+  w.osl = 0;
+  SimContext ctx = test_support::ctx_with("llama-3.1-8b", "b200x1", w, false, "sglang");
+  EXPECT_EQ(engine_batch_cap(ctx), 0);
+  ctx.engine.max_num_seqs = 2;
+  const Metrics m = evaluate(ctx, test_support::plan(1, 0));
+  ASSERT_TRUE(m.feasible());
+  EXPECT_GT(m.batch, 2);
+}
+
+// Property: the cap never raises the batch, never lets it pass cap x attn_dp, and is named as
+// the bound exactly when the batch sits on it.
+TEST(EngineBatchCap, NeverRaisesTheBatch) {
+  const Workload w = offline_8b();
+  SimContext ctx = test_support::ctx_with("llama-3.1-8b", "b200x1", w, false, "trtllm");
+  ctx.engine.max_num_seqs = 1 << 20;
+  const Metrics free = evaluate(ctx, test_support::plan(1, 0));
+  ASSERT_TRUE(free.feasible());
+  for (const std::int64_t cap : {1, 7, 100, 1000, 2047, 4096, 100000}) {
+    ctx.engine.max_num_seqs = cap;
+    const Metrics m = evaluate(ctx, test_support::plan(1, 0));
+    ASSERT_TRUE(m.feasible()) << cap;
+    EXPECT_LE(m.batch, cap) << cap;
+    EXPECT_LE(m.batch, free.batch) << cap;
+    EXPECT_EQ(m.batch, std::min(cap, free.batch)) << cap;
+    EXPECT_EQ(m.batch_at_engine_cap, m.batch == cap) << cap;
+  }
+}
+
+}  // namespace
+}  // namespace shardwise
