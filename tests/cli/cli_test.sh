@@ -446,6 +446,7 @@ expect 2 '^shardwise: --max-num-seqs: expected .* found 4 with mode prefill$' --
 expect 0 "batch 2048 \\(trtllm's cap of 2048 running sequences per attention-DP rank" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --batch max --tpot-ms 100000 --ttft-ms 1000000
 expect 0 '"batch_at_engine_cap": ?true' -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine vllm --max-num-seqs 16 --batch max --json
 expect 0 "^shardwise: note: batch 3000 is over trtllm's cap of 2048 running sequences" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine trtllm --batch 3000
+expect 0 "^bound by     trtllm's cap of 2048 running sequences per attention-DP rank" -- plan --model llama-3.1-8b --cluster b200x1 --workload chat-1k-1k --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --isl 871 --osl 129 --tpot-ms 100000 --ttft-ms 1000000 --budget 200
 expect 2 '^shardwise: --max-num-seqs: expected --mode serve beside it' -- plan $M8 --workload chat-1k-1k --budget 5 --max-num-seqs 4
 expect 2 '^shardwise: --time-limit: expected --mode serve beside it' -- simulate $M8 --time-limit 5
 expect 2 "^shardwise: --engine: expected one of sglang, trtllm, vllm, found '' \(an empty name\)" -- simulate $M8 --engine ''

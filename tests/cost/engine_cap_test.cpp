@@ -5,6 +5,8 @@
 
 #include "cost/engine.hpp"
 #include "cost/simulator.hpp"
+#include "plan/space.hpp"
+#include "search/search.hpp"
 #include "support/sim_context.hpp"
 
 namespace shardwise {
@@ -72,6 +74,22 @@ TEST(EngineBatchCap, PrefillBatchesArePromptsNotCapped) {
   const Metrics m = evaluate(ctx, test_support::plan(1, 0));
   ASSERT_TRUE(m.feasible());
   EXPECT_GT(m.batch, 2);
+}
+
+// plan --engine searches only what the engine runs: no ladder batch over the cap, and the
+// refined "max" stops at it (memory would hold about 2,500 here)
+TEST(EngineBatchCap, EngineSearchStaysUnderTheCap) {
+  const Workload w = offline_8b();
+  const SimContext ctx = test_support::ctx_with("llama-3.1-8b", "b200x1", w, false, "trtllm");
+  const SearchSpace space = make_space(ctx.model, ctx.cluster, w);
+  ASSERT_GT(space.batch.back(), 2048);  // the ladder itself reaches past the cap
+  SearchOptions o;
+  o.budget = 400;
+  SearchResult r = search_for_engine(ctx, space, o, ServeEngine::kTrtllm);
+  ASSERT_TRUE(r.found);
+  EXPECT_LE(r.best.batch, 2048);
+  refine_batch(ctx, r);
+  EXPECT_EQ(r.best.batch, 2048);
 }
 
 // Property: the cap never raises the batch, never lets it pass cap x attn_dp, and is named as
