@@ -234,8 +234,14 @@ shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& vers
     e = *stepped;
   }
   if (const auto text = as_opt_str("adp_balance", adp_balance)) {
-    const auto named = [](Error err) {
+    const auto named = [](Error err) {  // the keywords' names, not the flags'
       if (err.file == "--adp-balance") err.file = "adp_balance";
+      for (std::string* t : {&err.expected, &err.found}) {
+        for (const auto& [flag, kw] : {std::pair<std::string, std::string>{"--engine trtllm", "engine='trtllm'"}, {"no --engine", "no engine"},
+                                       {"--engine ", "engine="}}) {
+          if (const auto at = t->find(flag); at != std::string::npos) t->replace(at, flag.size(), kw);
+        }
+      }
       return err;
     };
     auto wt = shardwise::parse_adp_balance(*text);
@@ -318,7 +324,13 @@ PYBIND11_MODULE(shardwise, m) {
         p.sharding = get(shardwise::load_sharding(as_str("sharding", sharding)));
         p.batch = in.workload.batch.value_or(0);
         const bool serve = in.workload.mode == shardwise::Mode::kServe;
-        if (!max_num_seqs.is_none() && !serve) raise(Error{"max_num_seqs", "", "mode='serve' beside it (outside serve the batch is batch=)", value_text(max_num_seqs)});
+        // outside serve the cap bounds batch max of a named engine, as the CLI's --max-num-seqs
+        const bool named = !engine.is_none();
+        if (!max_num_seqs.is_none() && !serve && (!named || in.workload.mode == shardwise::Mode::kPrefill)) {
+          raise(Error{"max_num_seqs", "",
+                      "mode='serve', or engine='trtllm', 'vllm' or 'sglang' in decode or offline mode (where it caps batch max), beside it",
+                      value_text(max_num_seqs) + " with mode " + shardwise::to_string(in.workload.mode) + (named ? "" : " and no engine")});
+        }
         if (!time_limit.is_none() && !serve) raise(Error{"time_limit", "", "mode='serve' beside it", value_text(time_limit)});
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
         const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);

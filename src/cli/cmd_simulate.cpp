@@ -289,6 +289,22 @@ int run_simulate(SimulateArgs a) {
     return fail(Error{origin, a.plan_file.empty() || !flags.empty() ? "" : "plan",
                       fmt::format("a plan valid on {} and {}", in->model.name, in->cluster.name), m.reason});
   }
+  if (ctx.engine.adp_timeout_iters > 0) {
+    // attention-DP balancing holds new prompts in the serving scheduler only, and only where an
+    // instance has more than one attention-DP rank (a disaggregated decode pool's arrivals are
+    // generation requests, never held: the prefill pool's attn_dp decides)
+    const auto pre = prefill_pool_of(a, plan, file_prefill);
+    const std::int64_t ranks = pre ? pre->deg.attn_dp : plan.deg.attn_dp;
+    const std::string from = a.engine.adp_balance ? "--adp-balance" : a.plan_file + " (engine_settings.adp_balance)";
+    if (ctx.workload.mode != Mode::kServe) {
+      cli::note(fmt::format("{} has no effect in {} mode: TensorRT-LLM's attention-DP balancing holds prompts in the serving scheduler "
+                            "(--mode serve)",
+                            from, to_string(ctx.workload.mode)));
+    } else if (ranks <= 1) {
+      cli::note(fmt::format("{} has no effect: {} one attention-DP rank, so no prompt waits for another rank's", from,
+                            pre ? "the prefill instances have" : "each instance has"));
+    }
+  }
   if (const auto pre = prefill_pool_of(a, plan, file_prefill)) {
     // disaggregated prefill and decode pools (docs/serving.md)
     // the pools' errors name what set them: the flags, or the plan file's disaggregated block

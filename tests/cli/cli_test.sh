@@ -380,6 +380,9 @@ expect 2 "^shardwise: --adp-balance: expected --engine trtllm beside it" -- simu
 expect 2 "^shardwise: --adp-balance: expected WAIT,TIMEOUT: two whole numbers of iterations .*, found '3x9'" -- simulate --model deepseek-v3 --cluster b200x8 --attn-dp 8 --ep 8 --engine trtllm --workload chat-1k-1k --mode serve --rate 5 --adp-balance 3x9
 expect 0 'attention-DP balancing: new prompts wait for every DP rank to have one \(3 more iterations while all decode\), or for 9 iterations without' -- simulate --model deepseek-v3 --cluster b200x8 --attn-dp 8 --ep 8 --engine trtllm --workload chat-1k-1k --mode serve --rate 5 --requests 200 --adp-balance 3,9
 expect 0 '"timeout_iters": 9' -- simulate --model deepseek-v3 --cluster b200x8 --attn-dp 8 --ep 8 --engine trtllm --workload chat-1k-1k --mode serve --rate 5 --requests 200 --adp-balance 3,9 --json
+# where the balancing cannot hold anything, a note says so (the run is as without it)
+expect 0 '^shardwise: note: --adp-balance has no effect in offline mode' -- simulate --model qwen3-30b-a3b --cluster h100x1 --engine trtllm --adp-balance 3,9 --mode offline --isl 100 --osl 100
+expect 0 '^shardwise: note: --adp-balance has no effect: each instance has one attention-DP rank' -- simulate --model qwen3-30b-a3b --cluster h100x1 --engine trtllm --adp-balance 3,9 --mode serve --isl 100 --osl 100 --rate 5 --requests 50
 expect 0 ' met' -- plan --model deepseek-v3 --cluster b200x8 --engine trtllm --workload chat-1k-1k --mode serve --requests 200 --adp-balance 3,9 --out "$tmp/adp-plan.json"
 expect 0 'attention-DP balancing: new prompts wait .*or for 9 iterations without' -- simulate --plan "$tmp/adp-plan.json" --rate 5 --requests 200
 expect 0 'attention_dp_config:' -- launch --plan "$tmp/adp-plan.json"

@@ -207,10 +207,20 @@ class PlanAndLaunch(unittest.TestCase):
         self.assertGreater(on["ttft_ms"], off["ttft_ms"])
         p = sw.plan("deepseek-v3", "b200x8", "chat-1k-1k", engine="trtllm", mode="serve", requests=200, adp_balance="3,9")
         self.assertEqual(p["plan"]["engine_settings"]["adp_balance"], {"batching_wait_iters": 3, "timeout_iters": 9})
-        with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected --engine trtllm"):
+        with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected engine='trtllm' beside it .*found engine=sglang$"):
             sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", attn_dp=8, ep=8, engine="sglang", mode="serve", rate=5, adp_balance="3,9")
         with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected WAIT,TIMEOUT"):
             sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", adp_balance="3;9", **kw)
+
+    def test_max_num_seqs_caps_batch_max_of_a_named_engine(self):
+        # as the CLI: outside serve, a named engine's running-sequence cap bounds batch max
+        kw = dict(mode="offline", isl=871, osl=129, weights_dtype="fp4", kv_dtype="fp8", batch="max")
+        capped = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", engine="vllm", max_num_seqs=16, **kw)
+        self.assertEqual(capped["batch"], 16)
+        self.assertTrue(capped["batch_at_engine_cap"])
+        free = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", **kw)
+        self.assertGreater(free["batch"], 16)
+        self.assertFalse(free["batch_at_engine_cap"])
 
     def test_spec_tokens_alone_take_the_models_mtp_acceptance(self):
         r = sw.simulate("deepseek-v3", "h200x8", tp=8, ep=4, batch=1, spec_tokens=3)
