@@ -369,9 +369,14 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const std::string head = o.head_address;
   // the concurrency the engine may run: a serve plan's running-sequence cap per attention-DP rank
   // as simulated (its KV cache, not the closed form's batch, bounds what runs); else the
-  // plan's batch, capped by the engine's setting
-  const std::int64_t batch = file.max_num_seqs ? *file.max_num_seqs * std::int64_t{d.attn_dp}
-                                               : std::min<std::int64_t>(m.batch, ctx.engine.max_num_seqs * std::int64_t{d.attn_dp});
+  // plan's batch as simulated, above the engine's default cap where the plan (made without
+  // that engine) went past it: the launch starts what was simulated
+  const std::int64_t batch = file.max_num_seqs ? *file.max_num_seqs * std::int64_t{d.attn_dp} : m.batch;
+  if (!file.max_num_seqs && m.batch > ctx.engine.max_num_seqs * std::int64_t{d.attn_dp}) {
+    notes.push_back(fmt::format("the plan runs {} sequences per attention-DP rank, over {}'s default of {}: the commands raise the cap to "
+                                "it, as simulated (plan --engine {} keeps to the default)",
+                                ceil_per_rank(m.batch, d.attn_dp), to_string(o.engine), ctx.engine.max_num_seqs, to_string(o.engine)));
+  }
   const std::int64_t len = max_sequence(w);
   const std::int64_t width = d.stage_width();
   const bool moe = ctx.model.is_moe();
