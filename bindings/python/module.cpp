@@ -237,9 +237,12 @@ shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& vers
     const auto named = [](Error err) {  // the keywords' names, not the flags'
       if (err.file == "--adp-balance") err.file = "adp_balance";
       for (std::string* t : {&err.expected, &err.found}) {
-        for (const auto& [flag, kw] : {std::pair<std::string, std::string>{"--engine trtllm", "engine='trtllm'"}, {"no --engine", "no engine"},
-                                       {"--engine ", "engine="}}) {
-          if (const auto at = t->find(flag); at != std::string::npos) t->replace(at, flag.size(), kw);
+        if (const auto at = t->find("no --engine"); at != std::string::npos) t->replace(at, 11, "no engine");
+        // "--engine NAME" -> "engine='NAME'"
+        if (const auto at = t->find("--engine "); at != std::string::npos) {
+          const auto name_at = at + 9;
+          const auto end = std::min(t->find_first_of(" ,()", name_at), t->size());
+          t->replace(at, end - at, "engine='" + t->substr(name_at, end - name_at) + "'");
         }
       }
       return err;

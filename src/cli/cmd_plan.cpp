@@ -127,9 +127,17 @@ bool rl_engine_name(const std::string& e) { return e == "rl" || e == "rl-paper";
 // (a note). docs/serving.md, "Planning".
 std::optional<Error> serve_plan_input_error(const PlanArgs& a, const Workload& w) {
   if (w.mode != Mode::kServe) {
-    if (a.serve.max_num_seqs) {
-      return Error{"--max-num-seqs", "", "--mode serve beside it (outside serve the batch is searched or set by --batch)",
-                   fmt::format("{} with mode {}", *a.serve.max_num_seqs, to_string(w.mode))};
+    // outside serve the cap bounds a named engine's batch (engine_batch_cap); the generic
+    // engine's closed form and prefill mode (a batch of prompts) have none
+    if (a.serve.max_num_seqs && (!a.serve.name || w.mode == Mode::kPrefill)) {
+      return Error{"--max-num-seqs", "",
+                   "--mode serve, or --engine trtllm, vllm or sglang in decode or offline mode (where it caps the batch), beside it",
+                   fmt::format("{} with mode {}{}", *a.serve.max_num_seqs, to_string(w.mode), a.serve.name ? "" : " and no --engine")};
+    }
+    if (a.serve.adp_balance) {
+      note(fmt::format("--adp-balance has no effect in {} mode: TensorRT-LLM's attention-DP balancing holds prompts in the serving "
+                       "scheduler (--mode serve); the plan records it for launch",
+                       to_string(w.mode)));
     }
     return std::nullopt;
   }
@@ -339,6 +347,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
     file.engine_version = serve_engine->version;
   }
   if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // --decode-steps: replayed by simulate --plan and launch
+  if (a.serve.max_num_seqs && ctx.workload.mode != Mode::kServe) file.max_num_seqs = *a.serve.max_num_seqs;  // the cap it was planned under
   if (ctx.engine.adp_timeout_iters > 0) file.adp_balance = std::pair{ctx.engine.adp_wait_iters, ctx.engine.adp_timeout_iters};  // --adp-balance
   file.cost = recorded_cost(a.cost);  // --kernel-tables / --silicon / --calibration: replayed by simulate --plan, check and launch
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);

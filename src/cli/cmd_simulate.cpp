@@ -185,6 +185,18 @@ int run_simulate(SimulateArgs a) {
   }
   // a serve plan's engine settings, unless flags give them
   if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
+  // a closed-form plan over the engine's cap runs with the cap raised to its batch, as launch
+  // starts it (launch.md); a --max-num-seqs given is kept (and checked against the batch)
+  if (!file_seqs && !a.engine.max_num_seqs && !a.plan_file.empty() && engine->name != "generic" && in->workload.mode != Mode::kPrefill &&
+      !a.overrides.batch) {
+    const std::int64_t per_rank = plan_running_cap(*engine, plan);
+    if (per_rank > engine->max_num_seqs) {
+      cli::note(fmt::format("{} runs {} sequences per attention-DP rank, over {}'s default of {}: simulated with the cap raised to it, as "
+                            "launch starts it",
+                            a.plan_file, per_rank, engine->name, engine->max_num_seqs));
+      engine->max_num_seqs = per_rank;
+    }
+  }
   if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
   if (file_steps && !a.engine.decode_steps) {
     auto e = with_decode_steps(*engine, *file_steps);
@@ -219,11 +231,6 @@ int run_simulate(SimulateArgs a) {
     if (const auto why = engine_limits(*kind, ctx, plan); !why.empty()) {
       cli::note(fmt::format("{} cannot run this plan as it is: {}", *a.engine.name, why.front()));
     }
-  }
-  if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && plan.batch > cap * std::int64_t{plan.deg.attn_dp}) {
-    cli::note(fmt::format("batch {} is over {}'s cap of {} running sequences per attention-DP rank ({} at once here): simulated as given; "
-                          "--max-num-seqs {} runs it",
-                          plan.batch, ctx.engine.name, cap, cap * std::int64_t{plan.deg.attn_dp}, (plan.batch + plan.deg.attn_dp - 1) / plan.deg.attn_dp));
   }
   if (file_phases && !flags.empty()) {
     cli::note(fmt::format("{} is a phase plan: with {} its static plan (the top level) is simulated, not the phases", a.plan_file, flags));

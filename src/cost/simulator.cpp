@@ -133,6 +133,11 @@ Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t 
 
 }  // namespace
 
+std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p) {
+  if (e.name == "generic" || p.batch <= 0) return e.max_num_seqs;
+  return std::max(e.max_num_seqs, ceil_div(p.batch, std::max<std::int64_t>(1, p.deg.attn_dp)));
+}
+
 std::int64_t engine_batch_cap(const SimContext& ctx) {
   if (ctx.engine.name == "generic" || ctx.workload.mode == Mode::kPrefill) return 0;
   return std::max<std::int64_t>(1, ctx.engine.max_num_seqs);
@@ -280,6 +285,18 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd, bool ex
     Metrics out;
     out.infeasible = Infeasible::kInvalidPlan;
     out.reason = *why;
+    out.gpus_used = plan.deg.total_gpus();
+    return out;
+  }
+  // a named engine runs at most its cap of sequences per attention-DP rank: a batch over it is
+  // not a plan that engine runs (--max-num-seqs raises the cap)
+  if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && plan.batch > cap * std::int64_t{plan.deg.attn_dp}) {
+    Metrics out;
+    out.infeasible = Infeasible::kInvalidPlan;
+    // formatted even in search loops (as validate_plan's reasons are): a search that finds no
+    // plan names it
+    out.reason = fmt::format("batch {} is over {}'s cap of {} running sequences per attention-DP rank x {} (--max-num-seqs {} raises it)",
+                             plan.batch, ctx.engine.name, cap, plan.deg.attn_dp, ceil_div(plan.batch, plan.deg.attn_dp));
     out.gpus_used = plan.deg.total_gpus();
     return out;
   }

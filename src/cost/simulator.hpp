@@ -250,6 +250,12 @@ OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, c
 // serve); 0 (none) for the generic engine and in prefill mode, where the batch is prompts.
 std::int64_t engine_batch_cap(const SimContext& ctx);
 
+// The running-sequence cap per attention-DP rank a closed-form plan runs under on the engine:
+// the engine's own (its default or a given --max-num-seqs), raised to the plan's batch per rank
+// where that is larger and the engine is named. launch starts such a plan with the cap raised
+// so, and check and simulate --plan replay it so: plan = launch.
+std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p);
+
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
 // the largest concurrency that fits memory and meets the SLOs, within engine_batch_cap. `bd` (optional)
 // receives the per-op breakdown of the evaluated step.

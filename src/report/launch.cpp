@@ -1,6 +1,7 @@
 #include "report/launch.hpp"
 
 #include "core/names.hpp"
+#include "cost/engine.hpp"
 #include "model/loader.hpp"
 
 #include "report/format.hpp"
@@ -241,7 +242,10 @@ std::string served_model(const SimContext& ctx, const PlanFile& file, const Laun
   return published;
 }
 
-EngineFit fit_engine(ServeEngine e, const SimContext& ctx, const SearchSpace& space, const Plan& plan) {
+EngineFit fit_engine(ServeEngine e, const SimContext& ctx_in, const SearchSpace& space, const Plan& plan) {
+  // the plan runs with the engine's cap raised to its batch where it is over it, as launched
+  SimContext ctx = ctx_in;
+  if (ctx.workload.mode != Mode::kPrefill) ctx.engine.max_num_seqs = plan_running_cap(ctx.engine, plan);
   EngineFit f;
   f.plan = plan;
   f.plan_metrics = evaluate(ctx, plan);
@@ -372,10 +376,17 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   // plan's batch as simulated, above the engine's default cap where the plan (made without
   // that engine) went past it: the launch starts what was simulated
   const std::int64_t batch = file.max_num_seqs ? *file.max_num_seqs * std::int64_t{d.attn_dp} : m.batch;
-  if (!file.max_num_seqs && m.batch > ctx.engine.max_num_seqs * std::int64_t{d.attn_dp}) {
+  // the engine's own cap: the context's where it is that engine's (a --max-num-seqs given), else
+  // its profile's default (the HTML report passes the plan's generic context)
+  const std::int64_t own_cap = [&] {
+    if (ctx.engine.name == to_string(o.engine)) return ctx.engine.max_num_seqs;
+    const auto prof = load_engine_profile(to_string(o.engine));
+    return prof ? prof->max_num_seqs : ctx.engine.max_num_seqs;
+  }();
+  if (!file.max_num_seqs && ceil_per_rank(m.batch, d.attn_dp) > own_cap) {
     notes.push_back(fmt::format("the plan runs {} sequences per attention-DP rank, over {}'s default of {}: the commands raise the cap to "
                                 "it, as simulated (plan --engine {} keeps to the default)",
-                                ceil_per_rank(m.batch, d.attn_dp), to_string(o.engine), ctx.engine.max_num_seqs, to_string(o.engine)));
+                                ceil_per_rank(m.batch, d.attn_dp), to_string(o.engine), own_cap, to_string(o.engine)));
   }
   const std::int64_t len = max_sequence(w);
   const std::int64_t width = d.stage_width();

@@ -39,8 +39,7 @@ std::string closest_text(const PlanOutcome& o) {
 std::string binding_constraint(const SimContext& ctx, const Plan& plan, const Metrics& m) {
   if (ctx.workload.batch) return fmt::format("the workload's batch ({})", *ctx.workload.batch);
   if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && m.batch >= cap * std::int64_t{plan.deg.attn_dp}) {
-    return fmt::format("{}'s cap of {} running sequences per attention-DP rank (--max-num-seqs in serve mode; simulate takes it beside --engine)",
-                       ctx.engine.name, cap);
+    return fmt::format("{}'s cap of {} running sequences per attention-DP rank (--max-num-seqs raises it)", ctx.engine.name, cap);
   }
   Plan next = plan;
   next.batch = m.batch + plan.deg.attn_dp;

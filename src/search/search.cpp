@@ -182,8 +182,6 @@ SearchResult search_for_engine(const SimContext& ctx, const SearchSpace& space, 
     set_degree_heads(a, i, sizes);
     Plan p = space.decode(a);
     if (!engine_limits(engine, ctx, p).empty()) continue;
-    // nor more running sequences per attention-DP rank than the engine runs (engine_batch_cap)
-    if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && p.batch > cap * std::int64_t{p.deg.attn_dp}) continue;
     for (const Sharding& sh : engine_shardings(engine, ctx, p.deg)) {
       p.sharding = sh;
       batch.push_back(space.encode(p));
@@ -242,12 +240,17 @@ bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, c
           // the ladder's batches and, without another objective, the largest feasible one (as
           // refine_batch gives the search's winner: the comparison stays like for like)
           std::vector<std::int64_t> batches;
-          // (under an engine, none over its running-sequence cap: engine_batch_cap)
+          // (under an engine, none over its running-sequence cap: engine_batch_cap); a batch the
+          // workload fixes is the instance's, as SearchSpace::decode reads it
           const std::int64_t cap = engine ? engine_batch_cap(ctx) : 0;
-          for (const std::int64_t per_group : space.batch) {
-            if (cap == 0 || per_group <= cap) batches.push_back(per_group * q.deg.attn_dp);
+          if (ctx.workload.batch) {
+            batches.push_back(*ctx.workload.batch);
+          } else {
+            for (const std::int64_t per_group : space.batch) {
+              if (cap == 0 || per_group <= cap) batches.push_back(per_group * q.deg.attn_dp);
+            }
           }
-          if (!opt.objective) batches.push_back(0);
+          if (!opt.objective && !ctx.workload.batch) batches.push_back(0);  // max, unless the workload fixes the batch
           for (const std::int64_t b : batches) {
             q.batch = b;
             const Metrics m = evaluate(ctx, q, nullptr, false);

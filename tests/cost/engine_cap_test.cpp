@@ -46,8 +46,19 @@ TEST(EngineBatchCap, TensorRtLlmStopsMaxAtItsMaxBatchSize) {
   EXPECT_GT(m.batch, 2048);
   EXPECT_LT(m.batch, 8192);
   EXPECT_FALSE(m.batch_at_engine_cap);
-  // an explicit batch is simulated as given (the CLI notes that the engine would not run it)
-  EXPECT_EQ(evaluate(trt, test_support::plan(1, 2100)).batch, 2100);
+  // an explicit batch over the cap is not a plan the engine runs: invalid, naming the flag
+  // that raises the cap; at the cap it runs
+  const Metrics over = evaluate(trt, test_support::plan(1, 2100));
+  EXPECT_EQ(over.infeasible, Infeasible::kInvalidPlan);
+  EXPECT_NE(over.reason.find("over trtllm's cap of 2048 running sequences per attention-DP rank x 1 (--max-num-seqs 2100 raises it)"),
+            std::string::npos)
+      << over.reason;
+  EXPECT_TRUE(evaluate(trt, test_support::plan(1, 2048)).feasible());
+  EXPECT_TRUE(evaluate(generic, test_support::plan(1, 2100)).feasible());  // the generic engine: no cap
+  // a closed-form plan over the default runs with the cap raised to it (launch, check, simulate --plan)
+  EXPECT_EQ(plan_running_cap(trt.engine, test_support::plan(1, 2100)), 2100);
+  EXPECT_EQ(plan_running_cap(trt.engine, test_support::plan(1, 100)), 2048);
+  EXPECT_EQ(plan_running_cap(generic.engine, test_support::plan(1, 5000)), generic.engine.max_num_seqs);
 }
 
 TEST(EngineBatchCap, IsPerAttentionDpRank) {

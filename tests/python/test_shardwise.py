@@ -207,7 +207,7 @@ class PlanAndLaunch(unittest.TestCase):
         self.assertGreater(on["ttft_ms"], off["ttft_ms"])
         p = sw.plan("deepseek-v3", "b200x8", "chat-1k-1k", engine="trtllm", mode="serve", requests=200, adp_balance="3,9")
         self.assertEqual(p["plan"]["engine_settings"]["adp_balance"], {"batching_wait_iters": 3, "timeout_iters": 9})
-        with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected engine='trtllm' beside it .*found engine=sglang$"):
+        with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected engine='trtllm' beside it .*found engine='sglang'$"):
             sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", attn_dp=8, ep=8, engine="sglang", mode="serve", rate=5, adp_balance="3,9")
         with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected WAIT,TIMEOUT"):
             sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", adp_balance="3;9", **kw)
