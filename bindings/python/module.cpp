@@ -340,6 +340,14 @@ PYBIND11_MODULE(shardwise, m) {
         const shardwise::SimContext ctx =
             shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance));
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
+        // where attention-DP balancing can hold nothing, a warning as the CLI's note (the prefill
+        // pool's ranks decide in a disaggregated deployment, whose prefill_tp keeps attn_dp)
+        if (ctx.engine.adp_timeout_iters > 0 && (!serve || p.deg.attn_dp <= 1)) {
+          const std::string why = !serve ? std::string("adp_balance has no effect in mode ") + shardwise::to_string(in.workload.mode) +
+                                               ": TensorRT-LLM's attention-DP balancing holds prompts in the serving scheduler (mode='serve')"
+                                         : "adp_balance has no effect: each instance has one attention-DP rank, so no prompt waits for another rank's";
+          if (PyErr_WarnEx(PyExc_UserWarning, why.c_str(), 1) < 0) throw py::error_already_set();
+        }
         shardwise::Breakdown bd;
         const shardwise::Metrics mt = shardwise::evaluate(ctx, p, &bd);
         if (mt.infeasible == shardwise::Infeasible::kInvalidPlan) {

@@ -211,6 +211,12 @@ class PlanAndLaunch(unittest.TestCase):
             sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", attn_dp=8, ep=8, engine="sglang", mode="serve", rate=5, adp_balance="3,9")
         with self.assertRaisesRegex(sw.Error, r"^adp_balance: expected WAIT,TIMEOUT"):
             sw.simulate("deepseek-v3", "b200x8", "chat-1k-1k", adp_balance="3;9", **kw)
+        # where it can hold nothing, a warning as the CLI's note
+        with self.assertWarnsRegex(UserWarning, r"^adp_balance has no effect in mode offline"):
+            sw.simulate("qwen3-30b-a3b", "h100x1", "chat-1k-1k", engine="trtllm", mode="offline", isl=100, osl=100, adp_balance="3,9")
+        with self.assertWarnsRegex(UserWarning, r"^adp_balance has no effect: each instance has one attention-DP rank"):
+            sw.simulate("qwen3-30b-a3b", "h100x1", "chat-1k-1k", engine="trtllm", mode="serve", isl=100, osl=100, rate=5, requests=50,
+                        adp_balance="3,9")
 
     def test_max_num_seqs_caps_batch_max_of_a_named_engine(self):
         # as the CLI: outside serve, a named engine's running-sequence cap bounds batch max
