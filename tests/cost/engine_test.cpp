@@ -163,11 +163,7 @@ TEST(EngineProfile, TheBudgetSetsTheOfflinePrefillChunk) {
 
 TEST(EngineProfile, ASmallerBudgetNeverRaisesOfflineThroughput) {
   // smaller prefill iterations read the weights more often: never faster (Llama-3.1-70B fp8, tp 8)
-  Workload w;
-  w.name = "t";
-  w.mode = Mode::kOffline;
-  w.isl = 2048;
-  w.osl = 256;
+  Workload w = test_support::offline_workload(2048, 256);
   w.weights_dtype = DType::kFp8;
   Plan p;
   p.deg.tp = 8;

@@ -30,6 +30,16 @@ inline shardwise::Workload serve_workload(std::int64_t isl, std::int64_t osl) {
   return w;
 }
 
+// An offline stream of fixed lengths (every request queued; the formats are the caller's).
+inline shardwise::Workload offline_workload(std::int64_t isl, std::int64_t osl) {
+  shardwise::Workload w;
+  w.name = "o";
+  w.mode = shardwise::Mode::kOffline;
+  w.isl = isl;
+  w.osl = osl;
+  return w;
+}
+
 // A context with or without the kernel tables, under an engine profile (nullptr or "": the generic engine).
 inline shardwise::SimContext ctx_with(const std::string& model, const std::string& cluster, const shardwise::Workload& w, bool tables,
                                       const char* engine) {
