@@ -240,15 +240,12 @@ bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, c
           // the ladder's batches and, without another objective, the largest feasible one (as
           // refine_batch gives the search's winner: the comparison stays like for like)
           std::vector<std::int64_t> batches;
-          // (under an engine, none over its running-sequence cap: engine_batch_cap); a batch the
-          // workload fixes is the instance's, as SearchSpace::decode reads it
-          const std::int64_t cap = engine ? engine_batch_cap(ctx) : 0;
+          // (one over a named engine's running-sequence cap is an invalid plan: evaluate skips
+          // it); a batch the workload fixes is the instance's, as SearchSpace::decode reads it
           if (ctx.workload.batch) {
             batches.push_back(*ctx.workload.batch);
           } else {
-            for (const std::int64_t per_group : space.batch) {
-              if (cap == 0 || per_group <= cap) batches.push_back(per_group * q.deg.attn_dp);
-            }
+            for (const std::int64_t per_group : space.batch) batches.push_back(per_group * q.deg.attn_dp);
           }
           if (!opt.objective && !ctx.workload.batch) batches.push_back(0);  // max, unless the workload fixes the batch
           for (const std::int64_t b : batches) {

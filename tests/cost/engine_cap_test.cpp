@@ -15,7 +15,7 @@ namespace {
 // Llama-3.1-8B in fp4 with an fp8 KV cache on one B200, 871 prompt and 129 output tokens
 // (MLPerf's CNN/DailyMail means), no SLOs: memory alone holds about 2,500 sequences.
 Workload offline_8b() {
-  Workload w = test_support::offline_workload(871, 129);
+  Workload w = test_support::fixed_workload(Mode::kOffline, 871, 129);
   w.weights_dtype = DType::kFp4;
   w.kv_dtype = DType::kFp8;
   return w;

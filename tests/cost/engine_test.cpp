@@ -163,7 +163,7 @@ TEST(EngineProfile, TheBudgetSetsTheOfflinePrefillChunk) {
 
 TEST(EngineProfile, ASmallerBudgetNeverRaisesOfflineThroughput) {
   // smaller prefill iterations read the weights more often: never faster (Llama-3.1-70B fp8, tp 8)
-  Workload w = test_support::offline_workload(2048, 256);
+  Workload w = test_support::fixed_workload(Mode::kOffline, 2048, 256);
   w.weights_dtype = DType::kFp8;
   Plan p;
   p.deg.tp = 8;

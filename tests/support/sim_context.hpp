@@ -20,25 +20,16 @@ inline shardwise::Workload decode(std::int64_t context) {
   return w;
 }
 
-// A serving workload of fixed lengths (the arrivals are the caller's).
-inline shardwise::Workload serve_workload(std::int64_t isl, std::int64_t osl) {
+// A workload of fixed lengths in `mode` (a serving one's arrivals and every format are the caller's).
+inline shardwise::Workload fixed_workload(shardwise::Mode mode, std::int64_t isl, std::int64_t osl) {
   shardwise::Workload w;
-  w.name = "s";
-  w.mode = shardwise::Mode::kServe;
+  w.name = mode == shardwise::Mode::kServe ? "s" : "o";
+  w.mode = mode;
   w.isl = isl;
   w.osl = osl;
   return w;
 }
-
-// An offline stream of fixed lengths (every request queued; the formats are the caller's).
-inline shardwise::Workload offline_workload(std::int64_t isl, std::int64_t osl) {
-  shardwise::Workload w;
-  w.name = "o";
-  w.mode = shardwise::Mode::kOffline;
-  w.isl = isl;
-  w.osl = osl;
-  return w;
-}
+inline shardwise::Workload serve_workload(std::int64_t isl, std::int64_t osl) { return fixed_workload(shardwise::Mode::kServe, isl, osl); }
 
 // A context with or without the kernel tables, under an engine profile (nullptr or "": the generic engine).
 inline shardwise::SimContext ctx_with(const std::string& model, const std::string& cluster, const shardwise::Workload& w, bool tables,
