@@ -85,7 +85,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   }
   if (r.has("custom_all_reduce_max_bytes")) e.custom_all_reduce_max_bytes = r.integer("custom_all_reduce_max_bytes", 0, std::int64_t{1} << 40);
   if (auto sc = r.object("scheduler", true)) {
-    sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens", "decode_steps"});
+    sc->reject_unknown({"order", "kv_admission", "max_num_seqs", "kv_block_tokens", "decode_steps", "pipeline_limits"});
     const std::string order = sc->string("order");
     if (!sink.failed() && order != "decode-first" && order != "prefill-first") sc->fail_value("order", "decode-first or prefill-first");
     e.prefill_first = order == "prefill-first";
@@ -95,6 +95,11 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     e.max_num_seqs = sc->integer("max_num_seqs", 1, kMaxBudget);
     e.kv_block_tokens = sc->integer("kv_block_tokens", 1, 4096);
     if (sc->has("decode_steps")) e.decode_steps = sc->integer("decode_steps", 1, kMaxDecodeSteps);
+    if (sc->has("pipeline_limits")) {
+      const std::string pl = sc->string("pipeline_limits");
+      if (!sink.failed() && pl != "per-micro-batch" && pl != "shared") sc->fail_value("pipeline_limits", "per-micro-batch or shared");
+      e.limits_per_micro_batch = pl == "per-micro-batch";
+    }
   }
   if (sink.failed()) return *sink.first;
   e.version = version.empty() ? def : version;

@@ -100,7 +100,8 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
 // first batch tried (1 for evaluate(); the exact search passes a known feasible one).
 Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t start, Breakdown* bd, bool explain) {
   const std::int64_t a = probe.deg.attn_dp;
-  const std::int64_t cap = engine_batch_cap(ctx);  // groups' worth: the engine's running sequences per rank
+  // groups' worth: the engine's running sequences per lane x the lanes of one attention-DP rank
+  const std::int64_t cap = engine_batch_cap(ctx) * (scheduler_lanes(ctx.engine, probe.deg) / a);
   const std::int64_t limit = std::max<std::int64_t>(1, std::min(kMaxBatch / a, cap > 0 ? cap : kMaxBatch));
   start = std::clamp<std::int64_t>(start, 1, limit);
   Metrics lo = evaluate_at(ctx, probe, start * a, bd, explain);
@@ -133,9 +134,17 @@ Metrics max_batch_search(const SimContext& ctx, const Plan& probe, std::int64_t 
 
 }  // namespace
 
+std::int64_t scheduler_lanes(const EngineTraits& e, const Degrees& d) {
+  return std::max<std::int64_t>(1, d.attn_dp) * (e.limits_per_micro_batch ? std::max<std::int64_t>(1, d.pp) : 1);
+}
+
+std::string running_cap_unit(const EngineTraits& e, const Degrees& d) {
+  return e.limits_per_micro_batch && d.pp > 1 ? "per attention-DP rank and pipeline micro-batch" : "per attention-DP rank";
+}
+
 std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p) {
   if (e.name == "generic" || p.batch <= 0) return e.max_num_seqs;
-  return std::max(e.max_num_seqs, ceil_div(p.batch, std::max<std::int64_t>(1, p.deg.attn_dp)));
+  return std::max(e.max_num_seqs, ceil_div(p.batch, scheduler_lanes(e, p.deg)));
 }
 
 std::int64_t engine_batch_cap(const SimContext& ctx) {
@@ -290,13 +299,13 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd, bool ex
   }
   // a named engine runs at most its cap of sequences per attention-DP rank: a batch over it is
   // not a plan that engine runs (--max-num-seqs raises the cap)
-  if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && plan.batch > cap * std::int64_t{plan.deg.attn_dp}) {
+  if (const std::int64_t cap = engine_batch_cap(ctx), lanes = scheduler_lanes(ctx.engine, plan.deg); cap > 0 && plan.batch > cap * lanes) {
     Metrics out;
     out.infeasible = Infeasible::kInvalidPlan;
     // formatted even in search loops (as validate_plan's reasons are): a search that finds no
     // plan names it
-    out.reason = fmt::format("batch {} is over {}'s cap of {} running sequences per attention-DP rank x {} (--max-num-seqs {} raises it)",
-                             plan.batch, ctx.engine.name, cap, plan.deg.attn_dp, ceil_div(plan.batch, plan.deg.attn_dp));
+    out.reason = fmt::format("batch {} is over {}'s cap of {} running sequences {} x {} (--max-num-seqs {} raises it)", plan.batch,
+                             ctx.engine.name, cap, running_cap_unit(ctx.engine, plan.deg), lanes, ceil_div(plan.batch, lanes));
     out.gpus_used = plan.deg.total_gpus();
     return out;
   }
@@ -325,8 +334,7 @@ StepTime step_time(const SimContext& ctx, const Plan& plan, Phase phase, std::in
   StepTime out;
   out.stage_s = s.stage_s;
   out.micro_batches = s.m;
-  out.iteration_s = phase == Phase::kDecode ? static_cast<double>(std::max<std::int64_t>(s.m, plan.deg.pp)) * s.stage_s
-                                            : static_cast<double>(s.m + plan.deg.pp - 1) * s.stage_s;
+  out.iteration_s = static_cast<double>(std::max<std::int64_t>(s.m, plan.deg.pp)) * s.stage_s;
   out.mem = s.mem;
   return out;
 }

@@ -120,7 +120,14 @@ struct EngineTraits {
   // output, never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); else KV blocks on demand,
   // and the newest running request is preempted (recomputed later) when they run out.
   bool reserve_full_kv = false;
-  std::int64_t max_num_seqs = 1024;    // running sequences per attention-DP rank
+  std::int64_t max_num_seqs = 1024;    // running sequences per scheduling lane (scheduler_lanes)
+  // With pipeline parallelism, whether each of the pp micro-batches in flight is scheduled
+  // under limits of its own: TensorRT-LLM's capacity scheduler admits max_batch_size x pp
+  // requests (CapacityScheduler(getMaxBatchSize() * mNumMicroBatches), mNumMicroBatches = pp;
+  // the PyTorch backend's get_max_num_sequences = pp_size x batch_size) and each micro-batch
+  // takes up to max_num_tokens. Then an instance has pp scheduling lanes per attention-DP
+  // rank. False: one set of limits per attention-DP rank, however deep the pipeline.
+  bool limits_per_micro_batch = false;
   std::int64_t kv_block_tokens = 16;   // tokens per KV-cache block (paged attention)
   // Decode iterations one scheduling decision runs (vLLM V0's --num-scheduler-steps,
   // SGLang's --num-continuous-decode-steps): an iteration that decodes starts a run of this
@@ -244,14 +251,23 @@ struct OfflineTimes {
 OfflineTimes offline_times(const Workload& w, std::int64_t b, std::int64_t pp, const OfflinePrefill& op, double tpot_dec,
                            double chunk_s, double arrivals_s, std::int64_t budget = kPrefillChunkTokens);
 
-// The running sequences per attention-DP rank that bound batch "max" in the closed form: a
+// The scheduling lanes of an instance: each attention-DP rank schedules its own requests,
+// and an engine with limits per micro-batch (EngineTraits::limits_per_micro_batch) has pp
+// lanes per rank. Each lane runs at most max_num_seqs sequences and max_num_tokens tokens per
+// iteration; a prompt's chunk in one iteration is at most one lane's max_num_tokens.
+std::int64_t scheduler_lanes(const EngineTraits& e, const Degrees& d);
+// What one max_num_seqs covers, for messages: "per attention-DP rank", or "per attention-DP
+// rank and pipeline micro-batch" where the engine's limits are per micro-batch and pp > 1.
+std::string running_cap_unit(const EngineTraits& e, const Degrees& d);
+
+// The running sequences per scheduling lane that bound batch "max" in the closed form: a
 // named engine's max_num_seqs (TensorRT-LLM's max_batch_size, vLLM's --max-num-seqs, SGLang's
 // --max-running-requests) in every mode whose batch is running sequences (decode, offline,
 // serve); 0 (none) for the generic engine and in prefill mode, where the batch is prompts.
 std::int64_t engine_batch_cap(const SimContext& ctx);
 
-// The running-sequence cap per attention-DP rank a closed-form plan runs under on the engine:
-// the engine's own (its default or a given --max-num-seqs), raised to the plan's batch per rank
+// The running-sequence cap per scheduling lane a closed-form plan runs under on the engine:
+// the engine's own (its default or a given --max-num-seqs), raised to the plan's batch per lane
 // where that is larger and the engine is named. launch starts such a plan with the cap raised
 // so, and check and simulate --plan replay it so: plan = launch.
 std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p);
@@ -291,10 +307,12 @@ const char* to_string(Infeasible k);
 
 // One engine iteration of a valid plan, for the serving simulation (serve/): decode of b
 // sequences at context `seq` (kv_ctx tokens cached), or prefill of b prompts of `seq`
-// tokens, with the iteration overhead. iteration_s is, for decode, max(m, pp) x stage (the
-// time between two tokens of one sequence, drafts not divided out), for prefill
-// (m + pp - 1) x stage (a prompt's latency through the pipeline). No SLO or memory check:
-// `mem` says what the step holds.
+// tokens, with the iteration overhead. iteration_s is max(m, pp) x stage in both phases: a
+// round of the pipeline, in which each stage works on the m micro-batches in turn (fewer
+// than pp leave it idle part of the round): the time between two tokens of one decoding
+// sequence (drafts not divided out), and a prompt chunk's time through the pipeline while the
+// engine keeps it fed (a lone chunk, m = 1, takes pp stages, its latency). No SLO or memory
+// check: `mem` says what the step holds.
 struct StepTime {
   double iteration_s = 0, stage_s = 0;
   std::int32_t micro_batches = 1;

@@ -29,7 +29,8 @@ bool same_cost(const Metrics& a, const Metrics& b) {
 std::string degrees_line(const SimContext& ctx, const Plan& p, const Metrics& m, std::optional<std::int64_t> seqs_cap = std::nullopt) {
   std::string s = fmt::format("tp {} x attn_dp {} x pp {}", p.deg.tp, p.deg.attn_dp, p.deg.pp);
   if (ctx.model.is_moe()) s += fmt::format(", ep {}", p.deg.ep);
-  s += seqs_cap ? fmt::format(", at most {} running sequences per attention-DP rank, sharding {}", *seqs_cap, sharding_to_string(p.sharding))
+  s += seqs_cap ? fmt::format(", at most {} running sequences {}, sharding {}", *seqs_cap, running_cap_unit(ctx.engine, p.deg),
+                              sharding_to_string(p.sharding))
                 : fmt::format(", batch {} per instance, sharding {}", m.batch, sharding_to_string(p.sharding));
   if (p.two_batch_overlap) s += ", two-batch overlap";
   return s;
@@ -371,22 +372,26 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const Degrees& d = p.deg;
   const Workload& w = ctx.workload;
   const std::string head = o.head_address;
-  // the concurrency the engine may run: a serve plan's running-sequence cap per attention-DP rank
-  // as simulated (its KV cache, not the closed form's batch, bounds what runs); else the
+  // the engine's own traits: the context's where they are that engine's (a --max-num-seqs
+  // given), else its profile's (the HTML report passes the plan's generic context)
+  const EngineTraits own = [&] {
+    if (ctx.engine.name == to_string(o.engine)) return ctx.engine;
+    const auto prof = load_engine_profile(to_string(o.engine));
+    return prof ? *prof : ctx.engine;
+  }();
+  // its scheduling lanes: attention-DP ranks, and TensorRT-LLM's pipeline micro-batches, each
+  // under the cap the flags set (scheduler_lanes)
+  const std::int64_t lanes = scheduler_lanes(own, d);
+  // the concurrency the engine may run: a serve plan's running-sequence cap per lane as
+  // simulated (its KV cache, not the closed form's batch, bounds what runs); else the
   // plan's batch as simulated, above the engine's default cap where the plan (made without
   // that engine) went past it: the launch starts what was simulated
-  const std::int64_t batch = file.max_num_seqs ? *file.max_num_seqs * std::int64_t{d.attn_dp} : m.batch;
-  // the engine's own cap: the context's where it is that engine's (a --max-num-seqs given), else
-  // its profile's default (the HTML report passes the plan's generic context)
-  const std::int64_t own_cap = [&] {
-    if (ctx.engine.name == to_string(o.engine)) return ctx.engine.max_num_seqs;
-    const auto prof = load_engine_profile(to_string(o.engine));
-    return prof ? prof->max_num_seqs : ctx.engine.max_num_seqs;
-  }();
-  if (!file.max_num_seqs && ceil_per_rank(m.batch, d.attn_dp) > own_cap) {
-    notes.push_back(fmt::format("the plan runs {} sequences per attention-DP rank, over {}'s default of {}: the commands raise the cap to "
-                                "it, as simulated (plan --engine {} keeps to the default)",
-                                ceil_per_rank(m.batch, d.attn_dp), to_string(o.engine), own_cap, to_string(o.engine)));
+  const std::int64_t batch = file.max_num_seqs ? *file.max_num_seqs * lanes : m.batch;
+  if (!file.max_num_seqs && ceil_per_rank(m.batch, lanes) > own.max_num_seqs) {
+    notes.push_back(fmt::format("the plan runs {} sequences {}, over {}'s default of {}: the commands raise the cap to it, as simulated "
+                                "(plan --engine {} keeps to the default)",
+                                ceil_per_rank(m.batch, lanes), running_cap_unit(own, d), to_string(o.engine), own.max_num_seqs,
+                                to_string(o.engine)));
   }
   const std::int64_t len = max_sequence(w);
   const std::int64_t width = d.stage_width();
@@ -513,7 +518,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (d.pp > 1) common.insert(common.end(), {"--pipeline-parallel-size", std::to_string(d.pp)});
       if (dp) common.insert(common.end(), {"--data-parallel-size", std::to_string(d.attn_dp)});
       if (moe && d.ep == width && width > 1) common.emplace_back("--enable-expert-parallel");
-      common.insert(common.end(), {"--max-num-seqs", std::to_string(dp ? ceil_per_rank(batch, d.attn_dp) : batch), "--max-model-len", std::to_string(len),
+      common.insert(common.end(), {"--max-num-seqs", std::to_string(ceil_per_rank(batch, lanes)), "--max-model-len", std::to_string(len),
                                    "--max-num-batched-tokens", std::to_string(ctx.engine.max_num_tokens), "--gpu-memory-utilization", mem});
       if (fp8_kv) common.insert(common.end(), {"--kv-cache-dtype", "fp8"});
       if (fp8_w) common.insert(common.end(), {"--quantization", "fp8"});
@@ -624,7 +629,8 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       std::vector<std::string> common{"--backend", "pytorch", "--tp_size", std::to_string(width)};
       if (d.pp > 1) common.insert(common.end(), {"--pp_size", std::to_string(d.pp)});
       if (moe && d.ep > 1) common.insert(common.end(), {"--ep_size", std::to_string(d.ep)});
-      common.insert(common.end(), {"--max_batch_size", std::to_string(dp ? ceil_per_rank(batch, d.attn_dp) : batch), "--max_seq_len", std::to_string(len),
+      // per attention-DP rank and pipeline micro-batch (TensorRT-LLM runs max_batch_size x pp)
+      common.insert(common.end(), {"--max_batch_size", std::to_string(ceil_per_rank(batch, lanes)), "--max_seq_len", std::to_string(len),
                                    "--max_num_tokens", std::to_string(ctx.engine.max_num_tokens), "--kv_cache_free_gpu_memory_fraction", "0.90",
                                    "--extra_llm_api_options", "config.yml"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {

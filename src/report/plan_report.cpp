@@ -38,8 +38,8 @@ std::string closest_text(const PlanOutcome& o) {
 // per attention group) breaks, or the batch the workload fixes.
 std::string binding_constraint(const SimContext& ctx, const Plan& plan, const Metrics& m) {
   if (ctx.workload.batch) return fmt::format("the workload's batch ({})", *ctx.workload.batch);
-  if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && m.batch >= cap * std::int64_t{plan.deg.attn_dp}) {
-    return fmt::format("{}'s cap of {} running sequences per attention-DP rank (--max-num-seqs raises it)", ctx.engine.name, cap);
+  if (const std::int64_t cap = engine_batch_cap(ctx); cap > 0 && m.batch >= cap * scheduler_lanes(ctx.engine, plan.deg)) {
+    return fmt::format("{}'s cap of {} running sequences {} (--max-num-seqs raises it)", ctx.engine.name, cap, running_cap_unit(ctx.engine, plan.deg));
   }
   Plan next = plan;
   next.batch = m.batch + plan.deg.attn_dp;

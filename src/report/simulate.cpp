@@ -155,8 +155,8 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
   std::string s = plan_lines(ctx, plan);
   const std::string why_batch =
       plan.batch != 0          ? ""
-      : m.batch_at_engine_cap ? fmt::format(" ({}'s cap of {} running sequences per attention-DP rank, --max-num-seqs; memory and the SLOs allow it)",
-                                             ctx.engine.name, engine_batch_cap(ctx))
+      : m.batch_at_engine_cap ? fmt::format(" ({}'s cap of {} running sequences {}, --max-num-seqs; memory and the SLOs allow it)",
+                                             ctx.engine.name, engine_batch_cap(ctx), running_cap_unit(ctx.engine, plan.deg))
                               : " (the largest that fits memory and the SLOs)";
   s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch, why_batch);
   s += context_lines(ctx);

@@ -211,7 +211,7 @@ PhaseServeResult search_phases_serving(const SimContext& ctx, const SearchSpace&
       if (v > res.static_objective) {
         res.static_objective = v;
         res.static_plan = l;
-        res.static_plan->batch = c.engine.max_num_seqs * l.deg.attn_dp;  // the cap, as a serving plan's batch
+        res.static_plan->batch = c.engine.max_num_seqs * scheduler_lanes(c.engine, l.deg);  // the cap, as a serving plan's batch
       }
     }
   }

@@ -12,10 +12,10 @@ std::function<Metrics(const Plan&)> serving_objective(const SimContext& ctx, std
     // the scheduler's to judge (paged KV admits what fits, the percentiles come from requests)
     Metrics m = evaluate(ctx, plan, nullptr, false);
     if (m.infeasible == Infeasible::kInvalidPlan) return m;
-    const std::int64_t a = std::max<std::int32_t>(1, plan.deg.attn_dp);
+    const std::int64_t lanes = scheduler_lanes(ctx.engine, plan.deg);  // attention-DP ranks (x micro-batches)
     const std::int64_t replicas = std::max<std::int64_t>(1, plan.deg.replicas);
     SimContext c = ctx;
-    c.engine.max_num_seqs = std::max<std::int64_t>(1, plan.batch / a);
+    c.engine.max_num_seqs = std::max<std::int64_t>(1, plan.batch / lanes);
     c.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, std::max<std::int64_t>(1, plan.batch) * replicas};
     c.workload.serve.requests = requests * replicas;
     ServeOptions so;

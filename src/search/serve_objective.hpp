@@ -1,6 +1,6 @@
 // A search objective beyond the exact engine's reach: the request-level serving simulation
 // (docs/search.md, "Where exact cannot certify"). Each plan's batch is the serving knob
-// it becomes under load, the engine's cap on running sequences per attention-DP rank
+// it becomes under load, the engine's cap on running sequences per scheduling lane (scheduler_lanes)
 // (vLLM --max-num-seqs, SGLang --max-running-requests, TensorRT-LLM max_batch_size); the
 // plan serves a closed loop of that many users per instance through the engine's scheduler,
 // and its value is output tokens/s per GPU within the workload's percentile SLOs.

@@ -81,11 +81,13 @@ Instance::Instance(const SimContext& ctx, const Plan& plan, StepTimes& steps)
     : eng_(ctx.engine), steps_(steps), first_arrival_(std::numeric_limits<double>::infinity()) {
   const Workload& w = ctx.workload;
   const std::int64_t a = std::max<std::int64_t>(1, plan.deg.attn_dp);
+  const std::int64_t lanes = scheduler_lanes(eng_, plan.deg);  // attention-DP ranks (x micro-batches)
   block_ = std::max<std::int64_t>(1, eng_.kv_block_tokens);
   total_blocks_ = steps.kv_tokens() / block_;
   watermark_ = eng_.reserve_full_kv ? 0 : total_blocks_ / 100;  // vLLM keeps 1% free for admissions
-  budget0_ = std::max<std::int64_t>(1, eng_.max_num_tokens) * a;
-  cap_ = std::max<std::int64_t>(1, eng_.max_num_seqs) * a;
+  chunk_max_ = std::max<std::int64_t>(1, eng_.max_num_tokens);  // one lane's budget: a request runs in one
+  budget0_ = chunk_max_ * lanes;
+  cap_ = std::max<std::int64_t>(1, eng_.max_num_seqs) * lanes;
   tps_ = tokens_per_step(w);
   dec_tokens_ = 1 + w.spec_tokens;
   run_steps_ = std::max<std::int64_t>(1, eng_.decode_steps);
@@ -213,7 +215,7 @@ Instance::Step Instance::step() {
     const auto u = static_cast<std::size_t>(r);
     if (done_[u] < prompt_[u]) {
       if (budget <= 0 || locked) continue;
-      const std::int64_t c = std::min(prompt_[u] - done_[u], budget);
+      const std::int64_t c = std::min({prompt_[u] - done_[u], budget, chunk_max_});
       if (eng_.prefill_first && !eng_.reserve_full_kv && blocks_for(done_[u] + c) - blocks_[u] > free_blocks_) {
         // no blocks for the next chunk: the running requests decode this iteration and free some
         // (a prefill-first engine that preempted here could retake the prompt forever)
@@ -244,7 +246,7 @@ Instance::Step Instance::step() {
     if (preempted_at_[u] == iterations_) break;  // preempted this iteration: back in a later one
     const bool cached = ready_[u] != 0;
     if (held && !cached) break;  // attention-DP balancing holds the prompts (in arrival order)
-    const std::int64_t c = cached ? 0 : std::min(prompt_[u], budget);
+    const std::int64_t c = cached ? 0 : std::min({prompt_[u], budget, chunk_max_});
     const std::int64_t hold = cached ? prompt_[u] + 1 : c;  // a cached prompt and its first token
     const std::int64_t need =
         eng_.reserve_full_kv ? blocks_for(prompt_[u] + out_.rec[u].output - static_cast<std::int64_t>(gen_[u])) : blocks_for(hold);
@@ -430,7 +432,7 @@ double saturated_rate(const SimContext& ctx, const Plan& plan, StepTimes& steps,
   }
   const double mean_out = out_sum / static_cast<double>(reqs.size());
   // enough requests to outlast the running-sequence cap twice over (the KV cache may bind first)
-  const std::int64_t slots = std::max<std::int64_t>(1, ctx.engine.max_num_seqs) * std::max<std::int64_t>(1, plan.deg.attn_dp);
+  const std::int64_t slots = std::max<std::int64_t>(1, ctx.engine.max_num_seqs) * scheduler_lanes(ctx.engine, plan.deg);
   const auto most = static_cast<std::size_t>(std::min<std::int64_t>(kMaxBurst, std::max<std::int64_t>(8 * static_cast<std::int64_t>(reqs.size()), 2 * slots)));
   std::vector<Req> burst = reqs;
   while (true) {

@@ -79,7 +79,7 @@ class Instance {
 
   const EngineTraits& eng_;
   StepTimes& steps_;
-  std::int64_t block_, total_blocks_, watermark_, budget0_, cap_, dec_tokens_, run_steps_;
+  std::int64_t block_, total_blocks_, watermark_, budget0_, chunk_max_, cap_, dec_tokens_, run_steps_;
   double tps_;
   Core out_;
   std::vector<std::int64_t> prompt_, done_, blocks_, preempted_at_;

@@ -71,6 +71,40 @@ TEST(EngineBatchCap, IsPerAttentionDpRank) {
   EXPECT_TRUE(m.batch_at_engine_cap);
 }
 
+// TensorRT-LLM admits max_batch_size x pp requests (one max_batch_size per pipeline
+// micro-batch); vLLM one cap per rank. Llama-3.1-8B on TP1 x PP2 B200s with a cap of 64:
+// trtllm's batch max is 128, vLLM's 64; a batch of 100 is over vLLM's cap, not trtllm's;
+// plan_running_cap and launch give the per-lane value (100 / 2 = 50 -> the default 64).
+TEST(EngineBatchCap, TensorRtLlmsCapIsPerPipelineMicroBatch) {
+  const Workload w = offline_8b();
+  Plan p = test_support::plan(1, 0);
+  p.deg.pp = 2;
+  SimContext trt = test_support::ctx_with("llama-3.1-8b", "b200x2", w, false, "trtllm");
+  SimContext vllm = test_support::ctx_with("llama-3.1-8b", "b200x2", w, false, "vllm");
+  trt.engine.max_num_seqs = vllm.engine.max_num_seqs = 64;
+  EXPECT_EQ(scheduler_lanes(trt.engine, p.deg), 2);
+  EXPECT_EQ(scheduler_lanes(vllm.engine, p.deg), 1);
+  const Metrics t = evaluate(trt, p), v = evaluate(vllm, p);
+  ASSERT_TRUE(t.feasible() && v.feasible()) << t.reason << v.reason;
+  EXPECT_EQ(t.batch, 128);
+  EXPECT_TRUE(t.batch_at_engine_cap);
+  EXPECT_EQ(v.batch, 64);
+  EXPECT_TRUE(v.batch_at_engine_cap);
+  Plan hundred = p;
+  hundred.batch = 100;
+  EXPECT_TRUE(evaluate(trt, hundred).feasible());
+  const Metrics over = evaluate(vllm, hundred);
+  EXPECT_NE(over.reason.find("over vllm's cap of 64 running sequences per attention-DP rank x 1"), std::string::npos) << over.reason;
+  hundred.batch = 200;
+  const Metrics trt_over = evaluate(trt, hundred);
+  EXPECT_NE(trt_over.reason.find("over trtllm's cap of 64 running sequences per attention-DP rank and pipeline micro-batch x 2 (--max-num-seqs "
+                                 "100 raises it)"),
+            std::string::npos)
+      << trt_over.reason;
+  EXPECT_EQ(plan_running_cap(trt.engine, hundred), 100);  // 200 sequences over 2 micro-batches
+  EXPECT_EQ(plan_running_cap(vllm.engine, hundred), 200);
+}
+
 TEST(EngineBatchCap, PrefillBatchesArePromptsNotCapped) {
   Workload w = offline_8b();
   w.mode = Mode::kPrefill;

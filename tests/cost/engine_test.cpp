@@ -67,6 +67,18 @@ TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
   EXPECT_NE(zero.error().message().find("x.yaml"), std::string::npos) << zero.error().message();
   EXPECT_NE(zero.error().message().find("decode_steps"), std::string::npos) << zero.error().message();
   for (const char* e : {"vllm", "sglang", "trtllm"}) EXPECT_EQ(load_engine_profile(e)->decode_steps, 1) << e;
+  // pipeline_limits: per-micro-batch (TensorRT-LLM) or shared (the default)
+  EXPECT_FALSE(def->limits_per_micro_batch);
+  auto per = parse_engine_profile(head + "  pipeline_limits: per-micro-batch\n" + tail, "x.yaml", "");
+  ASSERT_TRUE(per.ok()) << per.error().message();
+  EXPECT_TRUE(per->limits_per_micro_batch);
+  auto typo = parse_engine_profile(head + "  pipeline_limits: per-stage\n" + tail, "x.yaml", "");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message().find("pipeline_limits"), std::string::npos) << typo.error().message();
+  EXPECT_NE(typo.error().message().find("per-stage"), std::string::npos) << typo.error().message();
+  EXPECT_TRUE(load_engine_profile("trtllm")->limits_per_micro_batch);
+  EXPECT_FALSE(load_engine_profile("vllm")->limits_per_micro_batch);
+  EXPECT_FALSE(load_engine_profile("sglang")->limits_per_micro_batch);
 }
 
 TEST(EngineProfile, VendorsSayWhichGpusAnEngineRunsOn) {

@@ -117,6 +117,26 @@ TEST(Simulator, MlaKvCacheIsTheLatentAndContextSplitDividesIt) {
   EXPECT_DOUBLE_EQ(evaluate(ctx, p).memory.kv_cache.value(), 8'792'784.0);
 }
 
+// The serving simulation's iteration is a round of the pipeline: each stage works on the m
+// micro-batches in turn, max(m, pp) stage times in both phases. Two prompts on 2 stages
+// (one per micro-batch): 2 stage times, not the 3 of an empty pipeline's drain (m + pp - 1);
+// a lone prompt: its 2 stages.
+TEST(Simulator, AServingIterationIsARoundOfThePipeline) {
+  Workload w;
+  w.mode = Mode::kServe;
+  const SimContext ctx = ctx_for("llama-3.1-8b", "h100x8", w);
+  Plan p = plan(1, 1);
+  p.deg.pp = 2;
+  const StepTime two = step_time(ctx, p, Phase::kPrefill, 2, 1024, 1024);
+  EXPECT_EQ(two.micro_batches, 2);
+  EXPECT_DOUBLE_EQ(two.iteration_s, 2.0 * two.stage_s);
+  const StepTime one = step_time(ctx, p, Phase::kPrefill, 1, 1024, 1024);
+  EXPECT_EQ(one.micro_batches, 1);
+  EXPECT_DOUBLE_EQ(one.iteration_s, 2.0 * one.stage_s);
+  const StepTime dec = step_time(ctx, p, Phase::kDecode, 4, 1024, 1025);
+  EXPECT_DOUBLE_EQ(dec.iteration_s, 2.0 * dec.stage_s);
+}
+
 TEST(Simulator, PipelineBubble) {
   // One micro-batch on 2 stages: a prefill takes (m + pp - 1) = 2 stage times, and a decode
   // token waits max(m, pp) = 2 stage times (half of the pipeline idles).

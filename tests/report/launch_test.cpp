@@ -441,6 +441,40 @@ TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
     EXPECT_NE(text->find("# serving    Poisson at 4 requests/s, simulated over 400 requests"), std::string::npos) << *text;
   }
 }
+// TensorRT-LLM runs max_batch_size sequences per pipeline micro-batch: a TP1 x PP2 plan whose
+// serve settings cap 300 running sequences per lane launches --max_batch_size 300 and says it
+// is per micro-batch; a closed-form plan of batch 200 launches --max_batch_size 100 (200 / 2
+// lanes), where vLLM, one cap per rank, takes --max-num-seqs 200.
+TEST(Launch, TensorRtLlmsBatchSizeIsPerPipelineMicroBatch) {
+  auto m = load_model("llama-3.1-8b");
+  auto c = cluster_from_preset("h100x2");
+  auto w = load_workload("chat-1k-1k");
+  ASSERT_TRUE(m.ok() && c.ok() && w.ok());
+  PlanFile f;
+  f.plan = plan_of(1, 1, 1, 200, 1);
+  f.plan.deg.pp = 2;
+  f.model = "llama-3.1-8b";
+  f.cluster = "h100x2";
+  f.workload = "chat-1k-1k";
+  for (const auto& [engine, flag, want] : {std::tuple{ServeEngine::kTrtllm, "--max_batch_size", "100"}, {ServeEngine::kVllm, "--max-num-seqs", "200"}}) {
+    f.plan.sharding = engine_sharding(engine, make_context(*m, *c, *w, cost_params_for("h100")), f.plan.deg);
+    LaunchOptions o;
+    o.engine = engine;
+    auto text = launch_plan(f, "plan.json", *m, *c, *w, o);
+    ASSERT_TRUE(text.ok()) << text.error().message();
+    auto flags = flags_of(*text, engine == ServeEngine::kVllm ? "vllm serve" : "trtllm-serve");
+    EXPECT_EQ(flags[flag], want) << to_string(engine) << "\n" << *text;
+  }
+  f.max_num_seqs = 300;
+  f.plan.sharding = engine_sharding(ServeEngine::kTrtllm, make_context(*m, *c, *w, cost_params_for("h100")), f.plan.deg);
+  LaunchOptions o;
+  o.engine = ServeEngine::kTrtllm;
+  auto text = launch_plan(f, "plan.json", *m, *c, *w, o);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_EQ(flags_of(*text, "trtllm-serve")["--max_batch_size"], "300");
+  EXPECT_NE(text->find("at most 300 running sequences per attention-DP rank and pipeline micro-batch"), std::string::npos) << *text;
+}
+
 // One model-path convention: a preset gives its repository; a folder holding weights (or its
 // config.json) that folder; a config file among other files, or a folder without weights,
 // the placeholder with a note (never the folder of unrelated JSON files).

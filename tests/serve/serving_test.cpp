@@ -257,6 +257,49 @@ TEST(Serving, TheCapOnRunningSequencesHolds) {
   EXPECT_EQ(r.bottleneck, Bottleneck::kQueueing);
 }
 
+// Scheduling lanes (scheduler_lanes): TensorRT-LLM schedules each pipeline micro-batch under
+// its own max_batch_size and max_num_tokens, so a TP1 x PP2 instance runs twice the cap;
+// vLLM keeps one cap per rank however deep the pipeline.
+TEST(Serving, PipelineMicroBatchesAreLanesOfTheirOwnWhereTheEngineSaysSo) {
+  Workload w = serve_workload(512, 128);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 64};
+  w.serve.requests = 640;
+  Plan p = test_support::plan(1, 0);
+  p.deg.pp = 2;
+  for (const char* engine : {"trtllm", "vllm"}) {
+    SimContext ctx = test_support::ctx_with("llama-3.1-8b", "h100x2", w, false, engine);
+    ctx.engine.max_num_seqs = 8;
+    ctx.engine.reserve_full_kv = false;
+    const std::int64_t lanes = scheduler_lanes(ctx.engine, p.deg);
+    EXPECT_EQ(lanes, std::string(engine) == "trtllm" ? 2 : 1) << engine;
+    const ServeResult r = simulate_serving(ctx, p);
+    ASSERT_TRUE(r.feasible) << r.reason;
+    EXPECT_LE(r.mean_running, 8.0 * static_cast<double>(lanes) + 1e-9) << engine;
+    EXPECT_GT(r.mean_running, 0.9 * 8.0 * static_cast<double>(lanes)) << engine;  // 64 users keep every slot busy
+  }
+}
+
+// A prompt's chunk in one iteration is at most one lane's token budget: a request runs on one
+// attention-DP rank. One user, a 10,000-token prompt, 4,096 tokens per rank on 2 ranks: the
+// prompt takes chunks of 4,096, 4,096 and 1,808 (three iterations, the third yields the first
+// token), not 8,192 and 1,808 (the two ranks' budgets pooled).
+TEST(Serving, APromptsChunkIsOneLanesBudget) {
+  Workload w = serve_workload(10000, 2);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 1};
+  w.serve.requests = 1;
+  SimContext ctx = test_support::ctx_with("qwen3-30b-a3b", "h100x2", w, false, nullptr);
+  ctx.engine.max_num_tokens = 4096;
+  Plan p = test_support::plan(1, 0);
+  p.deg.attn_dp = 2;
+  p.deg.ep = 2;
+  StepTimes st(ctx, p);
+  const double ttft = 2 * st.prefill(4096, 1) + st.prefill(1808, 1);
+  const ServeResult r = simulate_serving(ctx, p);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_NEAR(r.ttft_ms.mean, ttft * 1e3, 1e-9);
+  EXPECT_EQ(r.iterations, 4);  // three chunks, then the second token
+}
+
 TEST(Serving, KvAdmissionPreemptsOnDemandAndNeverWhenReserved) {
   // Llama-3.1-70B in bf16 on 2 H100 at tp 2 leaves a small KV pool: 256 users of 2k + 2k
   // tokens do not fit at once
