@@ -17,6 +17,8 @@
 #include "hardware/cluster.hpp"
 #include "cost/engine.hpp"
 #include "model/loader.hpp"
+#include "mlperf_rows.hpp"
+#include "row_text.hpp"
 
 namespace shardwise::bench {
 namespace {
@@ -47,8 +49,6 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   out.push_back(cur);
   return out;
 }
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-bool contains(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
 
 // The model of a row: a preset, or a config from ../shared/models (nullopt: not mapped).
 std::optional<std::string> model_source(const std::string& model) {
@@ -108,127 +108,6 @@ std::int64_t stated_length(const std::string& col) {
   return std::stoll(col);
 }
 
-// The number after `key` in a column ("gpu_batch_size 512 per rank" -> 512); 0 when absent.
-std::int64_t number_after(const std::string& col, const char* key) {
-  const auto at = col.find(key);
-  if (at == std::string::npos) return 0;
-  return std::stoll(col.substr(at + std::char_traits<char>::length(key)));
-}
-
-// The MLPerf datasets' length distributions, from ../shared/calibration/mlperf-dataset-lengths.md
-// (per-sample means, medians and ranges). A right-skewed set (mean above median) is a lognormal
-// of that median and mean, sigma^2 = 2 ln(mean / median), clamped to the set's range; a
-// left-skewed one (405B's and DeepSeek-R1's inputs, 405B's outputs) stays fixed at its mean, which
-// a lognormal cannot express. The row's own mean (its derived output mean) replaces the
-// dataset's, the shape is the dataset's.
-struct DatasetShape {
-  const char* dataset;  // the start of the row's dataset column
-  double in_mean, in_median;
-  std::int64_t in_min, in_max;
-  double out_mean, out_median;  // the reference outputs (0: no shape in tokens)
-  std::int64_t out_max;
-};
-constexpr DatasetShape kMlperfShapes[] = {
-    // OpenOrca (llama2-70b): input 222.33 / median 152, 48-1021; GPT-4 answers 218.89 / 190, cap 1024
-    {"MLPerf OpenOrca", 222.33, 152, 48, 1021, 218.89, 190, 1024},
-    // Llama-3.1-405B long-context mix: input 9428.64 / median 10112; outputs 684.68 / median 753
-    {"MLPerf Llama3.1-405B", 9428.64, 10112, 476, 19988, 684.68, 753, 1830},
-    // CNN/DailyMail (llama3.1-8b): input 870.73 / median 784, 79-2540; outputs not stated in tokens
-    {"MLPerf CNN/DailyMail", 870.73, 784, 79, 2540, 0, 0, 0},
-    // Mixtral mix: input 427.39 / median 283, 35-1948; outputs 144.84 / median 113, cap 1024
-    {"MLPerf Mixtral", 427.39, 283, 35, 1948, 144.84, 113, 1024},
-    // DeepSeek-R1 mix: input 803.79 / median 901.5; reference outputs 4043.45 / median 2194, cap 32768
-    {"MLPerf DeepSeek-R1", 803.79, 901.5, 52, 3140, 4043.45, 2194, 32768},
-};
-std::optional<LengthDist> shaped(double mean, double shape_mean, double shape_median, std::int64_t lo, std::int64_t hi) {
-  if (!(shape_mean > shape_median) || shape_median <= 0) return std::nullopt;  // fixed at the mean
-  LengthDist d;
-  d.kind = LengthDist::Kind::kLognormal;
-  d.mean = mean;
-  d.sigma = std::sqrt(2.0 * std::log(shape_mean / shape_median));
-  d.min = lo;
-  d.max = hi;
-  return d;
-}
-
-// The dataset's length distribution on a serving row (nothing for a dataset not listed).
-void mlperf_lengths(PublicRow& r, const std::string& dataset) {
-  for (const DatasetShape& d : kMlperfShapes) {
-    if (!starts_with(dataset, d.dataset)) continue;
-    r.workload.serve.input = shaped(static_cast<double>(r.workload.isl), d.in_mean, d.in_median, d.in_min, d.in_max);
-    r.workload.serve.output = shaped(static_cast<double>(r.workload.osl), d.out_mean, d.out_median, 1, d.out_max);
-    return;
-  }
-}
-
-// The submitter's caps: TensorRT-LLM's gpu_batch_size (per attention-DP rank where the config
-// says "per rank", else per instance, which then has one rank) and max_num_tokens (the runtime
-// value where a build and a runtime value are given); vLLM's max_num_seqs and
-// max_num_batched_tokens.
-void mlperf_caps(PublicRow& r, const std::string& conc) {
-  if (const auto n = number_after(conc, "gpu_batch_size "); n > 0) r.engine.max_num_seqs = n;
-  if (const auto n = number_after(conc, "max_num_seqs "); n > 0) r.engine.max_num_seqs = n;
-  if (const auto n = number_after(conc, "max_num_batched_tokens "); n > 0) r.engine.max_num_tokens = n;
-  if (const auto n = number_after(conc, "runtime "); n > 0) r.engine.max_num_tokens = n;
-}
-
-// AMD's MLPerf v5.1 vLLM configs (the rows' source column names the file): vLLM's V0 engine
-// with multi-step scheduling (num_scheduler_steps decode iterations per scheduling decision)
-// and, where chunked prefill is off, V0's default scheduler: waiting prompts run as a batch
-// of their own before any decode (prefill first), up to max_num_batched_tokens. Read from
-// ntuhpc/inference_results_v5.1@387c3dd04e69 closed/AMD/code/<path> (the line of
-// num_scheduler_steps in the comment); facts of the submission, nothing fitted.
-struct VllmV0Config {
-  const char* path;
-  std::int64_t scheduler_steps;
-  bool chunked_prefill;
-  std::int64_t max_num_seqs, max_num_batched_tokens;
-};
-constexpr VllmV0Config kAmdVllmConfigs[] = {
-    {"llama2-70b/offline_mi300x.yaml", 11, false, 1792, 40960},      // L25
-    {"llama2-70b/server_mi300x.yaml", 9, false, 650, 40960},         // L21
-    {"llama2-70b/interactive_mi300x.yaml", 8, false, 600, 40960},    // L15
-    {"llama2-70b/offline_mi325x.yaml", 7, false, 2700, 65536},       // L31
-    {"llama2-70b/server_mi325x.yaml", 9, false, 1024, 40960},        // L33
-    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008},    // L35
-    {"mixtral-8x7b/offline_mi300x.yaml", 9, false, 5000, 51200},     // L16
-    {"mixtral-8x7b/server_mi300x.yaml", 8, false, 4096, 32000},      // L18
-    {"mixtral-8x7b/offline_mi325x.yaml", 13, false, 4736, 51200},    // L16
-    {"mixtral-8x7b/server_mi325x.yaml", 10, false, 2560, 32000},     // L18
-};
-void amd_vllm_config(PublicRow& r, const std::string& source) {
-  for (const VllmV0Config& c : kAmdVllmConfigs) {
-    if (source.find(std::string("harness_llm/models/") + c.path) == std::string::npos) continue;
-    r.engine.decode_steps = c.scheduler_steps;
-    r.engine.prefill_first = !c.chunked_prefill;
-    r.engine.max_num_seqs = c.max_num_seqs;
-    r.engine.max_num_tokens = c.max_num_batched_tokens;
-    return;
-  }
-}
-
-// NVIDIA's MLPerf v5.1 TensorRT-LLM configs with attention-DP balancing (adp_balancing_enable
-// True): batching_wait_iters and timeout_iters, read from the rows' config files
-// (closed/NVIDIA/configs/<system>/Server/deepseek-r1.py, as mirrored in
-// ykamiset/inference_results_v5.1@e9ccad4d: the runtime flags' adp_balancing_* lines); facts of
-// the submission, nothing fitted.
-struct TrtllmAdpConfig {
-  const char* path;
-  std::int64_t wait_iters, timeout_iters;
-};
-constexpr TrtllmAdpConfig kNvidiaAdpConfigs[] = {
-    {"configs/B200-SXM-180GBx8/Server/deepseek-r1.py", 3, 9},
-    {"configs/GB200-NVL72_GB200-186GB_aarch64x72/Server/deepseek-r1.py", 3, 9},
-    {"configs/GB300-NVL72_GB300-288GB_aarch64x72_TRT/Server/deepseek-r1.py", 2, 6},
-};
-void nvidia_adp_config(PublicRow& r, const std::string& source) {
-  for (const TrtllmAdpConfig& c : kNvidiaAdpConfigs) {
-    if (source.find(c.path) == std::string::npos) continue;
-    r.engine.adp_wait_iters = c.wait_iters;
-    r.engine.adp_timeout_iters = c.timeout_iters;
-    return;
-  }
-}
 
 template <class Get, class Skip>
 std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
@@ -421,10 +300,10 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     // over the replicas), at least 2,000 requests per instance and at most 100,000 in all
     const std::int64_t floor = 2000 * std::max(1, r.plan.deg.replicas);
     r.workload.serve.requests = std::clamp<std::int64_t>(static_cast<std::int64_t>(rate * 600.0), std::min<std::int64_t>(floor, 100000), 100000);
-    mlperf_lengths(r, get("dataset"));
+    mlperf_lengths(r, get("dataset"), get("source"));
     mlperf_caps(r, conc);
     amd_vllm_config(r, get("source"));
-    nvidia_adp_config(r, get("source"));
+    nvidia_trtllm_config(r, get("source"));
     r.plan.batch = 0;
     r.measured = std::stod(get("output_tok_s_per_gpu"));
     r.metric = RowMetric::kServeOutput;
@@ -443,15 +322,25 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     triple("TTFT mean/p50/p99 = ", r.serve_ttft_p50_ms, r.serve_ttft_p99_ms);
     triple("TPOT mean/p50/p99 = ", r.serve_tpot_p50_ms, r.serve_tpot_p99_ms);
   } else if (starts_with(scenario, "MLPerf Offline")) {
-    // every sample issued at once: the engine's saturated stream under the config's caps
-    r.metric = RowMetric::kOfflineMaxThroughput;
+    // loadgen's one query: the run's samples all issued at once, served under the config's
+    // caps and scheduler with the dataset's lengths, timed to the last completion (the
+    // serving simulation of a burst: its drain and its length-biased batch included)
+    const std::int64_t samples = mlperf_offline_samples(get("source"));
+    if (samples <= 0) {
+      skip("MLPerf Offline row whose run's sample count (generated_samples_per_query) is not listed in bench/mlperf_rows.cpp");
+      return std::nullopt;
+    }
+    r.metric = RowMetric::kOfflineRun;
     r.scenario = "offline";
     r.measured = std::stod(get("output_tok_s_per_gpu"));
-    r.workload.mode = Mode::kOffline;
+    r.workload.mode = Mode::kServe;
+    r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};
+    r.workload.serve.requests = samples;
     r.plan.batch = 0;
+    mlperf_lengths(r, get("dataset"), get("source"));
     mlperf_caps(r, conc);
     amd_vllm_config(r, get("source"));
-    r.batch_cap = r.engine.max_num_seqs * r.plan.deg.attn_dp;
+    nvidia_trtllm_config(r, get("source"));
   } else if (contains(scenario, "offline max throughput")) {
     r.metric = RowMetric::kOfflineMaxThroughput;
     r.scenario = "offline";
@@ -554,6 +443,10 @@ double predict(const PublicRow& r, const CostParams& p) {
       case RowMetric::kServeTpotP99: return s.tpot_ms.p99;
       default: return s.tpot_ms.mean;
     }
+  }
+  if (r.metric == RowMetric::kOfflineRun) {
+    const ServeResult s = simulate_serving(ctx, r.plan);
+    return s.feasible ? s.output_tok_s_per_gpu : 0.0;
   }
   if (r.metric == RowMetric::kStaticBatchThroughput) return evaluate_static_batch(ctx, r.plan).output_tok_s_per_gpu;
   Metrics m = evaluate(ctx, r.plan, nullptr, false);

@@ -10,6 +10,8 @@ namespace shardwise::bench {
 
 enum class RowMetric {
   kOfflineMaxThroughput,   // output tok/s per GPU of the offline stream at the engine's concurrency
+  kOfflineRun,             // output tok/s per GPU of a whole offline run (MLPerf Offline: its samples queued at
+                           // once, the dataset's lengths) through the serving simulation, to the last completion
   kStaticBatchThroughput,  // output tok/s per GPU of one static batch (min-latency rows: batch 1)
   kTtft,                   // first-token latency of one prompt, ms
   kDecodeThroughput,       // output tok/s per GPU of a decode-only (disaggregated) instance

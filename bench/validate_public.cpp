@@ -80,8 +80,9 @@ int main(int argc, char** argv) {
     by_scenario[r.scenario].push_back(e);
     by_engine[r.engine_name].push_back(e);
     const char* unit = r.metric == RowMetric::kTtft ? "ms" : r.metric == RowMetric::kPrefillThroughput ? "i" : "t";
-    fmt::print("{:>4}  {:<54} {:>9.1f} {:<2} {:>9.1f} {:<2} {:>7.1f}%  {}{}\n", r.id, r.label, r.measured, unit, pred, unit, e, p.gpu,
-               p.calibrated ? "" : " (uncalibrated)");
+    fmt::print("{:>4}  {:<54} {:>9.1f} {:<2} {:>9.1f} {:<2} {:>7.1f}%  {}{}{}\n", r.id, r.label, r.measured, unit, pred, unit, e, p.gpu,
+               p.calibrated ? "" : " (uncalibrated)",
+               r.metric == RowMetric::kOfflineRun ? fmt::format(" (the run's {} samples at once: serving simulation)", r.workload.serve.requests) : "");
   }
   fmt::print("\n(t = output tokens/s per GPU, i = input tokens/s per GPU, ms = first-token latency)\n\nabsolute error:\n");
   summary("all", all);

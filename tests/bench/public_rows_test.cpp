@@ -3,6 +3,9 @@
 // and columns say it ran, and the statistics the benchmarks print.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "mlperf_rows.hpp"
 #include "public_rows.hpp"
 
 namespace shardwise::bench {
@@ -77,11 +80,19 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_DOUBLE_EQ(find(*rows, 311, RowMetric::kServeTpotP50)->measured, 61.29);
   // DeepSeek-R1's inputs are left-skewed (mean 803.79 below the median 901.5): fixed at the
   // mean; its reference outputs right-skewed (4043.45 over 2194): a lognormal of sigma
-  // sqrt(2 ln(4043.45 / 2194)) = sqrt(2 x 0.61139) = 1.10579 at the row's own mean 3744
+  // sqrt(2 ln(4043.45 / 2194)) = sqrt(2 x 0.61139) = 1.10579, capped at NVIDIA's
+  // max_output_len 20,000 (the reference ran to 32,768), whose clamped draws average the
+  // row's own mean 3744 (the parameter above it: the clamp takes the tail's excess off)
   EXPECT_FALSE(r->workload.serve.input.has_value());
   ASSERT_TRUE(r->workload.serve.output.has_value());
   EXPECT_NEAR(r->workload.serve.output->sigma, 1.10579, 1e-4);
-  EXPECT_DOUBLE_EQ(r->workload.serve.output->mean, 3744);
+  EXPECT_EQ(r->workload.serve.output->max, 20000);
+  EXPECT_GT(r->workload.serve.output->mean, 3744);
+  EXPECT_NEAR(clamped_lognormal_mean(r->workload.serve.output->mean, r->workload.serve.output->sigma, 1, 20000), 3744, 1e-5);
+  // NVIDIA's configs run the capacity scheduler's max_util policy: KV on demand
+  EXPECT_FALSE(r->engine.reserve_full_kv);
+  EXPECT_EQ(r->engine.adp_wait_iters, 3);
+  EXPECT_EQ(r->engine.adp_timeout_iters, 9);
   // 301: OpenOrca inputs, sigma = sqrt(2 ln(222.33 / 152)) = sqrt(2 x 0.38029) = 0.87212,
   // clamped to the set's 48-1021 tokens
   r = find(*rows, 301, RowMetric::kServeOutput);
@@ -91,26 +102,54 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->workload.serve.input->min, 48);
   EXPECT_EQ(r->workload.serve.input->max, 1021);
   EXPECT_EQ(r->workload.isl, 222);
-  // 303: Offline, "max_num_tokens build 5120 / runtime 1536": the runtime budget; batch cap 128
-  r = find(*rows, 303, RowMetric::kOfflineMaxThroughput);
+  // 303: Offline, "max_num_tokens build 5120 / runtime 1536": the runtime budget; 128
+  // sequences per TensorRT-LLM micro-batch (256 on the TP2 x PP2 instance); the run's one
+  // query of 8,313 samples all at once, through the serving simulation
+  r = find(*rows, 303, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->scenario, "offline");
   EXPECT_EQ(r->engine.max_num_tokens, 1536);
-  EXPECT_EQ(r->batch_cap, 128);
+  EXPECT_EQ(r->engine.max_num_seqs, 128);
+  EXPECT_EQ(scheduler_lanes(r->engine, r->plan.deg), 2);
   EXPECT_EQ(r->plan.deg.tp, 2);
   EXPECT_EQ(r->plan.deg.pp, 2);
   EXPECT_EQ(r->plan.deg.replicas, 2);
-  // 316: vLLM on MI300X, max_num_seqs 1792 and max_num_batched_tokens 40960
-  r = find(*rows, 316, RowMetric::kOfflineMaxThroughput);
+  EXPECT_EQ(r->workload.mode, Mode::kServe);
+  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kBurst);
+  EXPECT_EQ(r->workload.serve.requests, 8313);
+  EXPECT_FALSE(r->engine.reserve_full_kv);
+  // 309: DeepSeek-R1 Offline, 26,328 samples (6 x 4,388), the Offline config's balancing
+  r = find(*rows, 309, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.serve.requests, 26328);
+  EXPECT_EQ(r->engine.adp_wait_iters, 10);
+  EXPECT_EQ(r->engine.adp_timeout_iters, 500);
+  ASSERT_TRUE(r->workload.serve.output.has_value());
+  EXPECT_EQ(r->workload.serve.output->max, 20000);
+  // 316: vLLM on MI300X, max_num_seqs 1792 and max_num_batched_tokens 40960; 245,760 samples
+  r = find(*rows, 316, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->gpu, "mi300x");
   EXPECT_EQ(r->engine.max_num_seqs, 1792);
   EXPECT_EQ(r->engine.max_num_tokens, 40960);
+  EXPECT_EQ(r->workload.serve.requests, 245760);
+  EXPECT_TRUE(r->engine.prefill_first);  // AMD's V0 config: no chunked prefill
   // 103: TensorRT-LLM min-latency with three MTP layers at the workload's acceptance 0.85
   r = find(*rows, 103, RowMetric::kStaticBatchThroughput);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->workload.spec_tokens, 3);
   EXPECT_DOUBLE_EQ(r->workload.spec_acceptance, 0.85);
   EXPECT_EQ(r->plan.batch, 1);
+}
+
+// The clamped lognormal mean by hand: sigma 1 and mean e^0.5 = 1.648721 (mu = 0, the median
+// 1), clamped above at the median: E[X; X < 1] + 1 x P(X > 1) = m Phi(0 - 1) + 0.5 =
+// 1.648721 x 0.158655 + 0.5 = 0.761579; no clamps: the mean itself.
+TEST(PublicRows, ClampedLognormalMeanByHand) {
+  EXPECT_NEAR(clamped_lognormal_mean(std::exp(0.5), 1.0, 0, 1.0), 0.761579, 1e-6);
+  EXPECT_NEAR(clamped_lognormal_mean(3744, 1.1, 0, 0), 3744, 1e-9);
+  // a floor raises it: clamped below at the median, 1 x P(X < 1) + E[X; X > 1] = 0.5 + m Phi(1) = 0.5 + 1.648721 x 0.841345
+  EXPECT_NEAR(clamped_lognormal_mean(std::exp(0.5), 1.0, 1.0, 0), 0.5 + 1.648721 * 0.841345, 1e-5);
 }
 
 TEST(PublicRows, StatisticsByHand) {

@@ -1,0 +1,203 @@
+#include "mlperf_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "row_text.hpp"
+#include "workload/serving.hpp"
+
+namespace shardwise::bench {
+namespace {
+
+// The MLPerf datasets' length distributions, from ../shared/calibration/mlperf-dataset-lengths.md
+// (per-sample means, medians and ranges). A right-skewed set (mean above median) is a lognormal
+// of that median and mean, sigma^2 = 2 ln(mean / median), clamped to the set's range; a
+// left-skewed one (405B's and DeepSeek-R1's inputs, 405B's outputs) stays fixed at its mean, which
+// a lognormal cannot express. The row's own mean (its derived output mean) replaces the
+// dataset's, the shape is the dataset's.
+struct DatasetShape {
+  const char* dataset;  // the start of the row's dataset column
+  double in_mean, in_median;
+  std::int64_t in_min, in_max;
+  double out_mean, out_median;  // the reference outputs (0: no shape in tokens)
+  std::int64_t out_max;
+};
+constexpr DatasetShape kMlperfShapes[] = {
+    // OpenOrca (llama2-70b): input 222.33 / median 152, 48-1021; GPT-4 answers 218.89 / 190, cap 1024
+    {"MLPerf OpenOrca", 222.33, 152, 48, 1021, 218.89, 190, 1024},
+    // Llama-3.1-405B long-context mix: input 9428.64 / median 10112; outputs 684.68 / median 753
+    {"MLPerf Llama3.1-405B", 9428.64, 10112, 476, 19988, 684.68, 753, 1830},
+    // CNN/DailyMail (llama3.1-8b): input 870.73 / median 784, 79-2540; outputs not stated in tokens
+    {"MLPerf CNN/DailyMail", 870.73, 784, 79, 2540, 0, 0, 0},
+    // Mixtral mix: input 427.39 / median 283, 35-1948; outputs 144.84 / median 113, cap 1024
+    {"MLPerf Mixtral", 427.39, 283, 35, 1948, 144.84, 113, 1024},
+    // DeepSeek-R1 mix: input 803.79 / median 901.5; reference outputs 4043.45 / median 2194, cap 32768
+    {"MLPerf DeepSeek-R1", 803.79, 901.5, 52, 3140, 4043.45, 2194, 32768},
+};
+// NVIDIA's generation caps: max_output_len of closed/NVIDIA/code/<benchmark>/tensorrt/
+// generation_config.json (DeepSeek-R1 20,000, where the reference generation ran to 32,768;
+// Llama-3.1-405B 2,000; Llama-2-70B 1,024; Llama-3.1-8B 128). The results path names the
+// benchmark.
+struct GenerationCap {
+  const char* results;  // "closed/NVIDIA/results/<system>/<benchmark>/"
+  std::int64_t max_output;
+};
+constexpr GenerationCap kNvidiaGenerationCaps[] = {
+    {"/deepseek-r1/", 20000}, {"/llama3.1-405b/", 2000}, {"/llama2-70b-99/", 1024}, {"/llama3.1-8b/", 128}};
+std::int64_t generation_cap(const std::string& source) {
+  if (!contains(source, "closed/NVIDIA/results/")) return 0;
+  for (const GenerationCap& c : kNvidiaGenerationCaps) {
+    if (contains(source, c.results)) return c.max_output;
+  }
+  return 0;
+}
+
+// A lognormal of the set's shape whose draws, clamped to [lo, hi] as the generator clamps
+// them, average the row's mean: the mean parameter solved by fixed-point iteration on the
+// clamped mean (monotone in it). Nothing when the set is not right-skewed.
+std::optional<LengthDist> shaped(double mean, double shape_mean, double shape_median, std::int64_t lo, std::int64_t hi) {
+  if (!(shape_mean > shape_median) || shape_median <= 0) return std::nullopt;  // fixed at the mean
+  LengthDist d;
+  d.kind = LengthDist::Kind::kLognormal;
+  d.sigma = std::sqrt(2.0 * std::log(shape_mean / shape_median));
+  d.min = lo;
+  d.max = hi;
+  double m = mean;
+  for (int i = 0; i < 100; ++i) {
+    const double got = clamped_lognormal_mean(m, d.sigma, static_cast<double>(lo), static_cast<double>(hi));
+    if (std::fabs(got - mean) <= 1e-9 * mean) break;
+    m *= mean / got;
+  }
+  d.mean = m;
+  return d;
+}
+
+}  // namespace
+
+double clamped_lognormal_mean(double m, double sigma, double lo, double hi) {
+  const auto phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  const double mu = std::log(m) - sigma * sigma / 2.0;
+  const double a = lo > 0 ? (std::log(lo) - mu) / sigma : -INFINITY;
+  const double b = hi > 0 ? (std::log(hi) - mu) / sigma : INFINITY;
+  // lo P(X < lo) + E[X; lo < X < hi] + hi P(X > hi), with E[X; a < Z < b] = m (Phi(b - s) - Phi(a - s))
+  return (lo > 0 ? lo * phi(a) : 0.0) + m * (phi(b - sigma) - phi(a - sigma)) + (hi > 0 ? hi * (1.0 - phi(b)) : 0.0);
+}
+
+void mlperf_lengths(PublicRow& r, const std::string& dataset, const std::string& source) {
+  const std::int64_t cap = generation_cap(source);
+  for (const DatasetShape& d : kMlperfShapes) {
+    if (!starts_with(dataset, d.dataset)) continue;
+    r.workload.serve.input = shaped(static_cast<double>(r.workload.isl), d.in_mean, d.in_median, d.in_min, d.in_max);
+    r.workload.serve.output = shaped(static_cast<double>(r.workload.osl), d.out_mean, d.out_median, 1, cap > 0 ? std::min(cap, d.out_max) : d.out_max);
+    return;
+  }
+}
+
+// The submitter's caps: TensorRT-LLM's gpu_batch_size (per attention-DP rank where the config
+// says "per rank", else per instance, which then has one rank) and max_num_tokens (the runtime
+// value where a build and a runtime value are given); vLLM's max_num_seqs and
+// max_num_batched_tokens.
+void mlperf_caps(PublicRow& r, const std::string& conc) {
+  if (const auto n = number_after(conc, "gpu_batch_size "); n > 0) r.engine.max_num_seqs = n;
+  if (const auto n = number_after(conc, "max_num_seqs "); n > 0) r.engine.max_num_seqs = n;
+  if (const auto n = number_after(conc, "max_num_batched_tokens "); n > 0) r.engine.max_num_tokens = n;
+  if (const auto n = number_after(conc, "runtime "); n > 0) r.engine.max_num_tokens = n;
+}
+
+// AMD's MLPerf v5.1 vLLM configs (the rows' source column names the file): vLLM's V0 engine
+// with multi-step scheduling (num_scheduler_steps decode iterations per scheduling decision)
+// and, where chunked prefill is off, V0's default scheduler: waiting prompts run as a batch
+// of their own before any decode (prefill first), up to max_num_batched_tokens. Read from
+// ntuhpc/inference_results_v5.1@387c3dd04e69 closed/AMD/code/<path> (the line of
+// num_scheduler_steps in the comment); facts of the submission, nothing fitted.
+namespace {
+struct VllmV0Config {
+  const char* path;
+  std::int64_t scheduler_steps;
+  bool chunked_prefill;
+  std::int64_t max_num_seqs, max_num_batched_tokens;
+};
+constexpr VllmV0Config kAmdVllmConfigs[] = {
+    {"llama2-70b/offline_mi300x.yaml", 11, false, 1792, 40960},      // L25
+    {"llama2-70b/server_mi300x.yaml", 9, false, 650, 40960},         // L21
+    {"llama2-70b/interactive_mi300x.yaml", 8, false, 600, 40960},    // L15
+    {"llama2-70b/offline_mi325x.yaml", 7, false, 2700, 65536},       // L31
+    {"llama2-70b/server_mi325x.yaml", 9, false, 1024, 40960},        // L33
+    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008},    // L35
+    {"mixtral-8x7b/offline_mi300x.yaml", 9, false, 5000, 51200},     // L16
+    {"mixtral-8x7b/server_mi300x.yaml", 8, false, 4096, 32000},      // L18
+    {"mixtral-8x7b/offline_mi325x.yaml", 13, false, 4736, 51200},    // L16
+    {"mixtral-8x7b/server_mi325x.yaml", 10, false, 2560, 32000},     // L18
+};
+}  // namespace
+
+void amd_vllm_config(PublicRow& r, const std::string& source) {
+  for (const VllmV0Config& c : kAmdVllmConfigs) {
+    if (source.find(std::string("harness_llm/models/") + c.path) == std::string::npos) continue;
+    r.engine.decode_steps = c.scheduler_steps;
+    r.engine.prefill_first = !c.chunked_prefill;
+    r.engine.max_num_seqs = c.max_num_seqs;
+    r.engine.max_num_tokens = c.max_num_batched_tokens;
+    return;
+  }
+}
+
+namespace {
+
+// NVIDIA's MLPerf v5.1 TensorRT-LLM configs (closed/NVIDIA/configs/<system>/<scenario>/<benchmark>.py):
+// every one sets 'batch_scheduler_policy': 'max_util' (the capacity scheduler's
+// MAX_UTILIZATION: KV blocks on demand, the newest request paused when they run out), not
+// the GUARANTEED_NO_EVICT default of the trtllm profile. The DeepSeek-R1 ones enable
+// attention-DP balancing (adp_balancing_enable True) with batching_wait_iters and
+// timeout_iters, read from their runtime flags (the Server files as mirrored in
+// ykamiset/inference_results_v5.1@e9ccad4d, the Offline one in ntuhpc@387c3dd04e69).
+struct TrtllmAdpConfig {
+  const char* path;
+  std::int64_t wait_iters, timeout_iters;
+};
+constexpr TrtllmAdpConfig kNvidiaAdpConfigs[] = {
+    {"configs/B200-SXM-180GBx8/Server/deepseek-r1.py", 3, 9},
+    {"configs/GB200-NVL72_GB200-186GB_aarch64x72/Server/deepseek-r1.py", 3, 9},
+    {"configs/GB300-NVL72_GB300-288GB_aarch64x72_TRT/Server/deepseek-r1.py", 2, 6},
+    {"configs/B200-SXM-180GBx8/Offline/deepseek-r1.py", 10, 500},
+};
+
+// loadgen's Offline query: generated_samples_per_query of each run's mlperf_log_detail.txt
+// (the dataset's samples repeated to outlast min_duration at offline_expected_qps x 1.1,
+// rounded up to whole datasets; DeepSeek-R1's min_query_count 26,328 = 6 x 4,388).
+struct OfflineRun {
+  const char* results;  // the results directory of the row's source column
+  std::int64_t samples;
+};
+constexpr OfflineRun kOfflineRuns[] = {
+    {"B200-SXM-180GBx8_TRT/llama2-70b-99/Offline/", 1007616},   // 41 x 24,576
+    {"B200-SXM-180GBx8_TRT/llama3.1-405b/Offline/", 8313},      // 1 x 8,313
+    {"B200-SXM-180GBx8_TRT/llama3.1-8b/Offline/", 735240},      // 55 x 13,368
+    {"B200-SXM-180GBx8_TRT/deepseek-r1/Offline/", 26328},       // 6 x 4,388
+    {"8xMI300X_2xEPYC_9575F/llama2-70b-99/Offline/", 245760},   // 10 x 24,576
+    {"8xMI300X_2xEPYC_9575F/mixtral-8x7b/Offline/", 510000},    // 34 x 15,000
+    {"8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Offline/", 319488}, // 13 x 24,576
+};
+
+}  // namespace
+
+void nvidia_trtllm_config(PublicRow& r, const std::string& source) {
+  if (!contains(source, "closed/NVIDIA/")) return;
+  r.engine.reserve_full_kv = false;  // max_util
+  for (const TrtllmAdpConfig& c : kNvidiaAdpConfigs) {
+    if (source.find(c.path) == std::string::npos) continue;
+    r.engine.adp_wait_iters = c.wait_iters;
+    r.engine.adp_timeout_iters = c.timeout_iters;
+    return;
+  }
+}
+
+std::int64_t mlperf_offline_samples(const std::string& source) {
+  for (const OfflineRun& o : kOfflineRuns) {
+    if (contains(source, o.results)) return o.samples;
+  }
+  return 0;
+}
+
+}  // namespace shardwise::bench
