@@ -157,9 +157,9 @@ void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
                   "The engine's version (default: its profile's), e.g. 0.11 or 0.10.2rc1; a version newer than the profile describes "
                   "uses the newest traits it has, with a note");
   cmd->add_option("--max-num-tokens", e.max_num_tokens,
-                  "Tokens one iteration of an attention-DP rank may prefill (the engine's max_num_tokens; default 8192)");
+                  "Tokens one iteration of an attention-DP rank (TensorRT-LLM: of each pipeline micro-batch) may schedule (the engine's max_num_tokens; default 8192)");
   cmd->add_option("--max-num-seqs", e.max_num_seqs,
-                  "Running sequences per attention-DP rank (vLLM --max-num-seqs, TensorRT-LLM max_batch_size, SGLang --max-running-requests; "
+                  "Running sequences per attention-DP rank, for TensorRT-LLM per rank and pipeline micro-batch (vLLM --max-num-seqs, TensorRT-LLM max_batch_size, SGLang --max-running-requests; "
                   "default: the engine's): the serving scheduler's cap; simulate with --engine in decode or offline mode: the cap on --batch max");
   cmd->add_option("--decode-steps", e.decode_steps,
                   "Serve: decode iterations per scheduling decision, nothing admitted between them (SGLang --num-continuous-decode-steps; "
