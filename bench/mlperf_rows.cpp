@@ -55,20 +55,26 @@ std::int64_t generation_cap(const std::string& source) {
 
 // A lognormal of the set's shape whose draws, clamped to [lo, hi] as the generator clamps
 // them, average the row's mean: the mean parameter solved by fixed-point iteration on the
-// clamped mean (monotone in it). Nothing when the set is not right-skewed.
+// clamped mean (m <- m x mean / clamped(m): its slope at the fixed point is 1 minus the share
+// of the clamped mean drawn inside (lo, hi), in [0, 1), so it converges monotonically).
+// Nothing (fixed at the mean) when the set is not right-skewed, when the mean lies outside
+// (lo, hi), or in the unexpected case that the iteration does not settle.
 std::optional<LengthDist> shaped(double mean, double shape_mean, double shape_median, std::int64_t lo, std::int64_t hi) {
   if (!(shape_mean > shape_median) || shape_median <= 0) return std::nullopt;  // fixed at the mean
+  if (!(mean > static_cast<double>(lo)) || (hi > 0 && !(mean < static_cast<double>(hi)))) return std::nullopt;
   LengthDist d;
   d.kind = LengthDist::Kind::kLognormal;
   d.sigma = std::sqrt(2.0 * std::log(shape_mean / shape_median));
   d.min = lo;
   d.max = hi;
   double m = mean;
-  for (int i = 0; i < 100; ++i) {
+  bool settled = false;
+  for (int i = 0; i < 200 && !settled; ++i) {
     const double got = clamped_lognormal_mean(m, d.sigma, static_cast<double>(lo), static_cast<double>(hi));
-    if (std::fabs(got - mean) <= 1e-9 * mean) break;
-    m *= mean / got;
+    settled = std::fabs(got - mean) <= 1e-9 * mean;
+    if (!settled) m *= mean / got;
   }
+  if (!settled || !std::isfinite(m)) return std::nullopt;
   d.mean = m;
   return d;
 }
@@ -81,7 +87,7 @@ double clamped_lognormal_mean(double m, double sigma, double lo, double hi) {
   const double a = lo > 0 ? (std::log(lo) - mu) / sigma : -INFINITY;
   const double b = hi > 0 ? (std::log(hi) - mu) / sigma : INFINITY;
   // lo P(X < lo) + E[X; lo < X < hi] + hi P(X > hi), with E[X; a < Z < b] = m (Phi(b - s) - Phi(a - s))
-  return (lo > 0 ? lo * phi(a) : 0.0) + m * (phi(b - sigma) - phi(a - sigma)) + (hi > 0 ? hi * (1.0 - phi(b)) : 0.0);
+  return (lo > 0 ? lo * phi(a) : 0.0) + m * (phi(b - sigma) - phi(a - sigma)) + (hi > 0 ? hi * phi(-b) : 0.0);
 }
 
 void mlperf_lengths(PublicRow& r, const std::string& dataset, const std::string& source) {
@@ -94,10 +100,11 @@ void mlperf_lengths(PublicRow& r, const std::string& dataset, const std::string&
   }
 }
 
-// The submitter's caps: TensorRT-LLM's gpu_batch_size (per attention-DP rank where the config
-// says "per rank", else per instance, which then has one rank) and max_num_tokens (the runtime
-// value where a build and a runtime value are given); vLLM's max_num_seqs and
-// max_num_batched_tokens.
+// The submitter's caps: TensorRT-LLM's gpu_batch_size (its max_batch_size: per attention-DP
+// rank where the config says "per rank", else per instance, which then has one rank; and,
+// TensorRT-LLM's limits being per pipeline micro-batch, per micro-batch: scheduler_lanes)
+// and max_num_tokens (the runtime value where a build and a runtime value are given); vLLM's
+// max_num_seqs and max_num_batched_tokens.
 void mlperf_caps(PublicRow& r, const std::string& conc) {
   if (const auto n = number_after(conc, "gpu_batch_size "); n > 0) r.engine.max_num_seqs = n;
   if (const auto n = number_after(conc, "max_num_seqs "); n > 0) r.engine.max_num_seqs = n;

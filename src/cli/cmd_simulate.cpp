@@ -189,12 +189,11 @@ int run_simulate(SimulateArgs a) {
   // starts it (launch.md); a --max-num-seqs given is kept (and checked against the batch)
   if (!file_seqs && !a.engine.max_num_seqs && !a.plan_file.empty() && engine->name != "generic" && in->workload.mode != Mode::kPrefill &&
       !a.overrides.batch) {
-    const std::int64_t per_rank = plan_running_cap(*engine, plan);
-    if (per_rank > engine->max_num_seqs) {
-      cli::note(fmt::format("{} runs {} sequences per attention-DP rank, over {}'s default of {}: simulated with the cap raised to it, as "
-                            "launch starts it",
-                            a.plan_file, per_rank, engine->name, engine->max_num_seqs));
-      engine->max_num_seqs = per_rank;
+    const std::int64_t per_lane = plan_running_cap(*engine, plan);
+    if (per_lane > engine->max_num_seqs) {
+      cli::note(fmt::format("{} runs {} sequences {}, over {}'s default of {}: simulated with the cap raised to it, as launch starts it",
+                            a.plan_file, per_lane, running_cap_unit(*engine, plan.deg), engine->name, engine->max_num_seqs));
+      engine->max_num_seqs = per_lane;
     }
   }
   if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;

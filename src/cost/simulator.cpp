@@ -297,7 +297,7 @@ Metrics evaluate(const SimContext& ctx, const Plan& plan, Breakdown* bd, bool ex
     out.gpus_used = plan.deg.total_gpus();
     return out;
   }
-  // a named engine runs at most its cap of sequences per attention-DP rank: a batch over it is
+  // a named engine runs at most its cap of sequences per scheduling lane: a batch over it is
   // not a plan that engine runs (--max-num-seqs raises the cap)
   if (const std::int64_t cap = engine_batch_cap(ctx), lanes = scheduler_lanes(ctx.engine, plan.deg); cap > 0 && plan.batch > cap * lanes) {
     Metrics out;

@@ -29,7 +29,7 @@ struct PlanFile {
   // there): what launch starts, the nearest runnable plan.
   std::optional<PhasePlan> phases = std::nullopt;
   // Engine settings the plan was chosen with (plan --mode serve): the running-sequence cap and
-  // the tokens per iteration, per attention-DP rank. JSON "engine_settings": {"max_num_seqs",
+  // the tokens per iteration, per scheduling lane (scheduler_lanes). JSON "engine_settings": {"max_num_seqs",
   // "max_num_tokens"}; simulate and launch apply them unless flags say otherwise.
   std::optional<std::int64_t> max_num_seqs = std::nullopt, max_num_tokens = std::nullopt;
   // A disaggregated plan: the prefill pool's own engine settings (JSON "disaggregated":

@@ -25,11 +25,12 @@ bool same_cost(const Metrics& a, const Metrics& b) {
 }
 
 // A serve plan (its engine settings recorded) runs what its running-sequence cap admits, not
-// the closed form's batch: the cap is shown instead.
-std::string degrees_line(const SimContext& ctx, const Plan& p, const Metrics& m, std::optional<std::int64_t> seqs_cap = std::nullopt) {
+// the closed form's batch: the cap is shown instead, per scheduling lane of the engine launched.
+std::string degrees_line(const SimContext& ctx, const EngineTraits& engine, const Plan& p, const Metrics& m,
+                         std::optional<std::int64_t> seqs_cap = std::nullopt) {
   std::string s = fmt::format("tp {} x attn_dp {} x pp {}", p.deg.tp, p.deg.attn_dp, p.deg.pp);
   if (ctx.model.is_moe()) s += fmt::format(", ep {}", p.deg.ep);
-  s += seqs_cap ? fmt::format(", at most {} running sequences {}, sharding {}", *seqs_cap, running_cap_unit(ctx.engine, p.deg),
+  s += seqs_cap ? fmt::format(", at most {} running sequences {}, sharding {}", *seqs_cap, running_cap_unit(engine, p.deg),
                               sharding_to_string(p.sharding))
                 : fmt::format(", batch {} per instance, sharding {}", m.batch, sharding_to_string(p.sharding));
   if (p.two_batch_overlap) s += ", two-batch overlap";
@@ -193,7 +194,8 @@ Layout layout(const SimContext& ctx, const Plan& p) {
   return l;
 }
 
-// sequences per attention-DP rank, rounded up as the simulator does
+// sequences per scheduling lane (attention-DP rank; TensorRT-LLM: and pipeline micro-batch),
+// rounded up as the simulator does
 std::int64_t ceil_per_rank(std::int64_t batch, std::int64_t ranks) { return (batch + ranks - 1) / ranks; }
 
 std::string visible_devices(std::int64_t first, std::int64_t count) {
@@ -347,9 +349,16 @@ EngineFit fit_engine(ServeEngine e, const SimContext& ctx_in, const SearchSpace&
 std::string launch_text(const SimContext& ctx, const PlanFile& file, const EngineFit& fit, const LaunchOptions& o) {
   const ServeEngine e = o.engine;
   std::vector<std::string> notes;
+  // the engine's own traits: the context's where they are that engine's (a --max-num-seqs
+  // given), else its profile's (the HTML report passes the plan's generic context)
+  const EngineTraits own = [&] {
+    if (ctx.engine.name == to_string(e)) return ctx.engine;
+    const auto prof = load_engine_profile(to_string(e));
+    return prof ? *prof : ctx.engine;
+  }();
   std::string s = fmt::format("# shardwise launch: {} on {} ({}), workload {}, for {}\n", ctx.model.name, file.cluster, ctx.cluster.gpu.name,
                               ctx.workload.name, engine_version(e));
-  s += fmt::format("# plan       {}\n", degrees_line(ctx, fit.plan, fit.plan_metrics, file.max_num_seqs));
+  s += fmt::format("# plan       {}\n", degrees_line(ctx, own, fit.plan, fit.plan_metrics, file.max_num_seqs));
   s += fmt::format("#            predicted {}{}\n", objective_line(ctx, fit.plan_metrics), file.max_num_seqs ? " (the closed form)" : "");
   if (!o.serving.empty() && o.role.empty()) s += fmt::format("# serving    {}\n", o.serving);
   if (fit.exact) {
@@ -362,7 +371,7 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (o.spec) o.spec->runnable = false;
       return s;
     }
-    s += fmt::format("# nearest plan {} runs: {}\n", to_string(e), degrees_line(ctx, fit.runnable, fit.runnable_metrics, file.max_num_seqs));
+    s += fmt::format("# nearest plan {} runs: {}\n", to_string(e), degrees_line(ctx, own, fit.runnable, fit.runnable_metrics, file.max_num_seqs));
     s += fmt::format("#            predicted {}", objective_line(ctx, fit.runnable_metrics));
     if (fit.plan_metrics.objective > 0) s += fmt::format(" ({:.3f}x the plan)", fit.runnable_metrics.objective / fit.plan_metrics.objective);
     s += "\n# the commands below start the nearest plan.\n";
@@ -372,13 +381,6 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
   const Degrees& d = p.deg;
   const Workload& w = ctx.workload;
   const std::string head = o.head_address;
-  // the engine's own traits: the context's where they are that engine's (a --max-num-seqs
-  // given), else its profile's (the HTML report passes the plan's generic context)
-  const EngineTraits own = [&] {
-    if (ctx.engine.name == to_string(o.engine)) return ctx.engine;
-    const auto prof = load_engine_profile(to_string(o.engine));
-    return prof ? *prof : ctx.engine;
-  }();
   // its scheduling lanes: attention-DP ranks, and TensorRT-LLM's pipeline micro-batches, each
   // under the cap the flags set (scheduler_lanes)
   const std::int64_t lanes = scheduler_lanes(own, d);

@@ -65,9 +65,9 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
   s += fmt::format("workload     {} (serve): {}; input {}, output {} tokens; seed {}\n", w.name, arrivals_label(w),
                    lengths_label(w.serve.input, w.isl), lengths_label(w.serve.output, w.osl), w.serve.seed);
   s += context_lines(ctx);
-  s += fmt::format("scheduler    {}, {} KV, at most {} running sequences and {} tokens per iteration per attention-DP rank\n",
+  s += fmt::format("scheduler    {}, {} KV, at most {} running sequences and {} tokens per iteration {}\n",
                    e.prefill_first ? "prefill first" : "decode first with chunked prefill", e.reserve_full_kv ? "reserve-full" : "on-demand",
-                   grouped(e.max_num_seqs), grouped(e.max_num_tokens));
+                   grouped(e.max_num_seqs), grouped(e.max_num_tokens), running_cap_unit(e, plan.deg));
   if (e.decode_steps > 1) s += fmt::format("             {} decode iterations per scheduling decision\n", e.decode_steps);
   if (e.adp_timeout_iters > 0 && plan.deg.attn_dp > 1) {
     s += fmt::format("             attention-DP balancing: new prompts wait for every DP rank to have one ({} more iterations while all decode), "
@@ -325,7 +325,8 @@ std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, dou
                        c.max_rate > 0 ? ms_text(c.at_max.tpot_ms.p99) : "-", fmt::format("{}/{}", c.max_num_seqs, c.max_num_tokens));
     }
     s += "(screen t/s/G: the closed form's output tokens/s per GPU; capacity and max in SLO: requests/s of one instance;\n"
-         " seqs/chunk: the running-sequence cap and the tokens per iteration per attention-DP rank, tried smaller on the best three)\n";
+         " seqs/chunk: the running-sequence cap and the tokens per iteration per scheduling lane (an attention-DP rank; TensorRT-LLM: and\n"
+         " pipeline micro-batch), tried smaller on the best three)\n";
     s += steady_line(r.candidates, "the others'") + "\n";
   }
   if (!r.disagg.empty()) {
@@ -486,10 +487,10 @@ std::string serve_disagg_text(const SimContext& ctx, const DisaggPlan& d, const 
                        grouped(p.max_num_tokens > 0 ? p.max_num_tokens : e.max_num_tokens));
   };
   if (d.prefill_settings == d.decode_settings) {
-    s += fmt::format("scheduler    each pool {}, {} KV, {} per attention-DP rank\n", e.prefill_first ? "prefill first" : "decode first",
+    s += fmt::format("scheduler    each pool {}, {} KV, {} per scheduling lane\n", e.prefill_first ? "prefill first" : "decode first",
                      e.reserve_full_kv ? "reserve-full" : "on-demand", caps(d.decode_settings));
   } else {
-    s += fmt::format("scheduler    each pool {}, {} KV; per attention-DP rank: prefill pool {}, decode pool {}\n",
+    s += fmt::format("scheduler    each pool {}, {} KV; per scheduling lane: prefill pool {}, decode pool {}\n",
                      e.prefill_first ? "prefill first" : "decode first", e.reserve_full_kv ? "reserve-full" : "on-demand", caps(d.prefill_settings),
                      caps(d.decode_settings));
   }

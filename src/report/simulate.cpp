@@ -132,8 +132,9 @@ std::string context_lines(const SimContext& ctx) {
                                  : "";
   s += fmt::format("formats      weights {}{}, KV cache {}\n", formats_label(ctx.formats, ctx.model.is_moe()), source, to_string(ctx.formats.kv));
   if (ctx.engine.name != "generic" || ctx.engine.max_num_tokens != kPrefillChunkTokens) {
-    s += fmt::format("engine       {}{} (max_num_tokens {} per attention-DP rank{})\n", ctx.engine.name,
+    s += fmt::format("engine       {}{} (max_num_tokens {} per attention-DP rank{}{})\n", ctx.engine.name,
                      ctx.engine.version.empty() ? "" : " " + ctx.engine.version, ctx.engine.max_num_tokens,
+                     ctx.engine.limits_per_micro_batch ? " and pipeline micro-batch" : "",
                      ctx.engine.gqa_grouped_kv_reads ? "" : "; decode attention reads KV once per query head");
   }
   if (ctx.workload.spec_tokens > 0) {

@@ -15,7 +15,7 @@ std::function<Metrics(const Plan&)> serving_objective(const SimContext& ctx, std
     const std::int64_t lanes = scheduler_lanes(ctx.engine, plan.deg);  // attention-DP ranks (x micro-batches)
     const std::int64_t replicas = std::max<std::int64_t>(1, plan.deg.replicas);
     SimContext c = ctx;
-    c.engine.max_num_seqs = std::max<std::int64_t>(1, plan.batch / lanes);
+    c.engine.max_num_seqs = std::max<std::int64_t>(1, (plan.batch + lanes - 1) / lanes);  // lanes x it never below the batch
     c.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, std::max<std::int64_t>(1, plan.batch) * replicas};
     c.workload.serve.requests = requests * replicas;
     ServeOptions so;

@@ -26,7 +26,7 @@ struct ServeCandidate {
   double max_rate = 0;      // requests/s one instance serves within the SLOs (0: none)
   double capacity = 0;      // requests/s one instance completes saturated
   ServeResult at_max;       // the simulation at max_rate (at the smallest rate tried when none)
-  // the engine settings it runs with (per attention-DP rank): the running-sequence cap and
+  // the engine settings it runs with (per scheduling lane): the running-sequence cap and
   // the token budget per iteration (the prefill chunk)
   std::int64_t max_num_seqs = 0, max_num_tokens = 0;
   bool steady = false;      // max_rate searched again at the automatic length (ServePlanOptions::steady_checks)
@@ -40,7 +40,7 @@ struct DisaggCandidate {
   double prefill_rate = 0, decode_rate = 0;  // one instance's saturated requests/s in its role
   double max_rate = 0;                       // requests/s the deployment serves within the SLOs
   DisaggResult at_max;
-  // (each pool's engine settings, per attention-DP rank, are plan.prefill_settings and
+  // (each pool's engine settings, per scheduling lane, are plan.prefill_settings and
   // plan.decode_settings: what the simulations ran and what launch starts)
   bool steady = false;  // max_rate searched again at the automatic length
   [[nodiscard]] double per_gpu() const { return max_rate / static_cast<double>(plan.gpus()); }

@@ -10,7 +10,7 @@
 
 namespace shardwise {
 
-// One pool's engine settings, per attention-DP rank (0: the context's engine's): the running
+// One pool's engine settings, per scheduling lane (0: the context's engine's): the running
 // sequences and the tokens per iteration (the prefill chunk). Each pool its own: a decode
 // pool capped below the engine's default for its TPOT, a prefill pool with its own budget.
 struct PoolSettings {

@@ -209,7 +209,7 @@ expect 0 'two-batch overlap: shardwise knows no TensorRT-LLM setting' -- launch 
 printf '{"schema":"shardwise-plan/1","model":"deepseek-v3","cluster":"h100x8","degrees":{"tp":2,"attn_dp":2,"ep":4},"batch":8,"two_batch_overlap":true}' >"$tmp/tbo4.json"
 expect 0 'verify: note: the plan.s two-batch overlap is a schedule' -- verify --plan "$tmp/tbo4.json" --quiet
 # engine profiles (data/engines/)
-expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9
+expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank and pipeline micro-batch; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9
 expect 0 'engine       vllm 0.11 \(max_num_tokens 2048 per attention-DP rank\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048
 expect 0 '"max_num_tokens": 2048' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048 --json
 expect 0 'search +engine:sglang' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search exact --engine sglang
