@@ -7,25 +7,9 @@
 #include "model/derived.hpp"
 
 namespace shardwise {
-namespace {
-constexpr std::array<SlotInfo, kNumSlots> kSlots{{
-    {"embedding", 2, {"vocab", "none", nullptr}},
-    {"attn_norm", 2, {"none", "tokens", nullptr}},
-    {"qkv_proj", 3, {"heads", "hidden", "none"}},
-    {"attention", 3, {"heads", "context", "none"}},
-    {"o_proj", 3, {"heads", "hidden", "none"}},
-    {"ffn_norm", 2, {"none", "tokens", nullptr}},
-    {"ffn1", 3, {"ffn", "hidden", "none"}},
-    {"ffn2", 3, {"ffn", "hidden", "none"}},
-    {"router", 2, {"none", "tokens", nullptr}},
-    {"expert_ffn1", 2, {"ffn", "tokens", nullptr}},
-    {"expert_ffn2", 2, {"ffn", "tokens", nullptr}},
-    {"lm_head", 2, {"vocab", "none", nullptr}},
-}};
-}  // namespace
 
-const SlotInfo& slot_info(int slot) { return kSlots[static_cast<std::size_t>(slot)]; }
-const SlotInfo& slot_info(Slot s) { return kSlots[static_cast<std::size_t>(s)]; }
+const SlotInfo& slot_info(int slot) { return kSlotTable[static_cast<std::size_t>(slot)]; }
+const SlotInfo& slot_info(Slot s) { return kSlotTable[static_cast<std::size_t>(s)]; }
 int find_choice(int slot, const std::string& name) {
   const SlotInfo& s = slot_info(slot);
   for (int i = 0; i < s.num_choices; ++i) {

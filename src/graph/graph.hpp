@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/dtype.hpp"
@@ -36,10 +37,38 @@ struct SlotInfo {
   int num_choices;
   std::array<const char*, kMaxChoices> choices;  // choice 0 is Megatron's
 };
+// The slots, their choices in order (the tables slot_info reads).
+inline constexpr std::array<SlotInfo, kNumSlots> kSlotTable{{
+    {"embedding", 2, {"vocab", "none", nullptr}},
+    {"attn_norm", 2, {"none", "tokens", nullptr}},
+    {"qkv_proj", 3, {"heads", "hidden", "none"}},
+    {"attention", 3, {"heads", "context", "none"}},
+    {"o_proj", 3, {"heads", "hidden", "none"}},
+    {"ffn_norm", 2, {"none", "tokens", nullptr}},
+    {"ffn1", 3, {"ffn", "hidden", "none"}},
+    {"ffn2", 3, {"ffn", "hidden", "none"}},
+    {"router", 2, {"none", "tokens", nullptr}},
+    {"expert_ffn1", 2, {"ffn", "tokens", nullptr}},
+    {"expert_ffn2", 2, {"ffn", "tokens", nullptr}},
+    {"lm_head", 2, {"vocab", "none", nullptr}},
+}};
 const SlotInfo& slot_info(int slot);
 const SlotInfo& slot_info(Slot s);
 // The index of a named choice in a slot, or -1.
 int find_choice(int slot, const std::string& name);
+// A slot's named choice resolved at compile time (an unknown name does not compile): the
+// plan checks compare a choice by its index, not its name.
+struct SlotChoice {
+  Slot slot;
+  int index;
+  consteval SlotChoice(Slot s, std::string_view name) : slot(s), index(-1) {
+    const SlotInfo& si = kSlotTable[static_cast<std::size_t>(s)];
+    for (int i = 0; i < si.num_choices; ++i) {
+      if (std::string_view(si.choices[static_cast<std::size_t>(i)]) == name) index = i;
+    }
+    if (index < 0) throw "no such choice in this slot";  // a compile error in a consteval call
+  }
+};
 
 enum class Phase : std::uint8_t { kPrefill, kDecode };
 const char* to_string(Phase p);

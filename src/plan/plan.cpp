@@ -1,7 +1,6 @@
 #include "plan/plan.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -18,12 +17,9 @@ Sharding paper_allgather_sharding() {
 }
 
 namespace {
-int choice(const Plan& p, Slot s) { return p.sharding[static_cast<std::size_t>(s)]; }
-bool is(const Plan& p, Slot s, const char* name) {
-  // the choice names are short literals: compare the first character before the whole name
-  const char* c = slot_info(s).choices[static_cast<std::size_t>(choice(p, s))];
-  return c[0] == name[0] && std::strcmp(c, name) == 0;
-}
+// the plan's choice in a slot is the named one (resolved at compile time: no string compares
+// in the search's hot path)
+bool is(const Plan& p, SlotChoice c) { return p.sharding[static_cast<std::size_t>(c.slot)] == c.index; }
 }  // namespace
 
 std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, const ClusterSpec& c) {
@@ -67,7 +63,7 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
       }
       return fmt::format("ep {} does not divide the {} experts + {} redundant = {} slots", d.ep, m.moe.num_experts, p.redundant_experts, slots);
     }
-    if (is(p, Slot::kExpertFfn1, "ffn") || is(p, Slot::kExpertFfn2, "ffn")) {
+    if (is(p, {Slot::kExpertFfn1, "ffn"}) || is(p, {Slot::kExpertFfn2, "ffn"})) {
       if (m.moe.expert_ffn % d.expert_tp() != 0) {
         return fmt::format("expert TP {} (= {} / ep {}) does not divide the expert intermediate size {}", d.expert_tp(), w, d.ep,
                            m.moe.expert_ffn);
@@ -76,33 +72,33 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   }
   const std::int64_t tp = d.tp;
   const bool mla = m.attention == AttentionKind::kMla;
-  if (is(p, Slot::kQkv, "heads") || is(p, Slot::kAttention, "heads") || is(p, Slot::kOProj, "heads")) {
+  if (is(p, {Slot::kQkv, "heads"}) || is(p, {Slot::kAttention, "heads"}) || is(p, {Slot::kOProj, "heads"})) {
     if (m.num_heads % tp != 0) return fmt::format("tp {} does not divide the {} attention heads", tp, m.num_heads);
     if (!mla && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
       return fmt::format("tp {} neither divides nor is a multiple of the {} kv heads", tp, m.num_kv_heads);
     }
   }
-  if (mla && is(p, Slot::kQkv, "hidden")) return "qkv_proj=hidden is not available for MLA attention (use heads or none)";
-  if (!mla && is(p, Slot::kQkv, "hidden") && is(p, Slot::kAttention, "heads") && tp > m.num_kv_heads) {
+  if (mla && is(p, {Slot::kQkv, "hidden"})) return "qkv_proj=hidden is not available for MLA attention (use heads or none)";
+  if (!mla && is(p, {Slot::kQkv, "hidden"}) && is(p, {Slot::kAttention, "heads"}) && tp > m.num_kv_heads) {
     return fmt::format(
         "qkv_proj=hidden with attention=heads needs tp {} <= the {} kv heads (a reduce-scatter of partial sums cannot give "
         "several ranks the same replicated kv head; use qkv_proj=heads or none)",
         tp, m.num_kv_heads);
   }
-  if ((is(p, Slot::kQkv, "hidden") || is(p, Slot::kOProj, "hidden")) && m.hidden % tp != 0) {
+  if ((is(p, {Slot::kQkv, "hidden"}) || is(p, {Slot::kOProj, "hidden"})) && m.hidden % tp != 0) {
     return fmt::format("tp {} does not divide the hidden size {}", tp, m.hidden);
   }
   // the MLP rules only concern plans that split an MLP (counting dense layers walks them all)
-  const bool mlp_split = !is(p, Slot::kFfn1, "none") || !is(p, Slot::kFfn2, "none");
+  const bool mlp_split = !is(p, {Slot::kFfn1, "none"}) || !is(p, {Slot::kFfn2, "none"});
   const bool any_dense = mlp_split && std::find(m.layer_is_moe.begin(), m.layer_is_moe.end(), false) != m.layer_is_moe.end();
   const std::int64_t dense_ffn = any_dense ? m.ffn : 0;
   const std::int64_t shared_ffn = m.moe.num_shared * m.moe.shared_ffn;
   for (std::int64_t f : {dense_ffn, shared_ffn}) {
     if (f == 0) continue;
-    if ((is(p, Slot::kFfn1, "ffn") || is(p, Slot::kFfn2, "ffn")) && f % w != 0) {
+    if ((is(p, {Slot::kFfn1, "ffn"}) || is(p, {Slot::kFfn2, "ffn"})) && f % w != 0) {
       return fmt::format("the MLP width {} (tp x attn_dp) does not divide the intermediate size {}", w, f);
     }
-    if ((is(p, Slot::kFfn1, "hidden") || is(p, Slot::kFfn2, "hidden")) && m.hidden % w != 0) {
+    if ((is(p, {Slot::kFfn1, "hidden"}) || is(p, {Slot::kFfn2, "hidden"})) && m.hidden % w != 0) {
       return fmt::format("the MLP width {} (tp x attn_dp) does not divide the hidden size {}", w, m.hidden);
     }
   }
