@@ -32,11 +32,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
     const GemmFormatProfile& grp = g.grouped_of(fmt);
     const bool table = grouped && grp.curve.n > 0;
     const GemmFormatProfile& f = table ? grp : dense;
-    if (e.log_rows_of != rows) {
-      e.log_rows_of = rows;
-      e.log_rows = std::log(std::max(rows, 1e-9));
-    }
-    const double share = e.curve_share(f.curve);
+    const double share = e.curve_share(f.curve, rows);
     const double tc = flops / (peak * share * f.ratio);
     const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency * wo) : bytes / (e.hbm * share * wo);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
@@ -58,11 +54,7 @@ double routed_gemm_time(Env& e, double rows, double flops, double bytes) {
   e.op_bytes = bytes;
   const GemmFormatProfile& f = e.ctx->moe_routed;
   const double floor = e.ctx->moe_routed_floor_s;
-  if (e.log_rows_of != rows) {
-    e.log_rows_of = rows;
-    e.log_rows = std::log(std::max(rows, 1e-9));
-  }
-  const double share = e.curve_share(f.curve);
+  const double share = e.curve_share(f.curve, rows);
   const double tc = flops / (e.peak_exp * share * f.ratio);
   const double tm = bytes / (e.hbm * share);
   if (e.bd) {
@@ -83,7 +75,13 @@ double stream_time(Env& e, double bytes) {
 double elementwise_time(Env& e, const TimeCurve& c, double bytes) {
   e.op_flops = 0;
   e.op_bytes = bytes;
-  const double t = e.ctx->elementwise.seconds(c, bytes);
+  const std::size_t k = &c == &e.ctx->elementwise.act ? 1 : 0;
+  if (e.ew_curve[k] != &c || e.ew_bytes[k] != bytes) {
+    e.ew_curve[k] = &c;
+    e.ew_bytes[k] = bytes;
+    e.ew_val[k] = e.ctx->elementwise.seconds(c, bytes);
+  }
+  const double t = e.ew_val[k];
   if (e.bd) {
     e.op_curve = &c;
     e.op_bound = bytes <= c.b_lo ? "latency" : "memory";

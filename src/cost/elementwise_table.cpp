@@ -12,7 +12,7 @@ double ElementwiseProfile::seconds(const TimeCurve& c, double bytes) const {
   const double scale = &c == &act ? act_scale : rope_scale;
   const double t = c.seconds_at(bytes);
   if (scale == 1.0) return t;
-  const double floor = std::exp(c.log_t.front());
+  const double floor = c.t_lo;
   return floor + (t - floor) * scale;
 }
 

@@ -2,6 +2,8 @@
 // functions the simulator's files share. Not included outside src/cost/.
 #pragma once
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -57,21 +59,29 @@ struct Env {
   const MlaDecodeProfile* op_ceiling = nullptr;  // or the measured ceilings behind MLA decode attention
   const char* op_bound = "";
   double op_rows = 0;
-  // log(rows) of the last GEMM a kernel-table curve priced (GEMMs of one evaluation mostly
-  // share their rows, on several curves): each evaluation then takes few logarithms
-  double log_rows_of = -1, log_rows = 0;
-  // the last share read from a curve at log_rows (the ops of a layer read one curve at one
-  // row count several times: qkv, o_proj and the MLP GEMMs)
-  const GemmCurve* share_curve = nullptr;
-  double share_log = 0, share_val = 0;
-  double curve_share(const GemmCurve& c) {
-    if (share_curve != &c || share_log != log_rows) {
-      share_curve = &c;
-      share_log = log_rows;
-      share_val = c.share_at_log(log_rows);
+  // the shares a kernel-table curve gave at a row count, the last four (round robin): the
+  // GEMMs of one evaluation read few curves at few row counts (attention, MLP and expert rows,
+  // repeated by every layer class), so most reads skip the logarithm and the search
+  struct ShareMemo {
+    const GemmCurve* curve = nullptr;
+    double rows = -1, share = 0;
+  };
+  std::array<ShareMemo, 4> shares{};
+  std::size_t share_next = 0;
+  double curve_share(const GemmCurve& c, double rows) {
+    for (const ShareMemo& m : shares) {
+      if (m.curve == &c && m.rows == rows) return m.share;
     }
-    return share_val;
+    ShareMemo& m = shares[share_next];
+    share_next = (share_next + 1) % shares.size();
+    m = ShareMemo{&c, rows, c.share_at_log(std::log(std::max(rows, 1e-9)))};
+    return m.share;
   }
+  // the last time read from each elementwise curve (rope: 0, activation: 1) at its bytes: the
+  // layer classes of one evaluation repeat their attention's rope, the dense and shared MLPs
+  // their activation sizes
+  const TimeCurve* ew_curve[2] = {nullptr, nullptr};
+  double ew_bytes[2] = {0, 0}, ew_val[2] = {0, 0};
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group
   bool tbo_on = false;                // two-batch overlap: layers costed per micro-batch, combined by tbo_layer_time

@@ -9,8 +9,8 @@ namespace shardwise {
 
 double TimeCurve::seconds_at(double bytes) const {
   if (log_b.empty()) return std::numeric_limits<double>::infinity();
-  if (bytes <= b_lo) return std::exp(log_t.front());
-  if (bytes >= b_hi) return std::exp(log_t.back()) + (bytes - b_hi) / tail_bw;
+  if (bytes <= b_lo) return t_lo;
+  if (bytes >= b_hi) return t_hi + (bytes - b_hi) / tail_bw;
   const double x = std::log(bytes);
   // the first measured size beyond x (the ends are handled above)
   const auto u = static_cast<std::size_t>(std::upper_bound(log_b.begin(), log_b.end(), x) - log_b.begin());
@@ -46,7 +46,9 @@ TimeCurve build_time_curve(std::vector<std::pair<double, double>> pts, bool bin_
   c.b_lo = std::exp(c.log_b.front());
   c.b_hi = std::exp(c.log_b.back());
   const std::size_t n = c.log_b.size();
-  const double t_hi = std::exp(c.log_t.back());
+  c.t_lo = std::exp(c.log_t.front());
+  c.t_hi = std::exp(c.log_t.back());
+  const double t_hi = c.t_hi;
   const double db = n > 1 ? c.b_hi - std::exp(c.log_b[n - 2]) : 0.0, dt = n > 1 ? t_hi - std::exp(c.log_t[n - 2]) : 0.0;
   c.tail_bw = db > 0 && dt > 0 ? db / dt : c.b_hi / t_hi;  // the last segment's marginal bandwidth
   return c;

@@ -15,6 +15,7 @@ namespace shardwise {
 struct TimeCurve {
   std::vector<double> log_b, log_t;  // the measured sizes and times (running maximum), ascending
   double b_lo = 0, b_hi = 0;         // the measured range of sizes
+  double t_lo = 0, t_hi = 0;         // the times at b_lo and b_hi (exp of log_t's ends, kept)
   double tail_bw = 0;                // bytes/s of the last measured segment (beyond b_hi)
   int rows = 0;                      // table rows behind the curve
   Basis basis = Basis::kModel;       // measured (the GPU's own rows) or transferred
