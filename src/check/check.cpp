@@ -37,7 +37,7 @@ Expected<PlanDeployment> plan_deployment(const PlanFile& f, const std::string& f
                                          bool seqs_given, bool tokens_given) {
   if (f.max_num_seqs && !seqs_given) engine.max_num_seqs = *f.max_num_seqs;
   // a closed-form plan over the engine's cap ran with the cap raised to its batch (launch.md)
-  if (!f.max_num_seqs && !seqs_given && workload.mode != Mode::kPrefill) engine.max_num_seqs = plan_running_cap(engine, f.plan);
+  if (!f.max_num_seqs && !seqs_given) engine.max_num_seqs = plan_running_cap(engine, f.plan, workload.mode);
   if (f.max_num_tokens && !tokens_given) engine.max_num_tokens = *f.max_num_tokens;
   if (f.decode_steps && engine.decode_steps <= 1) {  // (a --decode-steps given wins)
     auto e = with_decode_steps(engine, *f.decode_steps);

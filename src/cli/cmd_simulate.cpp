@@ -187,9 +187,8 @@ int run_simulate(SimulateArgs a) {
   if (file_seqs && !a.engine.max_num_seqs) engine->max_num_seqs = *file_seqs;
   // a closed-form plan over the engine's cap runs with the cap raised to its batch, as launch
   // starts it (launch.md); a --max-num-seqs given is kept (and checked against the batch)
-  if (!file_seqs && !a.engine.max_num_seqs && !a.plan_file.empty() && engine->name != "generic" && in->workload.mode != Mode::kPrefill &&
-      !a.overrides.batch) {
-    const std::int64_t per_lane = plan_running_cap(*engine, plan);
+  if (!file_seqs && !a.engine.max_num_seqs && !a.plan_file.empty() && !a.overrides.batch) {
+    const std::int64_t per_lane = plan_running_cap(*engine, plan, in->workload.mode);
     if (per_lane > engine->max_num_seqs) {
       cli::note(fmt::format("{} runs {} sequences {}, over {}'s default of {}: simulated with the cap raised to it, as launch starts it",
                             a.plan_file, per_lane, running_cap_unit(*engine, plan.deg), engine->name, engine->max_num_seqs));

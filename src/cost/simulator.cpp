@@ -142,8 +142,8 @@ std::string running_cap_unit(const EngineTraits& e, const Degrees& d) {
   return e.limits_per_micro_batch && d.pp > 1 ? "per attention-DP rank and pipeline micro-batch" : "per attention-DP rank";
 }
 
-std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p) {
-  if (e.name == "generic" || p.batch <= 0) return e.max_num_seqs;
+std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p, Mode mode) {
+  if (e.name == "generic" || p.batch <= 0 || mode == Mode::kPrefill) return e.max_num_seqs;
   return std::max(e.max_num_seqs, ceil_div(p.batch, scheduler_lanes(e, p.deg)));
 }
 

@@ -268,9 +268,10 @@ std::int64_t engine_batch_cap(const SimContext& ctx);
 
 // The running-sequence cap per scheduling lane a closed-form plan runs under on the engine:
 // the engine's own (its default or a given --max-num-seqs), raised to the plan's batch per lane
-// where that is larger and the engine is named. launch starts such a plan with the cap raised
-// so, and check and simulate --plan replay it so: plan = launch.
-std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p);
+// where that is larger, the engine is named and the mode's batch is running sequences (not
+// prefill mode's prompts). launch starts such a plan with the cap raised so, and check and
+// simulate --plan replay it so: plan = launch.
+std::int64_t plan_running_cap(const EngineTraits& e, const Plan& p, Mode mode);
 
 // Evaluates a plan for the context's workload. A plan batch of 0 means "max":
 // the largest concurrency that fits memory and meets the SLOs, within engine_batch_cap. `bd` (optional)

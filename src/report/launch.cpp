@@ -248,7 +248,7 @@ std::string served_model(const SimContext& ctx, const PlanFile& file, const Laun
 EngineFit fit_engine(ServeEngine e, const SimContext& ctx_in, const SearchSpace& space, const Plan& plan) {
   // the plan runs with the engine's cap raised to its batch where it is over it, as launched
   SimContext ctx = ctx_in;
-  if (ctx.workload.mode != Mode::kPrefill) ctx.engine.max_num_seqs = plan_running_cap(ctx.engine, plan);
+  ctx.engine.max_num_seqs = plan_running_cap(ctx.engine, plan, ctx.workload.mode);
   EngineFit f;
   f.plan = plan;
   f.plan_metrics = evaluate(ctx, plan);

@@ -52,9 +52,9 @@ TEST(EngineBatchCap, TensorRtLlmStopsMaxAtItsMaxBatchSize) {
   EXPECT_TRUE(evaluate(trt, test_support::plan(1, 2048)).feasible());
   EXPECT_TRUE(evaluate(generic, test_support::plan(1, 2100)).feasible());  // the generic engine: no cap
   // a closed-form plan over the default runs with the cap raised to it (launch, check, simulate --plan)
-  EXPECT_EQ(plan_running_cap(trt.engine, test_support::plan(1, 2100)), 2100);
-  EXPECT_EQ(plan_running_cap(trt.engine, test_support::plan(1, 100)), 2048);
-  EXPECT_EQ(plan_running_cap(generic.engine, test_support::plan(1, 5000)), generic.engine.max_num_seqs);
+  EXPECT_EQ(plan_running_cap(trt.engine, test_support::plan(1, 2100), Mode::kOffline), 2100);
+  EXPECT_EQ(plan_running_cap(trt.engine, test_support::plan(1, 100), Mode::kOffline), 2048);
+  EXPECT_EQ(plan_running_cap(generic.engine, test_support::plan(1, 5000), Mode::kOffline), generic.engine.max_num_seqs);
 }
 
 TEST(EngineBatchCap, IsPerAttentionDpRank) {
@@ -101,8 +101,8 @@ TEST(EngineBatchCap, TensorRtLlmsCapIsPerPipelineMicroBatch) {
                                  "100 raises it)"),
             std::string::npos)
       << trt_over.reason;
-  EXPECT_EQ(plan_running_cap(trt.engine, hundred), 100);  // 200 sequences over 2 micro-batches
-  EXPECT_EQ(plan_running_cap(vllm.engine, hundred), 200);
+  EXPECT_EQ(plan_running_cap(trt.engine, hundred, Mode::kOffline), 100);  // 200 sequences over 2 micro-batches
+  EXPECT_EQ(plan_running_cap(vllm.engine, hundred, Mode::kOffline), 200);
 }
 
 TEST(EngineBatchCap, PrefillBatchesArePromptsNotCapped) {

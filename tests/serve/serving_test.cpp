@@ -15,6 +15,14 @@ using test_support::serve_workload;
 
 SimContext llama8b(const Workload& w, const std::string& cluster = "h100x1") { return test_support::ctx_for("llama-3.1-8b", cluster, w); }
 
+// Fixed lengths, `users` closed-loop users sending `requests` requests in all.
+Workload closed_loop(std::int64_t isl, std::int64_t osl, std::int64_t users, std::int64_t requests) {
+  Workload w = serve_workload(isl, osl);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, users};
+  w.serve.requests = requests;
+  return w;
+}
+
 TEST(StepGrid, IntegersToSixteenThenEightPointsPerDoubling) {
   EXPECT_EQ(grid_point(0), 1.0);
   EXPECT_EQ(grid_point(15), 16.0);
@@ -62,9 +70,7 @@ TEST(ServeStats, QuantilesInterpolateBetweenOrderStatistics) {
 // first token (TTFT = prefill(isl)); each later iteration decodes one token at context
 // isl + k, k = 1 .. osl - 1; the request ends after osl - 1 decode iterations.
 TEST(Serving, OneUserTimelineByHand) {
-  Workload w = serve_workload(1024, 64);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 1};
-  w.serve.requests = 3;
+  Workload w = closed_loop(1024, 64, 1, 3);
   const SimContext ctx = llama8b(w);
   const Plan p = test_support::plan(1, 0);
   StepTimes st(ctx, p);
@@ -244,9 +250,7 @@ TEST(Serving, PercentileSlosDecideAndGoodputCounts) {
 }
 
 TEST(Serving, TheCapOnRunningSequencesHolds) {
-  Workload w = serve_workload(512, 128);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 64};
-  w.serve.requests = 640;
+  Workload w = closed_loop(512, 128, 64, 640);
   SimContext ctx = llama8b(w);
   ctx.engine.max_num_seqs = 8;
   const ServeResult r = simulate_serving(ctx, test_support::plan(1, 0));
@@ -261,9 +265,7 @@ TEST(Serving, TheCapOnRunningSequencesHolds) {
 // its own max_batch_size and max_num_tokens, so a TP1 x PP2 instance runs twice the cap;
 // vLLM keeps one cap per rank however deep the pipeline.
 TEST(Serving, PipelineMicroBatchesAreLanesOfTheirOwnWhereTheEngineSaysSo) {
-  Workload w = serve_workload(512, 128);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 64};
-  w.serve.requests = 640;
+  Workload w = closed_loop(512, 128, 64, 640);
   Plan p = test_support::plan(1, 0);
   p.deg.pp = 2;
   for (const char* engine : {"trtllm", "vllm"}) {
@@ -284,9 +286,7 @@ TEST(Serving, PipelineMicroBatchesAreLanesOfTheirOwnWhereTheEngineSaysSo) {
 // prompt takes chunks of 4,096, 4,096 and 1,808 (three iterations, the third yields the first
 // token), not 8,192 and 1,808 (the two ranks' budgets pooled).
 TEST(Serving, APromptsChunkIsOneLanesBudget) {
-  Workload w = serve_workload(10000, 2);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 1};
-  w.serve.requests = 1;
+  Workload w = closed_loop(10000, 2, 1, 1);
   SimContext ctx = test_support::ctx_with("qwen3-30b-a3b", "h100x2", w, false, nullptr);
   ctx.engine.max_num_tokens = 4096;
   Plan p = test_support::plan(1, 0);
@@ -303,9 +303,7 @@ TEST(Serving, APromptsChunkIsOneLanesBudget) {
 TEST(Serving, KvAdmissionPreemptsOnDemandAndNeverWhenReserved) {
   // Llama-3.1-70B in bf16 on 2 H100 at tp 2 leaves a small KV pool: 256 users of 2k + 2k
   // tokens do not fit at once
-  Workload w = serve_workload(2048, 2048);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 256};
-  w.serve.requests = 512;
+  Workload w = closed_loop(2048, 2048, 256, 512);
   SimContext ctx = test_support::ctx_for("llama-3.1-70b", "h100x2", w);
   const Plan p = test_support::plan(2, 0);
   const ServeResult demand = simulate_serving(ctx, p);
@@ -357,9 +355,7 @@ TEST(Serving, ReplicasSplitTheTraffic) {
 TEST(Serving, AClosedLoopMustSplitEvenlyOverTheReplicas) {
   // 6 users over 4 replicas: each replica would be simulated with 2 (8 users counted) or 1
   // (4): refused with the figures; 8 users over 4 replicas run as 2 per replica
-  Workload w = serve_workload(512, 64);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, 6};
-  w.serve.requests = 40;
+  Workload w = closed_loop(512, 64, 6, 40);
   Plan four = test_support::plan(1, 0);
   four.deg.replicas = 4;
   const ServeResult uneven = simulate_serving(llama8b(w, "h100x4"), four);
