@@ -20,8 +20,7 @@ void record(Env& e, CollKind k, const char* gname, std::int64_t size, double ful
 }
 }  // namespace
 
-double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest) {
-  if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
+double coll_priced(Env& e, CollKind k, Group g, double full, const char* gname, double slowest) {
   // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call;
   // `slowest` scales the time, not the bytes: the busiest receiver of an uneven all-to-all
   const auto same = [&](const Group& h) { return g.size == h.size && g.stride == h.stride && g.offset == h.offset; };

@@ -168,6 +168,32 @@ double dispatch_bytes(const GpuSpec& gpu, DType experts) {
   return 2.0;
 }
 double tokens_verified(const Workload& w) { return 1.0 + static_cast<double>(w.spec_tokens); }
+FormatTerms format_terms(const GpuSpec& gpu, const Formats& f, AttentionKind attention) {
+  FormatTerms t;
+  t.set = true;
+  t.wb = weight_bytes(f.other, f);  // with the formats' block scales
+  t.wb_attn = weight_bytes(f.attention, f);
+  t.wb_dense = weight_bytes(f.dense, f);
+  t.wb_exp = weight_bytes(f.experts, f);
+  t.kvb = bytes_per_element(f.kv);
+  t.peak = gemm_peak_for(gpu, f.other);
+  t.peak_attn = gemm_peak_for(gpu, f.attention);
+  t.peak_dense = gemm_peak_for(gpu, f.dense);
+  t.peak_exp = gemm_peak_for(gpu, f.experts);
+  t.ramp = weight_only_ramp(gpu, f.other, t.wb, t.peak);
+  t.ramp_attn = weight_only_ramp(gpu, f.attention, t.wb_attn, t.peak_attn);
+  t.ramp_dense = weight_only_ramp(gpu, f.dense, t.wb_dense, t.peak_dense);
+  t.ramp_exp = weight_only_ramp(gpu, f.experts, t.wb_exp, t.peak_exp);
+  t.disp_b = dispatch_bytes(gpu, f.experts);
+  // attention math runs in fp8 when the KV cache is fp8 and the GPU has fp8 tensor cores (FP8 FMHA)
+  const DType kd = f.kv;
+  // MLA kernels (FlashMLA, TensorRT-LLM's) dequantise an fp8 latent cache and compute in bf16
+  const bool mla = attention == AttentionKind::kMla;
+  t.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0 && !mla) ? gpu.fp8.value() : gpu.bf16.value();
+  t.hbm = gpu.hbm_bandwidth.value();
+  return t;
+}
+
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd) {
   Env e;
   e.ctx = &ctx;
@@ -176,30 +202,25 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   e.phase = phase;
   e.bd = bd;
   if (bd) bd->phase = phase;
-  const GpuSpec& gpu = ctx.cluster.gpu;
-  const Formats& f = ctx.formats;
-  e.wb = weight_bytes(f.other, f);  // with the formats' block scales
-  e.wb_attn = weight_bytes(f.attention, f);
-  e.wb_dense = weight_bytes(f.dense, f);
-  e.wb_exp = weight_bytes(f.experts, f);
-  e.kvb = bytes_per_element(f.kv);
+  const FormatTerms t = ctx.terms.set ? ctx.terms : format_terms(ctx.cluster.gpu, ctx.formats, ctx.model.attention);
+  e.wb = t.wb;
+  e.wb_attn = t.wb_attn;
+  e.wb_dense = t.wb_dense;
+  e.wb_exp = t.wb_exp;
+  e.kvb = t.kvb;
   e.ab = 2.0;
-  e.peak = gemm_peak_for(gpu, f.other);
-  e.peak_attn = gemm_peak_for(gpu, f.attention);
-  e.peak_dense = gemm_peak_for(gpu, f.dense);
-  e.peak_exp = gemm_peak_for(gpu, f.experts);
-  e.ramp = weight_only_ramp(gpu, f.other, e.wb, e.peak);
-  e.ramp_attn = weight_only_ramp(gpu, f.attention, e.wb_attn, e.peak_attn);
-  e.ramp_dense = weight_only_ramp(gpu, f.dense, e.wb_dense, e.peak_dense);
-  e.ramp_exp = weight_only_ramp(gpu, f.experts, e.wb_exp, e.peak_exp);
-  e.disp_b = dispatch_bytes(gpu, f.experts);
+  e.peak = t.peak;
+  e.peak_attn = t.peak_attn;
+  e.peak_dense = t.peak_dense;
+  e.peak_exp = t.peak_exp;
+  e.ramp = t.ramp;
+  e.ramp_attn = t.ramp_attn;
+  e.ramp_dense = t.ramp_dense;
+  e.ramp_exp = t.ramp_exp;
+  e.disp_b = t.disp_b;
+  e.attn_peak = t.attn_peak;
+  e.hbm = t.hbm;
   if (phase == Phase::kDecode) e.q_per_seq = tokens_verified(ctx.workload);
-  // attention math runs in fp8 when the KV cache is fp8 and the GPU has fp8 tensor cores (FP8 FMHA)
-  const DType kd = f.kv;
-  // MLA kernels (FlashMLA, TensorRT-LLM's) dequantise an fp8 latent cache and compute in bf16
-  const bool mla = ctx.model.attention == AttentionKind::kMla;
-  e.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0 && !mla) ? gpu.fp8.value() : gpu.bf16.value();
-  e.hbm = gpu.hbm_bandwidth.value();
   const Degrees& d = plan.deg;
   e.tp = d.tp;
   e.a = d.attn_dp;

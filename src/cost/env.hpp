@@ -82,6 +82,15 @@ struct Env {
   // their activation sizes
   const TimeCurve* ew_curve[2] = {nullptr, nullptr};
   double ew_bytes[2] = {0, 0}, ew_val[2] = {0, 0};
+  // the attention half of each layer class costed so far in this evaluation (layer_time), at
+  // the micro-batch and context it was costed for: a class whose attention_twin is an earlier
+  // one reuses it (the search's evaluations only: not with a breakdown, groups or overlap)
+  // (valid: a bit per class, all at one micro-batch attn_half_T and context attn_half_seq;
+  // the times are left unset until their bit is)
+  std::uint32_t attn_half_valid = 0;
+  double attn_half_T = -1;
+  std::int64_t attn_half_seq = -1;
+  double attn_half[kMaxLayerClasses];
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group
   bool tbo_on = false;                // two-batch overlap: layers costed per micro-batch, combined by tbo_layer_time
@@ -93,6 +102,9 @@ struct Env {
 };
 
 Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd);
+// The terms of an evaluation fixed by the GPU, the formats and the attention kind
+// (make_context computes them once per context; make_env copies them).
+FormatTerms format_terms(const GpuSpec& gpu, const Formats& f, AttentionKind attention);
 // The tensor-core peak of a GEMM on weights of format d (compute.cpp has the rule).
 double gemm_peak_for(const GpuSpec& gpu, DType d);
 // The tensor-core format a GEMM runs in, from the peak gemm_peak_for gave it.
@@ -110,7 +122,13 @@ inline double expert_slots_per_rank(const Env& e, const LayerShape& s) {
   return static_cast<double>((s.experts + e.plan->redundant_experts) / e.ep);
 }
 // --- collectives and layouts (collectives.cpp) ---------------------------------
-double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest = 1.0);
+// coll_priced prices one that moves bytes; coll, inline, answers 0 without a call where
+// nothing moves (a group of one, no bytes: most of an evaluation's conversions)
+double coll_priced(Env& e, CollKind k, Group g, double full, const char* gname, double slowest);
+inline double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest = 1.0) {
+  if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
+  return coll_priced(e, k, g, full, gname, slowest);
+}
 // The MoE dispatch (combine: false) or combine all-to-all over the W ranks of `full` bytes,
 // the busiest rank receiving `imbalance` x the mean: the engine's kernel as measured where
 // the tables describe this deployment (SimContext::moe_comm: its kernel, topology and phase;

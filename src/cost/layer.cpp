@@ -9,16 +9,13 @@
 namespace shardwise::detail {
 
 // --- one layer ---------------------------------------------------------------
-// Time of one layer of class `s` for a micro-batch of T tokens on the stage
-// (T / a per attention group), `seq` = decode context or prefill prompt length.
-// Starts with the input in attn_norm's layout and ends converting to it again.
-double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
+// The attention half of one layer, attn_norm to ffn_norm: its time added to t.total.
+static void attention_half(Env& e, OpTimer& t, const LayerShape& s, double T, std::int64_t seq) {
   const Plan& p = *e.plan;
   const double tg = T / static_cast<double>(e.a);  // tokens per attention group
   const double h = static_cast<double>(s.hidden);
   const double tp = static_cast<double>(e.tp);
   const Lay attn_need = norm_lay(p, Slot::kAttnNorm);
-  OpTimer t{e};
   double &total = t.total, &comm = t.comm, &comp = t.comp;
   const auto flush = [&](const char* name, int slot, int group) { t.flush(name, slot, group); };
   const auto act = [&](int group, double bytes) { t.act(group, bytes); };
@@ -134,6 +131,41 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
     total += norm_s + comm + res;
     comm = comp = 0;
   }
+
+}
+
+// Time of one layer of class `s` for a micro-batch of T tokens on the stage
+// (T / a per attention group), `seq` = decode context or prefill prompt length.
+// Starts with the input in attn_norm's layout and ends converting to it again.
+double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
+  const Plan& p = *e.plan;
+  const double tg = T / static_cast<double>(e.a);  // tokens per attention group
+  const double h = static_cast<double>(s.hidden);
+  const Lay attn_need = norm_lay(p, Slot::kAttnNorm);
+  OpTimer t{e};
+  double &total = t.total, &comm = t.comm, &comp = t.comp;
+  const auto flush = [&](const char* name, int slot, int group) { t.flush(name, slot, group); };
+  const auto act = [&](int group, double bytes) { t.act(group, bytes); };
+
+  // the attention half, or the time of the earlier class of this evaluation that shares it
+  const int cls = e.cls;
+  const bool reuse = cls >= 0 && !e.bd && !e.group_time && !e.tbo && static_cast<std::size_t>(cls) < e.ctx->graph.attention_twin.size();
+  if (reuse && (e.attn_half_T != T || e.attn_half_seq != seq)) {
+    e.attn_half_valid = 0;
+    e.attn_half_T = T;
+    e.attn_half_seq = seq;
+  }
+  const int twin = reuse ? e.ctx->graph.attention_twin[static_cast<std::size_t>(cls)] : -1;
+  if (twin >= 0 && (e.attn_half_valid >> twin & 1u)) {
+    total = e.attn_half[twin];
+  } else {
+    attention_half(e, t, s, T, seq);
+    if (reuse) {
+      e.attn_half[cls] = total;
+      e.attn_half_valid |= 1u << cls;
+    }
+  }
+  const Lay ffn_need = norm_lay(p, Slot::kFfnNorm);
 
   // MLP: the dense MLP, or the shared experts of an MoE layer. Sharded (ffn or
   // hidden on either op) it runs over all W ranks, with attention-DP gathers when

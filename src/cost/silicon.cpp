@@ -125,22 +125,10 @@ double GemmCurve::share_at_log(double x) const {
   return share[a] + t * (share[b] - share[a]);
 }
 
-const GemmFormatProfile& GemmProfile::of(DType d) const {
-  if (d == DType::kFp8 || d == DType::kInt8) return fp8;
-  if (d == DType::kFp4) return fp4;
-  return bf16;
-}
-
 const GemmFormatProfile& GemmProfile::routed_of(DType d) const {
   if (d == DType::kFp8 || d == DType::kInt8) return routed_fp8;
   if (d == DType::kFp4) return routed_none;
   return routed_bf16;
-}
-
-const GemmFormatProfile& GemmProfile::grouped_of(DType d) const {
-  if (d == DType::kFp8 || d == DType::kInt8) return grouped_fp8;
-  if (d == DType::kFp4) return grouped_fp4;
-  return grouped_bf16;
 }
 
 Expected<std::vector<GemmRow>> parse_gemm_table(const std::string& text, const std::string& file) {

@@ -67,8 +67,11 @@ struct GemmProfile {
   // between chips of one die (an H100's rows to the H200 and H20), else empty
   GemmFormatProfile routed_bf16, routed_fp8, routed_none;
   friend bool operator==(const GemmProfile&, const GemmProfile&) = default;
-  const GemmFormatProfile& of(DType d) const;
-  const GemmFormatProfile& grouped_of(DType d) const;
+  // inline: the kernel tables' GEMMs read them on every op of an evaluation
+  const GemmFormatProfile& of(DType d) const { return d == DType::kFp8 || d == DType::kInt8 ? fp8 : d == DType::kFp4 ? fp4 : bf16; }
+  const GemmFormatProfile& grouped_of(DType d) const {
+    return d == DType::kFp8 || d == DType::kInt8 ? grouped_fp8 : d == DType::kFp4 ? grouped_fp4 : grouped_bf16;
+  }
   const GemmFormatProfile& routed_of(DType d) const;  // fp4: none measured (an empty curve)
 };
 

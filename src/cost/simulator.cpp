@@ -236,6 +236,7 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   }
   ctx.engine = std::move(engine);
   ctx.formats = resolve_formats(m, w);
+  ctx.terms = format_terms(c.gpu, ctx.formats, m.attention);
   ctx.weights_given = w.weights_dtype.has_value();
   // a caller that did not resolve the model's acceptance (resolve_speculation, where bad input
   // is refused): the MTP module's, else no draft accepted

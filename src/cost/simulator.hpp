@@ -164,6 +164,17 @@ struct EngineTraits {
 };
 
 // Everything derived once per (model, cluster, workload).
+// The terms of an evaluation that the GPU and the formats fix (bytes per element, the
+// tensor-core peak and few-row ramp of each component's GEMMs: compute.cpp's rules),
+// computed once by make_context; `set` false (a context built otherwise): make_env computes them
+struct FormatTerms {
+  bool set = false;
+  double wb = 2.0, wb_attn = 2.0, wb_dense = 2.0, wb_exp = 2.0, kvb = 2.0;
+  double peak = 0, peak_attn = 0, peak_dense = 0, peak_exp = 0;
+  double ramp = 1, ramp_attn = 1, ramp_dense = 1, ramp_exp = 1;
+  double disp_b = 2.0, attn_peak = 0, hbm = 0;
+};
+
 struct SimContext {
   ModelSpec model;
   ClusterSpec cluster;
@@ -200,7 +211,11 @@ struct SimContext {
   // present where the engine names a kernel the tables hold rows of, or carry, for this GPU)
   MoeCommProfile moe_comm;
   double moe_routed_floor_s = 0;
+  FormatTerms terms;  // format_terms(cluster.gpu, formats, model.attention)
 };
+// A context is built whole: the terms derived from its inputs (FormatTerms, the ceilings, the
+// kernel profiles) are computed here, so a GPU, topology or format changed afterwards does not
+// reach them: change the inputs and build it again.
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p,
                         EngineTraits engine = {});
 

@@ -8,8 +8,6 @@
 
 namespace shardwise {
 
-const SlotInfo& slot_info(int slot) { return kSlotTable[static_cast<std::size_t>(slot)]; }
-const SlotInfo& slot_info(Slot s) { return kSlotTable[static_cast<std::size_t>(s)]; }
 int find_choice(int slot, const std::string& name) {
   const SlotInfo& s = slot_info(slot);
   for (int i = 0; i < s.num_choices; ++i) {
@@ -18,6 +16,13 @@ int find_choice(int slot, const std::string& name) {
   return -1;
 }
 const char* to_string(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
+
+bool same_attention(const LayerShape& a, const LayerShape& b) {
+  return a.mla == b.mla && a.rope == b.rope && a.window == b.window && a.hidden == b.hidden && a.heads == b.heads &&
+         a.kv_heads == b.kv_heads && a.d_qk == b.d_qk && a.d_v == b.d_v && a.qkv_out == b.qkv_out && a.qkv_params == b.qkv_params &&
+         a.qkv_kv_params == b.qkv_kv_params && a.qkv_replicated_params == b.qkv_replicated_params &&
+         a.kv_elems_per_token == b.kv_elems_per_token && a.mla_latent == b.mla_latent && a.mla_rope == b.mla_rope && a.o_params == b.o_params;
+}
 
 ModelGraph build_graph(const ModelSpec& m) {
   ModelGraph g;
@@ -92,6 +97,13 @@ ModelGraph build_graph(const ModelSpec& m) {
         break;
       }
     }
+  }
+  for (std::size_t c = 0; c < g.classes.size(); ++c) {
+    std::size_t twin = c;
+    for (std::size_t k = 0; k < c && twin == c; ++k) {
+      if (same_attention(g.classes[k], g.classes[c])) twin = k;
+    }
+    g.attention_twin.push_back(static_cast<std::uint8_t>(twin));
   }
   return g;
 }

@@ -52,8 +52,8 @@ inline constexpr std::array<SlotInfo, kNumSlots> kSlotTable{{
     {"expert_ffn2", 2, {"ffn", "tokens", nullptr}},
     {"lm_head", 2, {"vocab", "none", nullptr}},
 }};
-const SlotInfo& slot_info(int slot);
-const SlotInfo& slot_info(Slot s);
+inline const SlotInfo& slot_info(int slot) { return kSlotTable[static_cast<std::size_t>(slot)]; }
+inline const SlotInfo& slot_info(Slot s) { return kSlotTable[static_cast<std::size_t>(s)]; }
 // The index of a named choice in a slot, or -1.
 int find_choice(int slot, const std::string& name);
 // A slot's named choice resolved at compile time (an unknown name does not compile): the
@@ -104,11 +104,18 @@ struct LayerShape {
 struct ModelGraph {
   std::vector<LayerShape> classes;      // one per LayerClass of the model
   std::vector<std::uint8_t> layer_class;  // per layer: index into classes
+  // per class: the first class whose attention half (attn_norm .. ffn_norm) has the same
+  // shape (same_attention), itself where none before it has: an evaluation costs a shared
+  // attention once (DeepSeek-V3's dense and MoE layers). Empty: every class its own.
+  std::vector<std::uint8_t> attention_twin;
   std::int64_t vocab = 0, hidden = 0;
   double embedding_params = 0, lm_head_params = 0;  // lm_head_params = 0 when tied (weights shared)
   double final_norm_params = 0;                      // on the last stage, beside the LM head
 };
 ModelGraph build_graph(const ModelSpec& m);
+// Whether two layer classes have the same attention half: every field layer_time reads
+// from attn_norm to ffn_norm (and layer_kv_bytes_per_seq), the MLP and MoE fields aside.
+bool same_attention(const LayerShape& a, const LayerShape& b);
 // Whether each slot has an op in this model: a dense model has no router or experts, an
 // all-MoE model without shared experts no dense MLP. Unused slots change nothing.
 std::array<bool, kNumSlots> slots_used(const ModelGraph& g);

@@ -285,5 +285,51 @@ TEST(Breakdown, ResidualConversionIsInTheConstantGroup) {
   EXPECT_GT(t.time[0][kGroupConst], base.time[0][kGroupConst]);
 }
 
+
+TEST(Breakdown, LayerClassesShareAnAttentionOfOneShape) {
+  // DeepSeek-V3's dense and MoE layers have one attention: the MoE class's twin is the dense
+  // one; GPT-OSS's sliding-window layers attend over another context (their own); a model of
+  // one class is its own twin
+  const ModelGraph ds = build_graph(*load_model("deepseek-v3"));
+  ASSERT_EQ(ds.classes.size(), 2u);
+  EXPECT_EQ(ds.attention_twin, (std::vector<std::uint8_t>{0, 0}));
+  const ModelGraph oss = build_graph(*load_model("gpt-oss-120b"));
+  ASSERT_EQ(oss.classes.size(), 2u);
+  EXPECT_EQ(oss.attention_twin, (std::vector<std::uint8_t>{0, 1}));
+  EXPECT_EQ(build_graph(*load_model("llama-3.1-8b")).attention_twin, (std::vector<std::uint8_t>{0}));
+  LayerShape a = ds.classes[0];
+  EXPECT_TRUE(same_attention(a, ds.classes[1]));
+  a.kv_elems_per_token += 1;  // another KV cache is another attention
+  EXPECT_FALSE(same_attention(a, ds.classes[1]));
+}
+
+TEST(Breakdown, SharedAttentionCostsWhatItsOwnWouldCost) {
+  // the search's evaluations cost a shared attention once; the breakdown's cost every class's
+  // own: the two give the same step to the last bit, tables on and off, decode and prefill
+  Rng rng(3);
+  int checked = 0;
+  for (const bool tables : {false, true}) {
+    for (const Mode mode : {Mode::kDecode, Mode::kPrefill}) {
+      Workload w = mode == Mode::kDecode ? decode(4096) : test_support::fixed_workload(Mode::kPrefill, 2048, 0);
+      const SimContext ctx = test_support::ctx_with("deepseek-v3", "h100x64", w, tables, nullptr);
+      for (int i = 0; i < 60; ++i) {
+        Plan p = plan(static_cast<std::int32_t>(1 << rng.below(4)), 8 << rng.below(4));
+        p.deg.attn_dp = static_cast<std::int32_t>(1 << rng.below(3));
+        p.deg.ep = static_cast<std::int32_t>(std::min<std::int64_t>(p.deg.stage_width(), 1 << rng.below(4)));
+        p.batch *= p.deg.attn_dp;
+        for (int s = 0; s < kNumSlots; ++s) p.sharding[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(s).num_choices)));
+        const Metrics fast = evaluate(ctx, p);
+        if (fast.infeasible == Infeasible::kInvalidPlan) continue;
+        Breakdown bd;
+        const Metrics slow = evaluate(ctx, p, &bd);
+        EXPECT_EQ(fast.step_s, slow.step_s) << tables << " " << sharding_to_string(p.sharding);
+        EXPECT_EQ(fast.memory.total().value(), slow.memory.total().value());
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
 }  // namespace
 }  // namespace shardwise
