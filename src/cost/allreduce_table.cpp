@@ -8,12 +8,6 @@
 
 namespace shardwise {
 
-const AllReduceCurve* AllReduceProfile::of(std::int64_t group) const {
-  if (!present || group < 2 || group >= static_cast<std::int64_t>(by_size.size())) return nullptr;
-  const AllReduceCurve& c = by_size[static_cast<std::size_t>(group)];
-  return c.empty() ? nullptr : &c;
-}
-
 Expected<std::vector<AllReduceRow>> parse_allreduce_table(const std::string& text, const std::string& file) {
   auto t = detail::read_csv_table(text, file, {"silicon", "collective", "kernel", "group", "bytes", "value", "unit", "source_locator"});
   if (!t) return t.error();

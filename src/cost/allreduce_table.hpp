@@ -29,7 +29,11 @@ struct AllReduceCurve : TimeCurve {
 struct AllReduceProfile {
   bool present = false;
   std::array<AllReduceCurve, 9> by_size{};  // index: the group size (0, 1 and unmeasured sizes empty)
-  const AllReduceCurve* of(std::int64_t group) const;
+  const AllReduceCurve* of(std::int64_t group) const {  // inline: every all-reduce of an evaluation asks
+    if (!present || group < 2 || group >= static_cast<std::int64_t>(by_size.size())) return nullptr;
+    const AllReduceCurve& c = by_size[static_cast<std::size_t>(group)];
+    return c.empty() ? nullptr : &c;
+  }
   friend bool operator==(const AllReduceProfile&, const AllReduceProfile&) = default;
 };
 

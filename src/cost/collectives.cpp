@@ -20,14 +20,16 @@ void record(Env& e, CollKind k, const char* gname, std::int64_t size, double ful
 }
 }  // namespace
 
-double coll_priced(Env& e, CollKind k, Group g, double full, const char* gname, double slowest) {
+double coll_priced(Env& e, CollKind k, const Group& g, double full, const char* gname, double slowest) {
   // alpha-beta over the levels at comm_efficiency of the link bandwidth, plus a fixed cost per call;
   // `slowest` scales the time, not the bytes: the busiest receiver of an uneven all-to-all
   const auto same = [&](const Group& h) { return g.size == h.size && g.stride == h.stride && g.offset == h.offset; };
   const ClusterSpec& cl = e.ctx->cluster;
   const double eff = e.p->comm_efficiency;
-  // the span of an evaluation's own groups is known (Env::s_tp, s_w, s_etp)
-  const GroupSpan* known = same(e.g_tp) ? &e.s_tp : same(e.g_w) ? &e.s_w : same(e.g_etp) ? &e.s_etp : nullptr;
+  // the span of an evaluation's own groups is known (Env::s_tp, s_w, s_etp): by address where
+  // the caller passed the Env's own, else by value
+  const GroupSpan* known = &g == &e.g_tp ? &e.s_tp : &g == &e.g_w ? &e.s_w : &g == &e.g_etp ? &e.s_etp : nullptr;
+  if (!known) known = same(e.g_tp) ? &e.s_tp : same(e.g_w) ? &e.s_w : same(e.g_etp) ? &e.s_etp : nullptr;
   CollCost c = k != CollKind::kSendRecv && known ? collective_cost(cl, k, g, *known, Bytes(full), eff) : collective_cost(cl, k, g, Bytes(full), eff);
   c.time = (c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6)) * e.p->scales.comm;  // scales: a calibration profile's
   // The engine's custom all-reduce inside one NVLink domain, as measured, where faster
@@ -37,7 +39,8 @@ double coll_priced(Env& e, CollKind k, Group g, double full, const char* gname, 
   const AllReduceProfile& car = e.ctx->custom_ar;
   if (k == CollKind::kAllReduce && car.present && full <= static_cast<double>(e.ctx->engine.custom_all_reduce_max_bytes)) {
     if (const AllReduceCurve* cv = car.of(g.size)) {
-      const GroupSpan sp = known ? *known : span_of(cl, g);
+      const GroupSpan sp_own = known ? GroupSpan{} : span_of(cl, g);
+      const GroupSpan& sp = known ? *known : sp_own;
       const bool one_domain = sp.levels == 1 && sp.level_index[0] == 0;
       const double t = cv->seconds_at(full) * e.p->scales.comm;
       if (one_domain && cl.levels.front().bandwidth.value() >= cv->link_bw * 0.999 && t < c.time.value()) {
@@ -86,24 +89,6 @@ double moe_all_to_all(Env& e, bool combine, double full, double imbalance) {
     record(e, CollKind::kAllToAll, "mlp", e.g_w.size, full, c, basis, mc.source);
   }
   return t;
-}
-
-// The collective a layout change needs: same -> none; R -> split: local slice;
-// split -> R: all-gather; P -> R: all-reduce; P -> split: reduce-scatter;
-// one split -> the other: all-to-all. Nothing ever requires partial sums.
-CollKind transition(Lay from, Lay to) {
-  if (from == to) return CollKind::kNone;
-  switch (from) {
-    case Lay::kR: return CollKind::kNone;
-    case Lay::kSt: return to == Lay::kR ? CollKind::kAllGather : CollKind::kAllToAll;
-    case Lay::kSf: return to == Lay::kR ? CollKind::kAllGather : CollKind::kAllToAll;
-    case Lay::kP: return to == Lay::kR ? CollKind::kAllReduce : CollKind::kReduceScatter;
-  }
-  return CollKind::kNone;
-}
-
-double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname, double slowest) {
-  return coll(e, transition(from, to), g, full, gname, slowest);
 }
 
 // Attention scope (tp group, tokens split over attn_dp groups) -> MLP scope (all

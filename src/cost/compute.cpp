@@ -126,16 +126,6 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   e.op_bound = "";
 }
 
-GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
-  // choices are (col, row, none) for ffn1/qkv and (row, col, none) for ffn2/o_proj
-  const int c = choice_col_row_none;
-  const bool col = first_is_col ? c == 0 : c == 1;
-  const bool row = first_is_col ? c == 1 : c == 0;
-  if (col) return {Lay::kR, Lay::kSf, static_cast<double>(g)};
-  if (row) return {Lay::kSf, Lay::kP, static_cast<double>(g)};
-  return {Lay::kR, Lay::kR, 1.0};
-}
-
 double gemm_peak_for(const GpuSpec& gpu, DType d) {
   // GEMMs run in the weights' format where the GPU has tensor cores for it; fp4 weights
   // without fp4 tensor cores, and int4 (AWQ, GPTQ) on any GPU, are dequantised into bf16
@@ -234,15 +224,30 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   // straddles an NVLink domain is costed on the levels it spans; docs/cost-model.md).
   const ClusterSpec& cl = ctx.cluster;
   const std::int64_t inst = e.w * e.pp, reps = std::max<std::int32_t>(1, d.replicas);
+  // (one attention group per stage: the stage's group is the tp group; expert TP over the
+  // whole stage or one tp group likewise: placed and spanned once)
   e.g_tp = worst_placed(cl, e.tp, 1, 0, e.tp, reps * e.pp * e.a);
-  e.g_w = worst_placed(cl, e.w, 1, 0, e.w, reps * e.pp);
+  e.s_tp = span_of(cl, e.g_tp);
+  if (e.a == 1) {
+    e.g_w = e.g_tp;
+    e.s_w = e.s_tp;
+  } else {
+    e.g_w = worst_placed(cl, e.w, 1, 0, e.w, reps * e.pp);
+    e.s_w = span_of(cl, e.g_w);
+  }
   e.g_dp = {e.a, e.tp};
-  e.g_etp = worst_placed(cl, e.etp, 1, 0, e.etp, reps * e.pp * e.ep);
+  if (e.etp == e.w) {
+    e.g_etp = e.g_w;
+    e.s_etp = e.s_w;
+  } else if (e.etp == e.tp && e.ep == e.a) {
+    e.g_etp = e.g_tp;
+    e.s_etp = e.s_tp;
+  } else {
+    e.g_etp = worst_placed(cl, e.etp, 1, 0, e.etp, reps * e.pp * e.ep);
+    e.s_etp = span_of(cl, e.g_etp);
+  }
   e.g_pp = {2, e.w};
   if (e.pp > 1) e.g_pp = worst_pp_pair(cl, e.w, inst, reps);
-  e.s_tp = span_of(cl, e.g_tp);
-  e.s_w = span_of(cl, e.g_w);
-  e.s_etp = span_of(cl, e.g_etp);
   if (ctx.model.is_moe()) {
     const double k = static_cast<double>(ctx.model.moe.top_k);
     e.moe = moe_terms(ctx.moe_z_experts, ctx.moe_log_untouched, static_cast<double>(ctx.model.moe.num_experts),

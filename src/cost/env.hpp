@@ -124,8 +124,9 @@ inline double expert_slots_per_rank(const Env& e, const LayerShape& s) {
 // --- collectives and layouts (collectives.cpp) ---------------------------------
 // coll_priced prices one that moves bytes; coll, inline, answers 0 without a call where
 // nothing moves (a group of one, no bytes: most of an evaluation's conversions)
-double coll_priced(Env& e, CollKind k, Group g, double full, const char* gname, double slowest);
-inline double coll(Env& e, CollKind k, Group g, double full, const char* gname, double slowest = 1.0) {
+// (g: the Env's own groups by reference, which coll_priced knows the spans of by address)
+double coll_priced(Env& e, CollKind k, const Group& g, double full, const char* gname, double slowest);
+inline double coll(Env& e, CollKind k, const Group& g, double full, const char* gname, double slowest = 1.0) {
   if (k == CollKind::kNone || g.size <= 1 || full <= 0) return 0.0;
   return coll_priced(e, k, g, full, gname, slowest);
 }
@@ -134,8 +135,22 @@ inline double coll(Env& e, CollKind k, Group g, double full, const char* gname, 
 // the tables describe this deployment (SimContext::moe_comm: its kernel, topology and phase;
 // no expert TP), else coll's model (docs/silicon.md, "Dispatch and combine").
 double moe_all_to_all(Env& e, bool combine, double full, double imbalance);
-CollKind transition(Lay from, Lay to);
-double convert(Env& e, Lay from, Lay to, Group g, double full, const char* gname, double slowest = 1.0);
+// The collective a layout change needs: same -> none; R -> split: local slice;
+// split -> R: all-gather; P -> R: all-reduce; P -> split: reduce-scatter;
+// one split -> the other: all-to-all. Nothing ever requires partial sums.
+inline CollKind transition(Lay from, Lay to) {
+  if (from == to) return CollKind::kNone;
+  switch (from) {
+    case Lay::kR: return CollKind::kNone;
+    case Lay::kSt: return to == Lay::kR ? CollKind::kAllGather : CollKind::kAllToAll;
+    case Lay::kSf: return to == Lay::kR ? CollKind::kAllGather : CollKind::kAllToAll;
+    case Lay::kP: return to == Lay::kR ? CollKind::kAllReduce : CollKind::kReduceScatter;
+  }
+  return CollKind::kNone;
+}
+inline double convert(Env& e, Lay from, Lay to, const Group& g, double full, const char* gname, double slowest = 1.0) {
+  return coll(e, transition(from, to), g, full, gname, slowest);
+}
 double to_mlp(Env& e, Lay from, Lay need, double full);
 double to_attn(Env& e, Lay from, Lay need, double full);
 
@@ -180,7 +195,15 @@ struct GemmLay {
   Lay in, out;
   double split;  // weight and FLOP divisor
 };
-GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col);
+inline GemmLay gemm_lay(int choice_col_row_none, std::int64_t g, bool first_is_col) {
+  // choices are (col, row, none) for ffn1/qkv and (row, col, none) for ffn2/o_proj
+  const int c = choice_col_row_none;
+  const bool col = first_is_col ? c == 0 : c == 1;
+  const bool row = first_is_col ? c == 1 : c == 0;
+  if (col) return {Lay::kR, Lay::kSf, static_cast<double>(g)};
+  if (row) return {Lay::kSf, Lay::kP, static_cast<double>(g)};
+  return {Lay::kR, Lay::kR, 1.0};
+}
 inline Lay norm_lay(const Plan& p, Slot s) { return ch(p, s) == 0 ? Lay::kR : Lay::kSt; }
 
 // The compute and communication of the op being costed, added to the layer's total (and

@@ -234,6 +234,29 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
     ctx.class_prefix[i + 1] = ctx.class_prefix[i];
     ++ctx.class_prefix[i + 1][ctx.graph.layer_class[i]];
   }
+  const auto layers = static_cast<std::int64_t>(ctx.graph.layer_class.size());
+  ctx.stage_kinds.assign(static_cast<std::size_t>(layers + 1), {});
+  for (std::int64_t pp = 1; pp <= layers; ++pp) {
+    auto& kinds = ctx.stage_kinds[static_cast<std::size_t>(pp)];
+    for (std::int64_t st = 0; st < pp; ++st) {
+      const LayerRange r = stage_layers(layers, pp, st);
+      SimContext::StageKind k;
+      for (std::size_t cls = 0; cls < kMaxLayerClasses; ++cls) {
+        k.counts[cls] = ctx.class_prefix[static_cast<std::size_t>(r.last)][cls] - ctx.class_prefix[static_cast<std::size_t>(r.first)][cls];
+      }
+      k.first = st == 0;
+      k.last = st == pp - 1;
+      const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const SimContext::StageKind& o) {
+        return o.first == k.first && o.last == k.last && o.counts == k.counts;
+      });
+      if (same != kinds.end()) {
+        ++same->stages;
+      } else {
+        k.stages = 1;
+        kinds.push_back(k);
+      }
+    }
+  }
   ctx.engine = std::move(engine);
   ctx.formats = resolve_formats(m, w);
   ctx.terms = format_terms(c.gpu, ctx.formats, m.attention);

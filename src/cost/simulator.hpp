@@ -184,6 +184,16 @@ struct SimContext {
   // layers of each class among the first i layers (i = 0 .. layers), from graph.layer_class:
   // a stage's class counts in O(classes) (make_context fills it; empty: counted layer by layer)
   std::vector<std::array<std::int32_t, kMaxLayerClasses>> class_prefix;
+  // The distinct stages of each pipeline depth: stage_kinds[pp] lists the stages of a pp-stage
+  // split by their class counts and role (first, last), in the order of their first stage, each
+  // with how many stages it stands for; make_context fills pp = 1 .. layers (stage() then prices
+  // each kind once, not every stage). Empty: every stage walked.
+  struct StageKind {
+    std::array<std::int32_t, kMaxLayerClasses> counts{};
+    bool first = false, last = false;
+    std::int32_t stages = 0;
+  };
+  std::vector<std::vector<StageKind>> stage_kinds;
   EngineTraits engine;
   Formats formats;  // resolve_formats(model, workload)
   bool weights_given = false;  // the workload named the weights' format (else the checkpoint's own)

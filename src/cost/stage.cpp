@@ -150,32 +150,42 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
   const double head_params = lm_head_params(e);
   const double head_w = lm_head_weight_bytes(e);
   StageResult r;
-  for (std::int64_t st = 0; st < e.pp; ++st) {
+  // one stage's time and bytes; the slowest and the fullest (weights + KV of its sequences,
+  // the first of equals) set the result
+  const auto visit = [&](const auto& n_cls, bool first, bool last) {
     double t = 0, wgt = 0, kv = 0;
-    std::int64_t n_cls[kMaxLayerClasses];
-    class_counts(st, n_cls);
     for (std::size_t c = 0; c < ncls; ++c) {
       const double n = static_cast<double>(n_cls[c]);
       t += n * t_cls[c];
       wgt += n * w_cls[c];
       kv += n * kv_cls[c];
     }
-    if (st == 0) {
+    if (first) {
       t += t_emb;
       wgt += emb_w;
     }
-    if (st == e.pp - 1) {
+    if (last) {
       t += t_head;
       wgt += head_w;
     } else {
       t += t_p2p;
     }
     r.time = std::max(r.time, t);
-    // memory: the stage that holds the most bytes (weights + KV of its sequences)
     const double n = static_cast<double>(seqs_per_group);
     if (wgt + kv * n > r.weights + r.kv_per_seq * n) {
       r.weights = wgt;
       r.kv_per_seq = kv;
+    }
+  };
+  const auto& kinds = e.ctx->stage_kinds;
+  if (static_cast<std::size_t>(e.pp) < kinds.size() && have_prefix) {
+    // each distinct stage once, in the order of its first stage (the same first of equals)
+    for (const SimContext::StageKind& k : kinds[static_cast<std::size_t>(e.pp)]) visit(k.counts, k.first, k.last);
+  } else {
+    for (std::int64_t st = 0; st < e.pp; ++st) {
+      std::int64_t n_cls[kMaxLayerClasses];
+      class_counts(st, n_cls);
+      visit(n_cls, st == 0, st == e.pp - 1);
     }
   }
   if (e.bd) e.bd->stage_s = r.time;

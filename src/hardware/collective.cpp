@@ -1,5 +1,7 @@
 #include "hardware/collective.hpp"
 
+#include "core/int_math.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -42,11 +44,11 @@ GroupSpan span_of(const ClusterSpec& c, Group g) {
     const std::int64_t D = c.levels[static_cast<std::size_t>(l)].size;
     // aligned (the offset a multiple of the domain): D / stride per domain, as the
     // hierarchical algorithms assume; otherwise the least-populated domain it touches
-    std::int64_t m = (g.offset == 0 || g.offset % D == 0) ? D / g.stride : members_per_domain(g, D);
+    std::int64_t m = (g.offset == 0 || mod_nn(g.offset, D) == 0) ? div_nn(D, g.stride) : members_per_domain(g, D);
     if (l == nlev - 1) m = g.size;  // the outermost level holds everything
     m = std::clamp<std::int64_t>(m, 1, g.size);
     if (m > prev) {
-      s.fanout[s.levels] = (m + prev - 1) / prev;
+      s.fanout[s.levels] = div_nn(m + prev - 1, prev);
       s.level_index[s.levels] = l;
       ++s.levels;
       prev = m;
@@ -142,8 +144,8 @@ Group worst_placed(const ClusterSpec& c, std::int64_t size, std::int64_t stride,
   bool aligned = true;
   for (std::size_t l = 0; l + 1 < c.levels.size() && aligned; ++l) {
     const std::int64_t D = c.levels[l].size;
-    const bool inside = D % span == 0 && step % span == 0 && first % span == 0;
-    const bool whole = span % D == 0 && step % D == 0 && first % D == 0;
+    const bool inside = mod_nn(D, span) == 0 && mod_nn(step, span) == 0 && mod_nn(first, span) == 0;
+    const bool whole = mod_nn(span, D) == 0 && mod_nn(step, D) == 0 && mod_nn(first, D) == 0;
     aligned = inside || whole;
   }
   if (aligned) return worst;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fields.hpp"
+#include "core/int_math.hpp"
 
 namespace shardwise {
 
@@ -54,9 +55,9 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
     if (d.pp > 1) return fmt::format("two_batch_overlap with pp {}: no engine combines it with pipeline stages", d.pp);
   }
   if (m.is_moe()) {
-    if (w % d.ep != 0) return fmt::format("ep {} does not divide the stage width tp x attn_dp = {}", d.ep, w);
+    if (!divides(d.ep, w)) return fmt::format("ep {} does not divide the stage width tp x attn_dp = {}", d.ep, w);
     const std::int64_t slots = m.moe.num_experts + p.redundant_experts;
-    if (slots % d.ep != 0) {
+    if (!divides(d.ep, slots)) {
       if (p.redundant_experts == 0) {
         return fmt::format("ep {} does not divide the {} experts (redundant experts can make up the difference: --redundant-experts {})",
                            d.ep, m.moe.num_experts, (d.ep - m.moe.num_experts % d.ep) % d.ep);
@@ -64,7 +65,7 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
       return fmt::format("ep {} does not divide the {} experts + {} redundant = {} slots", d.ep, m.moe.num_experts, p.redundant_experts, slots);
     }
     if (is(p, {Slot::kExpertFfn1, "ffn"}) || is(p, {Slot::kExpertFfn2, "ffn"})) {
-      if (m.moe.expert_ffn % d.expert_tp() != 0) {
+      if (!divides(d.expert_tp(), m.moe.expert_ffn)) {
         return fmt::format("expert TP {} (= {} / ep {}) does not divide the expert intermediate size {}", d.expert_tp(), w, d.ep,
                            m.moe.expert_ffn);
       }
@@ -73,8 +74,8 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   const std::int64_t tp = d.tp;
   const bool mla = m.attention == AttentionKind::kMla;
   if (is(p, {Slot::kQkv, "heads"}) || is(p, {Slot::kAttention, "heads"}) || is(p, {Slot::kOProj, "heads"})) {
-    if (m.num_heads % tp != 0) return fmt::format("tp {} does not divide the {} attention heads", tp, m.num_heads);
-    if (!mla && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
+    if (!divides(tp, m.num_heads)) return fmt::format("tp {} does not divide the {} attention heads", tp, m.num_heads);
+    if (!mla && !divides(tp, m.num_kv_heads) && !divides(m.num_kv_heads, tp)) {
       return fmt::format("tp {} neither divides nor is a multiple of the {} kv heads", tp, m.num_kv_heads);
     }
   }
@@ -85,7 +86,7 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
         "several ranks the same replicated kv head; use qkv_proj=heads or none)",
         tp, m.num_kv_heads);
   }
-  if ((is(p, {Slot::kQkv, "hidden"}) || is(p, {Slot::kOProj, "hidden"})) && m.hidden % tp != 0) {
+  if ((is(p, {Slot::kQkv, "hidden"}) || is(p, {Slot::kOProj, "hidden"})) && !divides(tp, m.hidden)) {
     return fmt::format("tp {} does not divide the hidden size {}", tp, m.hidden);
   }
   // the MLP rules only concern plans that split an MLP (counting dense layers walks them all)
@@ -95,10 +96,10 @@ std::optional<std::string> validate_plan(const Plan& p, const ModelSpec& m, cons
   const std::int64_t shared_ffn = m.moe.num_shared * m.moe.shared_ffn;
   for (std::int64_t f : {dense_ffn, shared_ffn}) {
     if (f == 0) continue;
-    if ((is(p, {Slot::kFfn1, "ffn"}) || is(p, {Slot::kFfn2, "ffn"})) && f % w != 0) {
+    if ((is(p, {Slot::kFfn1, "ffn"}) || is(p, {Slot::kFfn2, "ffn"})) && !divides(w, f)) {
       return fmt::format("the MLP width {} (tp x attn_dp) does not divide the intermediate size {}", w, f);
     }
-    if ((is(p, {Slot::kFfn1, "hidden"}) || is(p, {Slot::kFfn2, "hidden"})) && m.hidden % w != 0) {
+    if ((is(p, {Slot::kFfn1, "hidden"}) || is(p, {Slot::kFfn2, "hidden"})) && !divides(w, m.hidden)) {
       return fmt::format("the MLP width {} (tp x attn_dp) does not divide the hidden size {}", w, m.hidden);
     }
   }

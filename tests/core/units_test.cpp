@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/int_math.hpp"
+
 namespace shardwise {
 namespace {
 
@@ -31,6 +33,20 @@ TEST(Units, Helpers) {
   EXPECT_DOUBLE_EQ(units::gibibytes(1).value(), 1073741824.0);
   EXPECT_DOUBLE_EQ(units::microseconds(2.5).value(), 2.5e-6);
   EXPECT_DOUBLE_EQ(units::terabytes_per_s(3.35).value(), 3.35e12);
+}
+
+TEST(IntMath, ShiftsAndMasksAgreeWithDivision) {
+  // every dividend 0..4096 by every divisor 1..130 (powers of two by shift and mask, the
+  // others by / and %): the same quotient, remainder and divisibility
+  for (std::int64_t b = 1; b <= 130; ++b) {
+    for (std::int64_t a = 0; a <= 4096; ++a) {
+      ASSERT_EQ(div_nn(a, b), a / b) << a << " / " << b;
+      ASSERT_EQ(mod_nn(a, b), a % b) << a << " % " << b;
+      ASSERT_EQ(divides(b, a), a % b == 0) << b << " | " << a;
+    }
+  }
+  EXPECT_TRUE(is_pow2(1) && is_pow2(64) && !is_pow2(0) && !is_pow2(96));
+  EXPECT_EQ(div_nn(std::int64_t{1} << 40, 1024), std::int64_t{1} << 30);
 }
 
 }  // namespace
