@@ -331,5 +331,38 @@ TEST(Breakdown, SharedAttentionCostsWhatItsOwnWouldCost) {
   EXPECT_GT(checked, 100);
 }
 
+TEST(Breakdown, DistinctStagesGiveWhatEveryStageGives) {
+  // a pp-stage split is priced once per distinct stage (SimContext::stage_kinds): the kinds
+  // stand for every stage, and the slowest and fullest stage are those of the walk over all
+  const SimContext ctx = test_support::ctx_with("deepseek-v3", "h100x64", decode(4096), true, nullptr);
+  ASSERT_EQ(ctx.stage_kinds.size(), 62u);  // pp 0 (unused) .. 61
+  for (std::size_t pp = 1; pp < ctx.stage_kinds.size(); ++pp) {
+    std::int32_t stages = 0;
+    for (const auto& k : ctx.stage_kinds[pp]) stages += k.stages;
+    EXPECT_EQ(stages, static_cast<std::int32_t>(pp));
+    EXPECT_TRUE(ctx.stage_kinds[pp].front().first);
+    EXPECT_TRUE(ctx.stage_kinds[pp].back().last || pp == 1);
+  }
+  // 61 stages of one layer: the first (dense), two dense, 57 MoE, the last (MoE)
+  EXPECT_EQ(ctx.stage_kinds[61].size(), 4u);
+  SimContext walk = ctx;
+  walk.stage_kinds.clear();
+  Rng rng(9);
+  int checked = 0;
+  for (int i = 0; i < 200; ++i) {
+    Plan p = plan(static_cast<std::int32_t>(1 << rng.below(2)), 8 << rng.below(3));
+    const std::int32_t pps[] = {1, 2, 3, 4, 7, 16, 61};
+    p.deg.pp = pps[rng.below(7)];
+    for (int s = 0; s < kNumSlots; ++s) p.sharding[static_cast<std::size_t>(s)] = static_cast<std::uint8_t>(rng.below(static_cast<std::uint64_t>(slot_info(s).num_choices)));
+    const Metrics a = evaluate(ctx, p), b = evaluate(walk, p);
+    if (a.infeasible == Infeasible::kInvalidPlan) continue;
+    EXPECT_EQ(a.step_s, b.step_s) << p.deg.pp;
+    EXPECT_EQ(a.memory.weights.value(), b.memory.weights.value()) << p.deg.pp;
+    EXPECT_EQ(a.memory.kv_cache.value(), b.memory.kv_cache.value()) << p.deg.pp;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
 }  // namespace
 }  // namespace shardwise
