@@ -57,81 +57,11 @@ GroupSpan span_of(const ClusterSpec& c, Group g) {
   return s;
 }
 
-namespace {
-// Gather-like pass over the levels, outermost first with the smallest chunks:
-// at level l each rank receives (k_l - 1) chunks of size `chunk`, then the
-// chunk grows k_l times. Reduce-scatter is the mirror image with the same cost.
-// time = sum_l (k_l - 1) * (alpha_l + chunk_l / (bw_l * eff))
-Seconds gather_time(const ClusterSpec& c, const GroupSpan& s, Bytes full, std::int64_t n, double eff, Bytes* sent) {
-  Seconds t(0);
-  Bytes chunk = full / static_cast<double>(n);
-  for (int i = s.levels - 1; i >= 0; --i) {
-    const TopologyLevel& lv = c.levels[static_cast<std::size_t>(s.level_index[i])];
-    // k - 1 chunks cross the level in ceil(log2 k) steps (recursive halving/doubling: the
-    // bytes of a ring, the latency of a tree; a ring's k - 1 steps would make a group that
-    // spans two levels cheaper than the same group inside one, which a split schedule over
-    // the one level also achieves)
-    const double peers = static_cast<double>(s.fanout[i] - 1);
-    const double steps = static_cast<double>(std::bit_width(static_cast<std::uint64_t>(s.fanout[i] - 1)));  // ceil(log2 k)
-    t += steps * lv.latency + (chunk * peers) / (lv.bandwidth * eff);
-    *sent += chunk * peers;
-    chunk = chunk * static_cast<double>(s.fanout[i]);
-  }
-  return t;
-}
-}  // namespace
-
 CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, Bytes full, double eff) {
   if (kind == CollKind::kNone || kind == CollKind::kSendRecv || full.value() <= 0.0 || g.size <= 1) {
     return collective_cost(c, kind, g, GroupSpan{}, full, eff);
   }
   return collective_cost(c, kind, g, span_of(c, g), full, eff);
-}
-
-CollCost collective_cost(const ClusterSpec& c, CollKind kind, Group g, const GroupSpan& s, Bytes full, double eff) {
-  CollCost out{Seconds(0), Bytes(0)};
-  if (kind == CollKind::kNone || full.value() <= 0.0) return out;
-  if (kind == CollKind::kSendRecv) {
-    const std::size_t l = c.level_for_span(g.offset, g.offset + g.stride);
-    const TopologyLevel& lv = c.levels[l];
-    out.time = lv.latency + full / (lv.bandwidth * eff);
-    out.bytes = full;
-    return out;
-  }
-  if (g.size <= 1) return out;
-  const std::int64_t n = g.size;
-  switch (kind) {
-    case CollKind::kAllGather:
-    case CollKind::kReduceScatter:
-      out.time = gather_time(c, s, full, n, eff, &out.bytes);
-      break;
-    case CollKind::kAllReduce:
-      // reduce-scatter then all-gather: twice the gather cost (ring: 2(n-1)/n of the data).
-      out.time = gather_time(c, s, full, n, eff, &out.bytes) * 2.0;
-      out.bytes = out.bytes * 2.0;
-      break;
-    case CollKind::kAllToAll: {
-      // Each rank holds full/n and sends full/n * (m_l - m_{l-1})/n to the peers
-      // first reached at level l; levels run concurrently on their own links,
-      // so the slowest level sets the time (latency: one per peer, pipelined).
-      const Bytes mine = full / static_cast<double>(n);
-      std::int64_t prev = 1;
-      Seconds slowest(0);
-      for (int i = 0; i < s.levels; ++i) {
-        const TopologyLevel& lv = c.levels[static_cast<std::size_t>(s.level_index[i])];
-        const std::int64_t m = prev * s.fanout[i];
-        const Bytes b = mine * (static_cast<double>(std::min(m, n) - prev) / static_cast<double>(n));
-        slowest = std::max(slowest, lv.latency + b / (lv.bandwidth * eff));
-        out.bytes += b;
-        prev = m;
-      }
-      out.time = slowest;
-      break;
-    }
-    default:
-      break;
-  }
-  return out;
 }
 
 Group worst_placed(const ClusterSpec& c, std::int64_t size, std::int64_t stride, std::int64_t first, std::int64_t step,
