@@ -234,27 +234,39 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
     ctx.class_prefix[i + 1] = ctx.class_prefix[i];
     ++ctx.class_prefix[i + 1][ctx.graph.layer_class[i]];
   }
+  // the distinct stages of every pipeline depth the cluster can hold (a plan's pp is at most
+  // its GPUs; a deeper one walks its stages): O(layers x depths), kept small for the contexts
+  // built per prediction (bench/calibrate)
   const auto layers = static_cast<std::int64_t>(ctx.graph.layer_class.size());
-  ctx.stage_kinds.assign(static_cast<std::size_t>(layers + 1), {});
-  for (std::int64_t pp = 1; pp <= layers; ++pp) {
+  const std::int64_t max_pp = std::min<std::int64_t>(layers, std::max<std::int64_t>(1, c.num_gpus));
+  const std::size_t ncls = ctx.graph.classes.size();
+  ctx.stage_kinds.assign(static_cast<std::size_t>(max_pp + 1), {});
+  for (std::int64_t pp = 1; pp <= max_pp; ++pp) {
     auto& kinds = ctx.stage_kinds[static_cast<std::size_t>(pp)];
     for (std::int64_t st = 0; st < pp; ++st) {
       const LayerRange r = stage_layers(layers, pp, st);
-      SimContext::StageKind k;
-      for (std::size_t cls = 0; cls < kMaxLayerClasses; ++cls) {
-        k.counts[cls] = ctx.class_prefix[static_cast<std::size_t>(r.last)][cls] - ctx.class_prefix[static_cast<std::size_t>(r.first)][cls];
+      const auto& hi = ctx.class_prefix[static_cast<std::size_t>(r.last)];
+      const auto& lo = ctx.class_prefix[static_cast<std::size_t>(r.first)];
+      const bool first = st == 0, last = st == pp - 1;
+      SimContext::StageKind* same = nullptr;
+      for (auto& o : kinds) {
+        bool eq = o.first == first && o.last == last;
+        for (std::size_t cls = 0; cls < ncls && eq; ++cls) eq = o.counts[cls] == hi[cls] - lo[cls];
+        if (eq) {
+          same = &o;
+          break;
+        }
       }
-      k.first = st == 0;
-      k.last = st == pp - 1;
-      const auto same = std::find_if(kinds.begin(), kinds.end(), [&](const SimContext::StageKind& o) {
-        return o.first == k.first && o.last == k.last && o.counts == k.counts;
-      });
-      if (same != kinds.end()) {
+      if (same) {
         ++same->stages;
-      } else {
-        k.stages = 1;
-        kinds.push_back(k);
+        continue;
       }
+      SimContext::StageKind k;
+      for (std::size_t cls = 0; cls < ncls; ++cls) k.counts[cls] = hi[cls] - lo[cls];
+      k.first = first;
+      k.last = last;
+      k.stages = 1;
+      kinds.push_back(k);
     }
   }
   ctx.engine = std::move(engine);
