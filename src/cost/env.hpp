@@ -23,27 +23,17 @@ struct Env;
 // Expert slots each EP group holds: (routed experts + redundant copies) / ep.
 double expert_slots_per_rank(const Env& e, const LayerShape& s);
 
-struct Env {
+// The state of one evaluation: the context's FormatTerms (wb*, peak*, ramp*, kvb, disp_b,
+// attn_peak, hbm: simulator.hpp) and what the plan and phase fix.
+struct Env : FormatTerms {
   const SimContext* ctx = nullptr;
   const Plan* plan = nullptr;
   const CostParams* p = nullptr;
   Phase phase = Phase::kDecode;
   double ab = 2.0;  // activation bytes per element
-  // weight bytes per element and the tensor-core peak its GEMMs run at, per component
-  // (Formats: attention, dense MLP / shared experts, routed experts, the rest)
-  double wb = 2.0, wb_attn = 2.0, wb_dense = 2.0, wb_exp = 2.0;
-  double peak = 0, peak_attn = 0, peak_dense = 0, peak_exp = 0;
-  // the gemm_half_rows scale of each component's GEMMs: 1 where the weights run in their own
-  // tensor-core format; the stored over the computed bytes per weight where they are
-  // dequantised (weight-only: W4A16 0.5625 / 2), so that the few-row ramp holds the same
-  // FLOPs per weight byte read (compute.cpp, weight_only_ramp)
-  double ramp = 1, ramp_attn = 1, ramp_dense = 1, ramp_exp = 1;
-  double kvb = 2.0; // KV-cache bytes per element
-  double disp_b = 2.0;  // bytes per element of the MoE dispatch payload (the experts' input format)
   double q_per_seq = 1.0;  // tokens each sequence brings to a decode step (1 + speculative drafts)
   MoeTerms moe;  // the batch-independent terms of the expert load, computed once per evaluation
   double attn_dp_skew = 1.0;  // the busiest attention-DP group's decode attention over the mean (attn_dp_imbalance)
-  double attn_peak = 0, hbm = 0;
   std::int64_t tp = 1, a = 1, w = 1, ep = 1, etp = 1, pp = 1;
   Group g_tp, g_w, g_dp, g_etp, g_pp;
   GroupSpan s_tp, s_w, s_etp;  // span_of each, once per evaluation (coll looks them up)

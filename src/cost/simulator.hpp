@@ -169,9 +169,18 @@ struct EngineTraits {
 // computed once by make_context; `set` false (a context built otherwise): make_env computes them
 struct FormatTerms {
   bool set = false;
+  // weight bytes per element and the tensor-core peak its GEMMs run at, per component
+  // (Formats: attention, dense MLP / shared experts, routed experts, the rest), and the
+  // KV cache's bytes per element
   double wb = 2.0, wb_attn = 2.0, wb_dense = 2.0, wb_exp = 2.0, kvb = 2.0;
   double peak = 0, peak_attn = 0, peak_dense = 0, peak_exp = 0;
+  // the gemm_half_rows scale of each component's GEMMs: 1 where the weights run in their own
+  // tensor-core format; the stored over the computed bytes per weight where they are
+  // dequantised (weight-only: W4A16 0.5625 / 2), so that the few-row ramp holds the same
+  // FLOPs per weight byte read (compute.cpp, weight_only_ramp)
   double ramp = 1, ramp_attn = 1, ramp_dense = 1, ramp_exp = 1;
+  // bytes per element of the MoE dispatch payload (the experts' input format), the attention
+  // kernels' tensor-core peak and the HBM bandwidth
   double disp_b = 2.0, attn_peak = 0, hbm = 0;
 };
 

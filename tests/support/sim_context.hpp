@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 #include "cost/engine.hpp"
@@ -53,6 +54,19 @@ inline shardwise::SimContext ctx_for(const std::string& model, const std::string
   auto c = shardwise::cluster_from_preset(cluster);
   EXPECT_TRUE(m.ok() && c.ok());
   return shardwise::make_context(*m, *c, w, shardwise::cost_params_for(c->gpu.name));
+}
+
+// The same context on faster silicon, each built whole by make_context (its derived terms
+// too): 1.5x every link's bandwidth, 1.5x the HBM bandwidth, 1.5x every tensor-core peak.
+inline std::array<shardwise::SimContext, 3> faster_silicon(const shardwise::SimContext& base) {
+  shardwise::ClusterSpec net = base.cluster, hbm = base.cluster, flops = base.cluster;
+  for (auto& l : net.levels) l.bandwidth = l.bandwidth * 1.5;
+  hbm.gpu.hbm_bandwidth = hbm.gpu.hbm_bandwidth * 1.5;
+  flops.gpu.bf16 = flops.gpu.bf16 * 1.5;
+  flops.gpu.fp8 = flops.gpu.fp8 * 1.5;
+  flops.gpu.fp4 = flops.gpu.fp4 * 1.5;
+  const auto rebuilt = [&](const shardwise::ClusterSpec& c) { return shardwise::make_context(base.model, c, base.workload, base.params, base.engine); };
+  return {rebuilt(net), rebuilt(hbm), rebuilt(flops)};
 }
 
 inline shardwise::Plan plan(std::int32_t tp, std::int64_t batch, shardwise::Sharding s = shardwise::megatron_sharding()) {
