@@ -208,7 +208,7 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   const ClusterSpec& cl = ctx.cluster;
   const std::int64_t inst = e.w * e.pp, reps = std::max<std::int32_t>(1, d.replicas);
   // (one attention group per stage: the stage's group is the tp group; expert TP over the
-  // whole stage or one tp group likewise: placed and spanned once)
+  // whole stage or over tp ranks likewise: placed and spanned once)
   e.g_tp = worst_placed(cl, e.tp, 1, 0, e.tp, reps * e.pp * e.a);
   e.s_tp = span_of(cl, e.g_tp);
   if (e.a == 1) {
@@ -222,7 +222,7 @@ Env make_env(const SimContext& ctx, const Plan& plan, Phase phase, Breakdown* bd
   if (e.etp == e.w) {
     e.g_etp = e.g_w;
     e.s_etp = e.s_w;
-  } else if (e.etp == e.tp && e.ep == e.a) {
+  } else if (e.etp == e.tp) {  // (then ep = attn_dp: etp = tp x attn_dp / ep)
     e.g_etp = e.g_tp;
     e.s_etp = e.s_tp;
   } else {

@@ -72,14 +72,11 @@ struct Env : FormatTerms {
   // their activation sizes
   const TimeCurve* ew_curve[2] = {nullptr, nullptr};
   double ew_bytes[2] = {0, 0}, ew_val[2] = {0, 0};
-  // the attention half of each layer class costed so far in this evaluation (layer_time), at
-  // the micro-batch and context it was costed for: a class whose attention_twin is an earlier
-  // one reuses it (the search's evaluations only: not with a breakdown, groups or overlap)
-  // (valid: a bit per class, all at one micro-batch attn_half_T and context attn_half_seq;
-  // the times are left unset until their bit is)
+  // the attention half of each layer class costed so far by this stage() (a bit per class;
+  // stage() clears them, its classes share one micro-batch and context): a class whose
+  // attention_twin is an earlier one reuses it (the search's evaluations only: not with a
+  // breakdown, groups or overlap). The times are left unset until their bit is.
   std::uint32_t attn_half_valid = 0;
-  double attn_half_T = -1;
-  std::int64_t attn_half_seq = -1;
   double attn_half[kMaxLayerClasses];
   double* group_time = nullptr;       // when set: time of the current layer class by slot group
   double* group_act = nullptr;        // when set: largest activation footprint by slot group

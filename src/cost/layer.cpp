@@ -150,11 +150,6 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
   // the attention half, or the time of the earlier class of this evaluation that shares it
   const int cls = e.cls;
   const bool reuse = cls >= 0 && !e.bd && !e.group_time && !e.tbo && static_cast<std::size_t>(cls) < e.ctx->graph.attention_twin.size();
-  if (reuse && (e.attn_half_T != T || e.attn_half_seq != seq)) {
-    e.attn_half_valid = 0;
-    e.attn_half_T = T;
-    e.attn_half_seq = seq;
-  }
   const int twin = reuse ? e.ctx->graph.attention_twin[static_cast<std::size_t>(cls)] : -1;
   if (twin >= 0 && (e.attn_half_valid >> twin & 1u)) {
     total = e.attn_half[twin];

@@ -89,6 +89,7 @@ StageResult stage(Env& e, double T, std::int64_t seq, std::int64_t kv_ctx, std::
       for (std::size_t c = 0; c < ncls; ++c) most[c] = std::max(most[c], n[c]);
     }
   }
+  e.attn_half_valid = 0;  // every class below at this T and seq
   for (std::size_t c = 0; c < ncls; ++c) {
     e.cls = static_cast<int>(c);
     e.cls_layers = most[c];
