@@ -116,11 +116,13 @@ double GemmCurve::share_at(double m) const { return share_at_log(std::log(std::m
 double GemmCurve::share_at_log(double x) const {
   if (n == 0) return 1.0;
   if (x <= log_m[0]) return share[0];
-  // the first measured point at or beyond x (binary search: the search prices many GEMMs)
-  const auto end = log_m.begin() + n;
-  const auto it = std::lower_bound(log_m.begin(), end, x);
-  if (it == end) return share[static_cast<std::size_t>(n - 1)];
-  const auto b = static_cast<std::size_t>(it - log_m.begin()), a = b - 1;
+  // the first measured point at or beyond x: the count of points below it (at most 32, a
+  // branch-free count the search's many GEMMs do not mispredict, where a binary search's
+  // branches follow the row counts)
+  std::size_t b = 0;
+  for (int i = 0; i < n; ++i) b += log_m[static_cast<std::size_t>(i)] < x ? 1u : 0u;
+  if (b == static_cast<std::size_t>(n)) return share[static_cast<std::size_t>(n - 1)];
+  const std::size_t a = b - 1;
   const double t = (x - log_m[a]) / (log_m[b] - log_m[a]);
   return share[a] + t * (share[b] - share[a]);
 }

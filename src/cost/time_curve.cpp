@@ -12,8 +12,10 @@ double TimeCurve::seconds_at(double bytes) const {
   if (bytes <= b_lo) return t_lo;
   if (bytes >= b_hi) return t_hi + (bytes - b_hi) / tail_bw;
   const double x = std::log(bytes);
-  // the first measured size beyond x (the ends are handled above)
-  const auto u = static_cast<std::size_t>(std::upper_bound(log_b.begin(), log_b.end(), x) - log_b.begin());
+  // the first measured size beyond x (the ends are handled above): the count of sizes at or
+  // below it, branch-free (a binary search's branches follow the sizes asked, and mispredict)
+  std::size_t u = 0;
+  for (const double lb : log_b) u += lb <= x ? 1u : 0u;
   const double f = (x - log_b[u - 1]) / (log_b[u] - log_b[u - 1]);
   return std::exp(log_t[u - 1] + f * (log_t[u] - log_t[u - 1]));
 }
