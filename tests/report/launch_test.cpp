@@ -405,26 +405,42 @@ TEST(BenchCommand, ReplaysThePlannedTrafficInEachToolsConventions) {
 }
 
 
-// A serve plan launches what was simulated: the running-sequence cap it records (not the closed
-// form's batch) in each engine's flag, and its serving prediction in the header.
-TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
+// Llama-3.1-8B on two H100s under chat-1k-1k: the inputs, and a plan file of `p` naming them
+struct LaunchInputs {
+  ModelSpec m;
+  ClusterSpec c;
+  Workload w;
+  PlanFile f;
+};
+LaunchInputs llama8b_on_two_h100(const Plan& p) {
   auto m = load_model("llama-3.1-8b");
   auto c = cluster_from_preset("h100x2");
   auto w = load_workload("chat-1k-1k");
-  ASSERT_TRUE(m.ok() && c.ok() && w.ok());
+  EXPECT_TRUE(m.ok() && c.ok() && w.ok());
+  LaunchInputs in{*m, *c, *w, {}};
+  in.f.plan = p;
+  in.f.model = "llama-3.1-8b";
+  in.f.cluster = "h100x2";
+  in.f.workload = "chat-1k-1k";
+  return in;
+}
+
+// A serve plan launches what was simulated: the running-sequence cap it records (not the closed
+// form's batch) in each engine's flag, and its serving prediction in the header.
+TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
+  LaunchInputs in = llama8b_on_two_h100(plan_of(1, 1, 1, 0, 1));
+  const ModelSpec& m = in.m;
+  const ClusterSpec& c = in.c;
+  const Workload& w = in.w;
+  PlanFile& f = in.f;
   WorkloadOverrides ov;
   ov.mode = "serve";
   ov.rate = "4";
   ov.requests = 400;
   ov.tpot_ms = 30;  // the closed form's batch is bound near 190 by it; the cap is 300
-  auto ws = apply_overrides(*w, ov);
+  auto ws = apply_overrides(w, ov);
   ASSERT_TRUE(ws.ok()) << ws.error().message();
-  PlanFile f;
-  f.plan = plan_of(1, 1, 1, 0, 1);
-  f.plan.sharding = engine_sharding(ServeEngine::kVllm, make_context(*m, *c, *ws, cost_params_for("h100")), f.plan.deg);
-  f.model = "llama-3.1-8b";
-  f.cluster = "h100x2";
-  f.workload = "chat-1k-1k";
+  f.plan.sharding = engine_sharding(ServeEngine::kVllm, make_context(m, c, *ws, cost_params_for("h100")), f.plan.deg);
   f.max_num_seqs = 300;
   f.max_num_tokens = 4096;
   for (const auto& [engine, flag, want] : {std::tuple{ServeEngine::kVllm, "--max-num-seqs", "300"},
@@ -432,7 +448,7 @@ TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
                                            {ServeEngine::kTrtllm, "--max_batch_size", "300"}}) {
     LaunchOptions o;
     o.engine = engine;
-    auto text = launch_plan(f, "plan.json", *m, *c, *ws, o);
+    auto text = launch_plan(f, "plan.json", m, c, *ws, o);
     ASSERT_TRUE(text.ok()) << text.error().message();
     const std::string first = engine == ServeEngine::kVllm ? "vllm serve" : engine == ServeEngine::kSglang ? "sglang.launch_server" : "trtllm-serve";
     auto flags = flags_of(*text, first);
@@ -446,30 +462,27 @@ TEST(Launch, AServePlanLaunchesItsSimulatedRunningSequenceCap) {
 // is per micro-batch; a closed-form plan of batch 200 launches --max_batch_size 100 (200 / 2
 // lanes), where vLLM, one cap per rank, takes --max-num-seqs 200.
 TEST(Launch, TensorRtLlmsBatchSizeIsPerPipelineMicroBatch) {
-  auto m = load_model("llama-3.1-8b");
-  auto c = cluster_from_preset("h100x2");
-  auto w = load_workload("chat-1k-1k");
-  ASSERT_TRUE(m.ok() && c.ok() && w.ok());
-  PlanFile f;
-  f.plan = plan_of(1, 1, 1, 200, 1);
-  f.plan.deg.pp = 2;
-  f.model = "llama-3.1-8b";
-  f.cluster = "h100x2";
-  f.workload = "chat-1k-1k";
+  Plan p = plan_of(1, 1, 1, 200, 1);
+  p.deg.pp = 2;
+  LaunchInputs in = llama8b_on_two_h100(p);
+  const ModelSpec& m = in.m;
+  const ClusterSpec& c = in.c;
+  const Workload& w = in.w;
+  PlanFile& f = in.f;
   for (const auto& [engine, flag, want] : {std::tuple{ServeEngine::kTrtllm, "--max_batch_size", "100"}, {ServeEngine::kVllm, "--max-num-seqs", "200"}}) {
-    f.plan.sharding = engine_sharding(engine, make_context(*m, *c, *w, cost_params_for("h100")), f.plan.deg);
+    f.plan.sharding = engine_sharding(engine, make_context(m, c, w, cost_params_for("h100")), f.plan.deg);
     LaunchOptions o;
     o.engine = engine;
-    auto text = launch_plan(f, "plan.json", *m, *c, *w, o);
+    auto text = launch_plan(f, "plan.json", m, c, w, o);
     ASSERT_TRUE(text.ok()) << text.error().message();
     auto flags = flags_of(*text, engine == ServeEngine::kVllm ? "vllm serve" : "trtllm-serve");
     EXPECT_EQ(flags[flag], want) << to_string(engine) << "\n" << *text;
   }
   f.max_num_seqs = 300;
-  f.plan.sharding = engine_sharding(ServeEngine::kTrtllm, make_context(*m, *c, *w, cost_params_for("h100")), f.plan.deg);
+  f.plan.sharding = engine_sharding(ServeEngine::kTrtllm, make_context(m, c, w, cost_params_for("h100")), f.plan.deg);
   LaunchOptions o;
   o.engine = ServeEngine::kTrtllm;
-  auto text = launch_plan(f, "plan.json", *m, *c, *w, o);
+  auto text = launch_plan(f, "plan.json", m, c, w, o);
   ASSERT_TRUE(text.ok()) << text.error().message();
   EXPECT_EQ(flags_of(*text, "trtllm-serve")["--max_batch_size"], "300");
   EXPECT_NE(text->find("at most 300 running sequences per attention-DP rank and pipeline micro-batch"), std::string::npos) << *text;
