@@ -87,6 +87,7 @@ CheckpointFormats row_formats(const std::string& precision, const std::string& m
     const bool deepseek = starts_with(model, "DeepSeek");
     q.attention = !deepseek ? DType::kFp4 : contains(precision, "FP8 MLA") ? DType::kFp8 : DType::kBf16;
   } else if (contains(precision, "MXFP4")) {
+    q.method = "mxfp4";  // an e8m0 scale per 32 weights (not NVFP4's fp8 per 16)
     q.experts = DType::kFp4;
   } else if (starts_with(precision, "FP8")) {
     q.attention = q.dense = q.experts = DType::kFp8;
