@@ -17,6 +17,7 @@
 #include "check/calibrate.hpp"
 #include "check/check.hpp"
 #include "cost/calibration.hpp"
+#include "cost/bench_settings.hpp"
 #include "cost/engine.hpp"
 #include "cost/params.hpp"
 #include "hardware/cluster.hpp"
@@ -337,8 +338,11 @@ PYBIND11_MODULE(shardwise, m) {
         if (!time_limit.is_none() && !serve) raise(Error{"time_limit", "", "mode='serve' beside it", value_text(time_limit)});
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
         const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);
-        const shardwise::SimContext ctx =
-            shardwise::make_context(in.model, in.cluster, in.workload, params, engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance));
+        // offline on TensorRT-LLM without caps: trtllm-bench's, as the CLI's simulate
+        const shardwise::EngineTraits eng =
+            shardwise::with_trtllm_bench_caps(engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance), in.model,
+                                              in.cluster.gpu, in.workload, p.deg, !max_num_seqs.is_none(), !max_num_tokens.is_none());
+        const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, params, eng);
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         // where attention-DP balancing can hold nothing, a warning as the CLI's note (the prefill
         // pool's ranks decide in a disaggregated deployment, whose prefill_tp keeps attn_dp)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/common.hpp"
+#include "cost/bench_settings.hpp"
 #include "cost/engine.hpp"
 #include "cost/engine_limits.hpp"
 #include "cost/simulator.hpp"
@@ -196,6 +197,14 @@ int run_simulate(SimulateArgs a) {
     }
   }
   if (file_tokens && !a.engine.max_num_tokens) engine->max_num_tokens = *file_tokens;
+  // offline on TensorRT-LLM without caps runs what trtllm-bench would (a plan file's batch
+  // is launched with its own caps, launch.md)
+  if (a.plan_file.empty()) {
+    std::string why;
+    engine = with_trtllm_bench_caps(std::move(*engine), in->model, in->cluster.gpu, in->workload, plan.deg, a.engine.max_num_seqs.has_value(),
+                                     a.engine.max_num_tokens.has_value(), &why);
+    if (!why.empty()) cli::note(why);
+  }
   if (file_steps && !a.engine.decode_steps) {
     auto e = with_decode_steps(*engine, *file_steps);
     if (!e) return fail(blame(e.error(), "--decode-steps", a.plan_file, "engine_settings.decode_steps"));

@@ -121,6 +121,9 @@ struct EngineTraits {
   // and the newest running request is preempted (recomputed later) when they run out.
   bool reserve_full_kv = false;
   std::int64_t max_num_seqs = 1024;    // running sequences per scheduling lane (scheduler_lanes)
+  // Where max_num_seqs and max_num_tokens came from when not the profile or a flag: "trtllm-bench"
+  // (offline mode: what trtllm-bench throughput derives, cost/bench_settings.hpp); "" otherwise.
+  std::string caps_origin;
   // With pipeline parallelism, whether each of the pp micro-batches in flight is scheduled
   // under limits of its own: TensorRT-LLM's capacity scheduler admits max_batch_size x pp
   // requests (CapacityScheduler(getMaxBatchSize() * mNumMicroBatches), mNumMicroBatches = pp;

@@ -61,6 +61,8 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   if (!ctx.model.quant.method.empty()) j["formats"]["checkpoint"] = ctx.model.quant.method;
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
                  {"gqa_grouped_kv_reads", ctx.engine.gqa_grouped_kv_reads}};
+  if (ctx.engine.name != "generic") j["engine"]["max_num_seqs"] = ctx.engine.max_num_seqs;  // the generic engine has no cap
+  if (!ctx.engine.caps_origin.empty()) j["engine"]["caps_origin"] = ctx.engine.caps_origin;
   if (ctx.workload.spec_tokens > 0) {
     j["speculative"] = {{"tokens", ctx.workload.spec_tokens}, {"acceptance", ctx.workload.spec_acceptance},
                         {"tokens_per_step", tokens_per_step(ctx.workload)}};

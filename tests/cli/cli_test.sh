@@ -209,7 +209,11 @@ expect 0 'two-batch overlap: shardwise knows no TensorRT-LLM setting' -- launch 
 printf '{"schema":"shardwise-plan/1","model":"deepseek-v3","cluster":"h100x8","degrees":{"tp":2,"attn_dp":2,"ep":4},"batch":8,"two_batch_overlap":true}' >"$tmp/tbo4.json"
 expect 0 'verify: note: the plan.s two-batch overlap is a schedule' -- verify --plan "$tmp/tbo4.json" --quiet
 # engine profiles (data/engines/)
-expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank and pipeline micro-batch; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9
+expect 0 'engine       trtllm 0.9 \(max_num_tokens 8192 per attention-DP rank and pipeline micro-batch; decode attention reads KV once per query head\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --engine-version 0.9 --max-num-tokens 8192
+# offline on TensorRT-LLM without caps: trtllm-bench's (cost/bench_settings.hpp; 70.6e9 fp8 weights on 8 x 79.6 GiB, KV 2 x 80 x 8 x 128 B per token: 728 requests -> 768; tokens 1456 -> 2048)
+expect 0 "^shardwise: note: offline on trtllm: trtllm-bench's caps, max_batch_size 768 and max_num_tokens 2048 per rank \(its estimate: 728 requests of 1024 \+ 1024 tokens" -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm
+expect 0 '"caps_origin": ?"trtllm-bench"' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine trtllm --json
+expect 0 "^shardwise: note: trtllm-bench estimates 131.4 GiB of weights .* against 79.6 GiB on 1 GPU and stops: the profile's caps are kept" -- simulate --model llama-3.1-70b --cluster h100x1 --workload chat-1k-1k --engine trtllm
 expect 0 'engine       vllm 0.11 \(max_num_tokens 2048 per attention-DP rank\)' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048
 expect 0 '"max_num_tokens": 2048' -- simulate --model llama-3.1-70b --cluster h100x8 --tp 8 --workload chat-1k-1k --engine vllm --max-num-tokens 2048 --json
 expect 0 'search +engine:sglang' -- plan --model llama-3.1-70b --cluster h100x8 --workload chat-1k-1k --search exact --engine sglang
@@ -445,10 +449,10 @@ expect 2 "^shardwise: --seed: expected an integer from 0 to 4611686018427387904 
 expect 0 '"seed": 4611686018427387904' -- simulate $SV --rate 5 --requests 20 --seed 4611686018427387904 --json
 expect 2 '^shardwise: --max-num-seqs: expected --mode serve, or --engine .* found 4 with mode decode and no --engine' -- simulate $M8 --max-num-seqs 4
 expect 2 '^shardwise: --max-num-seqs: expected .* found 4 with mode prefill$' -- simulate $M8 --mode prefill --isl 128 --engine vllm --max-num-seqs 4
-# a named engine's running-sequence cap bounds --batch max outside serve (TensorRT-LLM's max_batch_size 2048)
-expect 0 "batch 2048 \\(trtllm's cap of 2048 running sequences per attention-DP rank" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --batch max --tpot-ms 100000 --ttft-ms 1000000
+# a named engine's running-sequence cap bounds --batch max outside serve (here the one given)
+expect 0 "batch 2048 \\(trtllm's cap of 2048 running sequences per attention-DP rank" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --max-num-seqs 2048 --batch max --tpot-ms 100000 --ttft-ms 1000000
 expect 0 '"batch_at_engine_cap": ?true' -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine vllm --max-num-seqs 16 --batch max --json
-expect 2 "^shardwise: --batch 3000: expected a plan valid on .*found batch 3000 is over trtllm's cap of 2048 running sequences per attention-DP rank x 1 \\(--max-num-seqs 3000 raises it\\)" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine trtllm --batch 3000
+expect 2 "^shardwise: --batch 3000: expected a plan valid on .*found batch 3000 is over trtllm's cap of 1280 running sequences per attention-DP rank x 1 \\(--max-num-seqs 3000 raises it\\)" -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine trtllm --batch 3000
 expect 0 'batch 3000' -- simulate --model llama-3.1-8b --cluster b200x1 --mode offline --isl 871 --osl 129 --engine trtllm --batch 3000 --max-num-seqs 3000
 expect 0 "^why          every plan evaluated broke a rule .*batch 3000 is over trtllm's cap" -- plan --model llama-3.1-8b --cluster b200x1 --workload chat-1k-1k --mode offline --isl 300 --osl 100 --engine trtllm --batch 3000 --budget 50
 expect 0 'workload     chat-1k-1k [(]offline[)], batch 3000' -- plan --model llama-3.1-8b --cluster b200x1 --workload chat-1k-1k --mode offline --isl 300 --osl 100 --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --batch 3000 --max-num-seqs 3000 --tpot-ms 100000 --ttft-ms 1000000 --budget 50

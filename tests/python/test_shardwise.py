@@ -227,6 +227,13 @@ class PlanAndLaunch(unittest.TestCase):
         free = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", **kw)
         self.assertGreater(free["batch"], 16)
         self.assertFalse(free["batch_at_engine_cap"])
+        # offline on trtllm without caps: trtllm-bench's, as the CLI's simulate
+        bench = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", engine="trtllm", **kw)
+        self.assertEqual(bench["engine"]["caps_origin"], "trtllm-bench")
+        self.assertEqual((bench["engine"]["max_num_seqs"], bench["engine"]["max_num_tokens"]), (2560, 19456))
+        given = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", engine="trtllm", max_num_seqs=64, **kw)
+        self.assertNotIn("caps_origin", given["engine"])
+        self.assertEqual(given["engine"]["max_num_seqs"], 64)
 
     def test_spec_tokens_alone_take_the_models_mtp_acceptance(self):
         r = sw.simulate("deepseek-v3", "h200x8", tp=8, ep=4, batch=1, spec_tokens=3)
