@@ -142,6 +142,54 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->plan.batch, 1);
 }
 
+TEST(PublicRows, TrtllmBenchRowsRunTheCapsTrtllmBenchDerives) {
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  // 1: Llama-3.1-70B fp8 on one H100, 1000/1000, fraction 0.95: 43.4 requests -> 64; 2048 tokens
+  const PublicRow* r = find(*rows, 1, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.max_num_seqs, 64);
+  EXPECT_EQ(r->engine.max_num_tokens, 2048);
+  // 138: DeepSeek-R1 NVFP4 on 4 B200 (DEP4), 8192/1024: the MLA estimate's 64 per rank, and
+  // a whole 8192-token prompt beside them (8192 + 64)
+  r = find(*rows, 138, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.max_num_seqs, 64);
+  EXPECT_EQ(r->engine.max_num_tokens, 8256);
+  // 147: GPT-OSS-20B (MXFP4, not tuned): BuildConfig's 2048 and 8192
+  r = find(*rows, 147, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_TRUE(r->model.quant.method == "mxfp4");
+  EXPECT_EQ(r->engine.max_num_seqs, 2048);
+  EXPECT_EQ(r->engine.max_num_tokens, 8192);
+  // 101 states its own caps (max_batch_size 896, max_num_tokens 2048): kept
+  r = find(*rows, 101, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.max_num_tokens, 2048);
+}
+
+TEST(PublicRows, HeldOutH200RowsRunAsHpesConfigsSay) {
+  // data/validation/mlperf-v5.1-h200-heldout.csv: HPE's H200 runs on NVIDIA's harness, never fitted
+  std::vector<std::string> skipped;
+  auto rows = load_public_rows(std::string(SHARDWISE_REPO_DIR) + "/data/validation/mlperf-v5.1-h200-heldout.csv", &skipped);
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(rows->size(), 2u);
+  const PublicRow* r = find(*rows, 900, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->gpu, "h200");
+  EXPECT_EQ(r->workload.serve.requests, 761976);  // 57 x 13,368
+  EXPECT_EQ(r->engine.max_num_seqs, 2048);
+  EXPECT_EQ(r->engine.max_num_tokens, 12000);
+  EXPECT_FALSE(r->engine.reserve_full_kv);  // max_util, as NVIDIA's
+  EXPECT_DOUBLE_EQ(r->measured, 8254.6);   // 66,036.8 / 8
+  r = find(*rows, 901, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.serve.requests, 319488);  // 13 x 24,576
+  EXPECT_EQ(r->engine.max_num_seqs, 2506);
+  EXPECT_EQ(r->engine.max_num_tokens, 1536);
+}
+
 // The clamped lognormal mean by hand: sigma 1 and mean e^0.5 = 1.648721 (mu = 0, the median
 // 1), clamped above at the median: E[X; X < 1] + 1 x P(X > 1) = m Phi(0 - 1) + 0.5 =
 // 1.648721 x 0.158655 + 0.5 = 0.761579; no clamps: the mean itself.
