@@ -309,9 +309,11 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   }
   // the engine's measured custom all-reduce: with the kernel tables (opt-in; docs/silicon.md, "All-reduce")
   if (p.kernel_tables && ctx.engine.custom_all_reduce_max_bytes > 0) ctx.custom_ar = custom_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  // the activation and rotary kernels between the GEMMs: measured ops on every path (the
+  // fitted efficiencies are fitted with them; docs/cost-model.md, "Elementwise kernels")
+  ctx.elementwise = elementwise_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
   if (p.kernel_tables) {
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
-    ctx.elementwise = elementwise_profile_for(c.gpu, t);
     if (m.attention == AttentionKind::kMla) ctx.mla_decode = mla_decode_profile_for(c.gpu, t);
     if (m.is_moe()) ctx.moe_comm = moe_comm_profile_for(c.gpu, ctx.engine.moe_all_to_all, t);
   }

@@ -224,8 +224,8 @@ struct SimContext {
   // The engine's custom all-reduce as measured on this GPU (present where the engine runs one
   // and the GPU's NVLink has rows: docs/silicon.md, "All-reduce")
   AllReduceProfile custom_ar;
-  // The elementwise kernels between the GEMMs as measured (activation, rotary embedding): with
-  // the kernel tables, each an op of its own (docs/silicon.md, "Elementwise kernels")
+  // The elementwise kernels between the GEMMs as measured (activation, rotary embedding): each
+  // an op of its own, with or without the kernel tables (docs/silicon.md, "Elementwise kernels")
   ElementwiseProfile elementwise;
   // MLA decode attention at FlashMLA's measured ceilings (with the kernel tables)
   MlaDecodeProfile mla_decode;

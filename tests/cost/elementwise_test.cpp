@@ -129,12 +129,14 @@ Breakdown step_of(const char* model, const char* cluster, bool tables, shardwise
 }
 Breakdown llama_step(bool tables, std::int32_t tp) { return step_of("llama-3.1-8b", "h100x8", tables, test_support::plan(tp, 64)); }
 
-TEST(Elementwise, TheTablesAddTheActivationAndTheRotaryEmbeddingWithTheirBytesByHand) {
-  // without the tables the step has neither op
+TEST(Elementwise, TheStepHasTheActivationAndTheRotaryEmbeddingWithTheirBytesByHand) {
+  // with or without the kernel tables, each is an op of its own, priced by its measured curve
   const Breakdown off = llama_step(false, 1);
-  EXPECT_EQ(find_op(off, "act"), nullptr);
-  EXPECT_EQ(find_op(off, "rope"), nullptr);
+  ASSERT_NE(find_op(off, "act"), nullptr);
+  ASSERT_NE(find_op(off, "rope"), nullptr);
   const Breakdown on = llama_step(true, 1);
+  EXPECT_EQ(find_op(off, "act")->compute_s, find_op(on, "act")->compute_s);
+  EXPECT_EQ(find_op(off, "rope")->compute_s, find_op(on, "rope")->compute_s);
   const OpCost* act = find_op(on, "act");
   const OpCost* rope = find_op(on, "rope");
   ASSERT_NE(act, nullptr);

@@ -150,11 +150,17 @@ class PlanAndLaunch(unittest.TestCase):
         self.assertEqual(p["plan"]["schema"], "shardwise-plan/1")
         text = sw.launch(p["plan"], "vllm")
         self.assertIn("vllm serve", text)
-        # the plan dict is a plan.json; its degrees and batch simulate as a feasible plan
+        # the plan dict is a plan.json; its degrees, per-op sharding and batch simulate as a
+        # feasible plan with the plan's own metrics
         deg = p["plan"]["degrees"]
-        r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", tp=deg["tp"], pp=deg["pp"], attn_dp=deg["attn_dp"],
-                        replicas=deg["replicas"], batch=p["plan"]["batch"])
-        self.assertTrue(r["feasible"])
+        with tempfile.TemporaryDirectory() as d:
+            sharding = os.path.join(d, "sharding.json")
+            with open(sharding, "w") as f:
+                json.dump(p["plan"]["sharding"], f)
+            r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", tp=deg["tp"], pp=deg["pp"], attn_dp=deg["attn_dp"],
+                            replicas=deg["replicas"], batch=p["plan"]["batch"], sharding=sharding)
+        self.assertTrue(r["feasible"], r["reason"])
+        self.assertAlmostEqual(r["tpot_ms"], p["metrics"]["tpot_ms"], places=6)
         with self.assertRaises(sw.Error):
             sw.launch(p["plan"], "tgi")
 

@@ -30,6 +30,12 @@ ServePlanOptions options(int top_k, double target = 0) {
   return o;
 }
 
+// The cluster's instances of `p` less a half (at least a half): a traffic that takes them all.
+double instances_less_half(const Plan& p, std::int64_t gpus) {
+  const std::int64_t fit = gpus / std::max<std::int64_t>(1, p.deg.instance_gpus());
+  return fit > 1 ? static_cast<double>(fit) - 0.5 : 0.5;
+}
+
 SimContext with_engine_settings(SimContext c, const ServeCandidate& x) {
   c.engine.max_num_seqs = x.max_num_seqs;
   c.engine.max_num_tokens = x.max_num_tokens;
@@ -84,9 +90,11 @@ TEST(ServePlan, TargetRateTakesTheFewestGpusThatHoldIt) {
   const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
   const ServePlanResult one = plan_serving(ctx, space, std::nullopt, options(4));
   ASSERT_GE(one.best, 0);
-  const double per_instance = one.candidates[static_cast<std::size_t>(one.best)].max_rate;
-  // 2.5 instances' worth of traffic
-  const double target = 2.5 * per_instance;
+  const ServeCandidate& best = one.candidates[static_cast<std::size_t>(one.best)];
+  const double per_instance = best.max_rate;
+  // half an instance's worth less traffic than the cluster's instances of the best serve
+  // (3.5 of four 2-GPU instances, 1.5 of two 4-GPU ones): all of them are needed
+  const double target = instances_less_half(best.plan, 8) * per_instance;
   const ServePlanResult r = plan_serving(ctx, space, std::nullopt, options(4, target));
   ASSERT_GT(r.deployment_rate, 0) << r.reason;
   EXPECT_EQ(r.deployment_rate, target);
@@ -106,14 +114,15 @@ TEST(ServePlan, TargetRateTakesTheFewestGpusThatHoldIt) {
 }
 
 TEST(ServePlan, TargetRateSizesDisaggregatedPoolsAndTakesTheFewestGpus) {
-  // Llama-3.1-8B at 2.5 instances' worth of traffic on up to 8 H100: the best disaggregated
+  // Llama-3.1-8B at the cluster's instances less a half worth of traffic on up to 8 H100: the best disaggregated
   // deployment holds the target (re-simulated), a pool with an instance fewer does not, and
   // the chosen deployment is whichever of the two takes fewer GPUs
   const SimContext ctx = serve_ctx(30, "h100x8");
   const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
   const ServePlanResult one = plan_serving(ctx, space, std::nullopt, options(4));
   ASSERT_GE(one.best, 0);
-  const double target = 2.5 * one.candidates[static_cast<std::size_t>(one.best)].max_rate;
+  const ServeCandidate& best = one.candidates[static_cast<std::size_t>(one.best)];
+  const double target = instances_less_half(best.plan, 8) * best.max_rate;
   const ServePlanResult r = plan_serving(ctx, space, std::nullopt, options(4, target));
   ASSERT_GT(r.deployment_rate, 0) << r.reason;
   ASSERT_GE(r.disagg_best, 0) << r.disagg_reason;
