@@ -31,47 +31,40 @@ Formats all(DType w, DType kv) {
   return f;
 }
 
-TEST(TrtllmBenchSettings, Bf16WorkedByHand) {
-  // weights 8,030,261,248 x 2 B = 14.9575 GiB; 80 - 14.9575 = 65.0425 GiB, x 0.9 = 58.538 GiB;
-  // KV per token 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B, x 2000 tokens = 0.24414 GiB:
-  // 239.77 requests; under 256: max(64, 32 x ceil(239.77 / 32)) = 256. Tokens 239.77 x (1 +
-  // 1000/1000) = 479.5, under 4096: max(2048, ...) = 2048; the chunk rule max(2048, 1000 + 256)
-  const auto s = trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), gpu_of_80_gib(), 1, 1, 1000, 1000, 1000, 0.9);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_TRUE(s->estimated);
-  EXPECT_NEAR(s->kv_requests, 239.7726, 1e-3);
-  EXPECT_EQ(s->max_batch_size, 256);
-  EXPECT_EQ(s->max_num_tokens, 2048);
-}
-
-TEST(TrtllmBenchSettings, Fp8WorkedByHand) {
-  // 1 B per weight: 7.4788 GiB; (80 - 7.4788) x 0.9 = 65.269 GiB over 65,536 B x 2000 = 0.12207 GiB:
-  // 534.68 requests; 256..1024: 128 x ceil(534.68 / 128) = 640; tokens 1069 -> 2048
-  const auto s = trtllm_bench_settings(llama8b(), all(DType::kFp8, DType::kFp8), gpu_of_80_gib(), 1, 1, 1000, 1000, 1000, 0.9);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_NEAR(s->kv_requests, 534.6846, 1e-3);
-  EXPECT_EQ(s->max_batch_size, 640);
-  EXPECT_EQ(s->max_num_tokens, 2048);
-}
-
-TEST(TrtllmBenchSettings, ChunkRuleFitsAWholePromptBesideTheBatch) {
-  // 4096/4096: 65.269 GiB over 65,536 B x 8192 = 0.5 GiB: 130.54 requests -> 32 x 5 = 160;
-  // tokens 261 -> 2048, but with chunked prefill off one iteration holds 4096 + 160 = 4256
-  const auto s = trtllm_bench_settings(llama8b(), all(DType::kFp8, DType::kFp8), gpu_of_80_gib(), 1, 1, 4096, 4096, 4096, 0.9);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->max_batch_size, 160);
-  EXPECT_EQ(s->max_num_tokens, 4256);
-}
-
-TEST(TrtllmBenchSettings, WorldAboveTheKvHeadsCountsOneHeadPerGpuAndTheBatchCapIs4096) {
-  // 16 GPUs: 1280 - 7.4788 = 1272.52 GiB x 0.9 = 1145.27; KV heads max(16, 8) = 16 doubles the
-  // per-token estimate: 0.24414 GiB per request, 4691.0 requests, capped at 4096: 256 x 16 =
-  // 4096; tokens min(8192, 32768) = 8192, not under 8192: 1024 x 8 = 8192
-  const auto s = trtllm_bench_settings(llama8b(), all(DType::kFp8, DType::kFp8), gpu_of_80_gib(), 16, 1, 1000, 1000, 1000, 0.9);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_NEAR(s->kv_requests, 4691.022, 1e-2);
-  EXPECT_EQ(s->max_batch_size, 4096);
-  EXPECT_EQ(s->max_num_tokens, 8192);
+TEST(TrtllmBenchSettings, TheHeuristicWorkedByHand) {
+  struct Case {
+    const char* what;
+    DType format;
+    std::int64_t world, isl, osl;
+    double requests;
+    std::int64_t batch, tokens;
+  };
+  const Case cases[] = {
+      // bf16: weights 8,030,261,248 x 2 B = 14.9575 GiB; 80 - 14.9575 = 65.0425 GiB, x 0.9 =
+      // 58.538 GiB; KV per token 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B, x 2000 tokens =
+      // 0.24414 GiB: 239.77 requests; under 256: max(64, 32 x ceil(239.77 / 32)) = 256. Tokens
+      // 239.77 x (1 + 1000/1000) = 479.5, under 4096: max(2048, ...) = 2048; max(2048, 1000 + 256)
+      {"bf16", DType::kBf16, 1, 1000, 1000, 239.7726, 256, 2048},
+      // fp8, 1 B per weight: 7.4788 GiB; (80 - 7.4788) x 0.9 = 65.269 GiB over 65,536 B x 2000 =
+      // 0.12207 GiB: 534.68 requests; 256..1024: 128 x ceil(534.68 / 128) = 640; tokens 1069 -> 2048
+      {"fp8", DType::kFp8, 1, 1000, 1000, 534.6846, 640, 2048},
+      // the chunk rule, 4096/4096: 65.269 GiB over 65,536 B x 8192 = 0.5 GiB: 130.54 requests ->
+      // 32 x 5 = 160; tokens 261 -> 2048, but with chunked prefill off one iteration holds 4096 + 160
+      {"chunk rule", DType::kFp8, 1, 4096, 4096, 130.5382, 160, 4256},
+      // 16 GPUs: 1280 - 7.4788 = 1272.52 GiB x 0.9 = 1145.27; KV heads max(16, 8) = 16 double the
+      // per-token estimate: 0.24414 GiB per request, 4691.0 requests, capped at 4096: 256 x 16 =
+      // 4096; tokens min(8192, 32768) = 8192, not under 8192: 1024 x 8 = 8192
+      {"world 16", DType::kFp8, 16, 1000, 1000, 4691.0223, 4096, 8192},
+  };
+  for (const Case& c : cases) {
+    const auto s = trtllm_bench_settings(llama8b(), all(c.format, c.format), gpu_of_80_gib(), c.world, 1, static_cast<double>(c.isl),
+                                         static_cast<double>(c.osl), c.isl, 0.9);
+    ASSERT_TRUE(s.has_value()) << c.what;
+    EXPECT_TRUE(s->estimated) << c.what;
+    EXPECT_NEAR(s->kv_requests, c.requests, 1e-3) << c.what;
+    EXPECT_EQ(s->max_batch_size, c.batch) << c.what;
+    EXPECT_EQ(s->max_num_tokens, c.tokens) << c.what;
+  }
 }
 
 TEST(TrtllmBenchSettings, UntunedFormatsTakeTheBuildConfigDefaults) {
