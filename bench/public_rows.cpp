@@ -356,7 +356,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
       const Degrees& d = r.plan.deg;
       const Formats f = resolve_formats(r.model, r.workload);
       const auto isl = static_cast<double>(r.workload.isl), osl = static_cast<double>(r.workload.osl);
-      if (const auto s = trtllm_bench_settings(r.model, f, r.cluster.gpu, d.tp * d.attn_dp, d.pp, isl, osl, r.workload.isl, 0.95)) {
+      if (const auto s = trtllm_bench_settings(r.model, f, r.cluster.gpu, d.stage_width(), d.pp, isl, osl, r.workload.isl, 0.95)) {
         r.engine.max_num_seqs = s->max_batch_size;
         r.engine.max_num_tokens = s->max_num_tokens;
       }

@@ -339,9 +339,12 @@ PYBIND11_MODULE(shardwise, m) {
         if (want_explain && serve) raise(Error{"explain", "", "a closed-form mode (decode, prefill, offline, ...) beside it; not mode='serve'", "mode='serve'"});
         const shardwise::CostParams params = cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration);
         // offline on TensorRT-LLM without caps: trtllm-bench's, as the CLI's simulate
+        std::string caps_note;
         const shardwise::EngineTraits eng =
             shardwise::with_trtllm_bench_caps(engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance), in.model,
-                                              in.cluster.gpu, in.workload, p.deg, !max_num_seqs.is_none(), !max_num_tokens.is_none());
+                                              in.cluster.gpu, in.workload, p.deg, !max_num_seqs.is_none(), !max_num_tokens.is_none(), &caps_note);
+        // the CLI's note, as a warning
+        if (!caps_note.empty() && PyErr_WarnEx(PyExc_UserWarning, caps_note.c_str(), 1) < 0) throw py::error_already_set();
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload, params, eng);
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         // where attention-DP balancing can hold nothing, a warning as the CLI's note (the prefill

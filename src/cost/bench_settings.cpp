@@ -26,6 +26,7 @@ std::optional<double> tuned_bytes(const Formats& f) {
     }
     if (d == DType::kFp8) fp8 = true;
   }
+  if (fp4 && fp8) return std::nullopt;  // ModelOpt's MIXED_PRECISION (fp8 beside NVFP4): not tuned either
   if (fp4) return 0.5;
   if (fp8) return 1.0;
   return 2.0;
@@ -68,6 +69,13 @@ std::optional<TrtllmBenchSettings> trtllm_bench_settings(const ModelSpec& m, con
     const double per_token_gib =
         2.0 * static_cast<double>(m.num_layers) * static_cast<double>(std::max(world, m.num_kv_heads)) * static_cast<double>(head) * kv_b / kGiB;
     const double requests = available * kv_fraction / (per_token_gib * (avg_isl + avg_osl));
+    if (!(requests >= 1.0)) {  // tuning.py: "The amount of KV cache memory is insufficient"
+      if (why) {
+        *why = fmt::format("trtllm-bench estimates {:.2f} requests of {:.0f} + {:.0f} tokens in the KV cache left beside {:.1f} GiB of weights and stops",
+                           requests, avg_isl, avg_osl, engine_gib);
+      }
+      return std::nullopt;
+    }
     s.estimated = true;
     s.kv_requests = requests;
     // finetune_setting, optimistic tuning on
@@ -87,7 +95,7 @@ EngineTraits with_trtllm_bench_caps(EngineTraits e, const ModelSpec& m, const Gp
   if (e.name != "trtllm" || w.mode != Mode::kOffline || seqs_given || tokens_given) return e;
   const Formats f = resolve_formats(m, w);
   std::string why;
-  const auto s = trtllm_bench_settings(m, f, gpu, d.tp * d.attn_dp, d.pp, static_cast<double>(w.isl), static_cast<double>(w.osl), w.isl,
+  const auto s = trtllm_bench_settings(m, f, gpu, d.stage_width(), d.pp, static_cast<double>(w.isl), static_cast<double>(w.osl), w.isl,
                                        kTrtllmBenchKvFraction, &why);
   if (!s) {
     if (note) *note = why + ": the profile's caps are kept";

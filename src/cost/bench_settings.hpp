@@ -18,7 +18,7 @@ struct TrtllmBenchSettings {
   std::int64_t max_batch_size = 0;  // per attention-DP rank (the LLM API's max_batch_size)
   std::int64_t max_num_tokens = 0;  // per iteration of one rank
   // true: tuning.py's estimate; false: a format it does not tune (MXFP4, int4, int8): the
-  // BuildConfig defaults, 2048 and 8192
+  // BuildConfig defaults, 2048 and 8192 (so are fp8 and NVFP4 weights together: MIXED_PRECISION)
   bool estimated = false;
   double kv_requests = 0;  // the estimate's requests in the KV cache (0 when not estimated)
 };
@@ -33,7 +33,9 @@ struct TrtllmBenchSettings {
 // layer keeps every token (no sliding window), KV heads = max(world, num_key_value_heads) of
 // head_dim (hidden / heads where the config has none: 56 for DeepSeek's MLA), and the
 // weights counted as the safetensors store them. nullopt, with `why`, where trtllm-bench
-// stops: the weights it estimates do not fit in the GPUs' memory.
+// stops: the weights it estimates do not fit in the GPUs' memory, or not one request's KV
+// cache fits beside them. GPU memory is the catalog's HBM (trtllm-bench reads the device's
+// own total, which for a GPU the catalog gives in decimal GB can differ by a few percent).
 std::optional<TrtllmBenchSettings> trtllm_bench_settings(const ModelSpec& m, const Formats& f, const GpuSpec& gpu, std::int64_t world,
                                                          std::int64_t pp, double avg_isl, double avg_osl, std::int64_t max_isl,
                                                          double kv_fraction, std::string* why = nullptr);

@@ -48,7 +48,7 @@ static void attention_half(Env& e, OpTimer& t, const LayerShape& s, double T, st
     attn_out = decode ? Lay::kP : Lay::kSt;
   }
   // the rotary embedding, q and k in place, in the layout attention receives them (heads
-  // split: its heads; context split in prefill: its tokens), with the kernel tables measured
+  // split: its heads; context split in prefill: its tokens), measured on every path
   // (docs/silicon.md); MLA: the heads' rope dimensions of q and the one shared rope key
   if (e.ctx->elementwise.present && s.rope) {
     const double hsplit = attn_in == Lay::kSf ? tp : 1.0, tsplit = attn_in == Lay::kSt ? tp : 1.0;
@@ -185,7 +185,7 @@ double layer_time(Env& e, const LayerShape& s, double T, std::int64_t seq) {
       act(kGroupMlp, rows * (in_f + out_f) * e.ab);
       flush(s.moe ? "shared_ffn1" : "ffn1", static_cast<int>(Slot::kFfn1), kGroupMlp);
     }
-    // the activation: reads ffn1's up x f outputs, writes f (with the kernel tables: measured);
+    // the activation: reads ffn1's up x f outputs, writes f (measured, on every path);
     // a row-parallel ffn1 applies it after the reduction, on every feature
     if (e.ctx->elementwise.present) {
       // on the features each rank holds: ffn1's split output, or after a reduce-scatter of

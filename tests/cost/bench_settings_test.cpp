@@ -72,7 +72,9 @@ TEST(TrtllmBenchSettings, UntunedFormatsTakeTheBuildConfigDefaults) {
   Formats mx = all(DType::kBf16, DType::kBf16);
   mx.experts = DType::kFp4;
   mx.mxfp4 = true;
-  for (const Formats& f : {mx, all(DType::kInt4, DType::kBf16), all(DType::kInt8, DType::kFp8)}) {
+  Formats mixed = all(DType::kFp8, DType::kFp8);
+  mixed.experts = DType::kFp4;  // fp8 beside NVFP4: ModelOpt's MIXED_PRECISION
+  for (const Formats& f : {mx, all(DType::kInt4, DType::kBf16), all(DType::kInt8, DType::kFp8), mixed}) {
     const auto s = trtllm_bench_settings(llama8b(), f, gpu_of_80_gib(), 1, 1, 8192, 1024, 8192, 0.9);
     ASSERT_TRUE(s.has_value());
     EXPECT_FALSE(s->estimated);
@@ -88,6 +90,17 @@ TEST(TrtllmBenchSettings, StopsWhereTheWeightsItEstimatesDoNotFit) {
   EXPECT_FALSE(trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), small, 1, 1, 1000, 1000, 1000, 0.9, &why).has_value());
   EXPECT_NE(why.find("15.0 GiB"), std::string::npos) << why;
   EXPECT_NE(why.find("10.0 GiB on 1 GPU"), std::string::npos) << why;
+}
+
+TEST(TrtllmBenchSettings, StopsWhereNotOneRequestsKvCacheFits) {
+  // 16 GiB: 16 - 14.96 = 1.04 GiB x 0.9 = 0.94 GiB against 0.24414 GiB per 1000 + 1000 tokens
+  // fits 3.8 requests; at 10000 + 10000, 2.4414 GiB each: 0.38 requests, and trtllm-bench stops
+  GpuSpec g = gpu_of_80_gib();
+  g.hbm_capacity = Bytes(16.0 * kGiB);
+  EXPECT_TRUE(trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), g, 1, 1, 1000, 1000, 1000, 0.9).has_value());
+  std::string why;
+  EXPECT_FALSE(trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), g, 1, 1, 10000, 10000, 10000, 0.9, &why).has_value());
+  EXPECT_NE(why.find("0.38 requests"), std::string::npos) << why;
 }
 
 TEST(TrtllmBenchSettings, MlaIsEstimatedAsItsConfigsHeadsOfHiddenOverHeads) {
