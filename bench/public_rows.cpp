@@ -352,14 +352,9 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.batch_cap = stated_concurrency(conc, r.plan.deg.attn_dp);
     // trtllm-bench with no caps on its command line runs the ones it derives (its tuning
     // heuristic, cost/bench_settings.hpp), at the 0.95 KV fraction the sources state
-    if (contains(get("engine"), "trtllm-bench") && !contains(conc, "max_batch_size") && !contains(conc, "max_num_tokens")) {
-      const Degrees& d = r.plan.deg;
-      const Formats f = resolve_formats(r.model, r.workload);
-      const auto isl = static_cast<double>(r.workload.isl), osl = static_cast<double>(r.workload.osl);
-      if (const auto s = trtllm_bench_settings(r.model, f, r.cluster.gpu, d.stage_width(), d.pp, isl, osl, r.workload.isl, 0.95)) {
-        r.engine.max_num_seqs = s->max_batch_size;
-        r.engine.max_num_tokens = s->max_num_tokens;
-      }
+    if (contains(get("engine"), "trtllm-bench")) {
+      r.engine = with_trtllm_bench_caps(std::move(r.engine), r.model, r.cluster.gpu, r.workload, r.plan.deg, contains(conc, "max_batch_size"),
+                                        contains(conc, "max_num_tokens"), nullptr, 0.95);
     }
   } else {
     skip(fmt::format("scenario '{}' is not mapped", scenario));

@@ -5,12 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
 #include "model/derived.hpp"
 
 namespace shardwise {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // tuning.py BYTES_PER_ELEM by the checkpoint's quant_algo: NVFP4 0.5, FP8 and FP8 block
 // scales 1, none 2; nullopt for the formats build.py's TUNED_QUANTS leaves out (MXFP4,
@@ -53,9 +52,9 @@ std::optional<TrtllmBenchSettings> trtllm_bench_settings(const ModelSpec& m, con
     const ParamBreakdown p = count_params(m).total;
     const double count = static_cast<double>(p.embedding + p.lm_head + p.norms + p.router) + stored(p.attention, f.attention) +
                          stored(p.dense_mlp + p.shared_experts, f.dense) + stored(p.routed_experts, f.experts);
-    const double engine_gib = count * *bytes / kGiB;
+    const double engine_gib = count * *bytes / units::kGi;
     const double n_gpus = static_cast<double>(world * pp);
-    const double total_gib = gpu.hbm_capacity.value() / kGiB * n_gpus;
+    const double total_gib = gpu.hbm_capacity.value() / units::kGi * n_gpus;
     const double available = total_gib - engine_gib;
     if (!(available > 0)) {
       if (why) {
@@ -67,7 +66,7 @@ std::optional<TrtllmBenchSettings> trtllm_bench_settings(const ModelSpec& m, con
     const double kv_b = f.kv == DType::kFp8 ? 1.0 : f.kv == DType::kFp4 ? 0.5 : 2.0;
     const std::int64_t head = m.attention == AttentionKind::kMla || m.head_dim <= 0 ? m.hidden / std::max<std::int64_t>(1, m.num_heads) : m.head_dim;
     const double per_token_gib =
-        2.0 * static_cast<double>(m.num_layers) * static_cast<double>(std::max(world, m.num_kv_heads)) * static_cast<double>(head) * kv_b / kGiB;
+        2.0 * static_cast<double>(m.num_layers) * static_cast<double>(std::max(world, m.num_kv_heads)) * static_cast<double>(head) * kv_b / units::kGi;
     const double requests = available * kv_fraction / (per_token_gib * (avg_isl + avg_osl));
     if (!(requests >= 1.0)) {  // tuning.py: "The amount of KV cache memory is insufficient"
       if (why) {
@@ -91,12 +90,12 @@ std::optional<TrtllmBenchSettings> trtllm_bench_settings(const ModelSpec& m, con
 }
 
 EngineTraits with_trtllm_bench_caps(EngineTraits e, const ModelSpec& m, const GpuSpec& gpu, const Workload& w, const Degrees& d,
-                                    bool seqs_given, bool tokens_given, std::string* note) {
+                                    bool seqs_given, bool tokens_given, std::string* note, double kv_fraction) {
   if (e.name != "trtllm" || w.mode != Mode::kOffline || seqs_given || tokens_given) return e;
   const Formats f = resolve_formats(m, w);
   std::string why;
   const auto s = trtllm_bench_settings(m, f, gpu, d.stage_width(), d.pp, static_cast<double>(w.isl), static_cast<double>(w.osl), w.isl,
-                                       kTrtllmBenchKvFraction, &why);
+                                       kv_fraction, &why);
   if (!s) {
     if (note) *note = why + ": the profile's caps are kept";
     return e;
@@ -108,7 +107,7 @@ EngineTraits with_trtllm_bench_caps(EngineTraits e, const ModelSpec& m, const Gp
     *note = s->estimated
                 ? fmt::format("offline on trtllm: trtllm-bench's caps, max_batch_size {} and max_num_tokens {} per rank (its estimate: {:.0f} "
                               "requests of {} + {} tokens in the KV cache at fraction {:.2f}); --max-num-seqs and --max-num-tokens replace them",
-                              s->max_batch_size, s->max_num_tokens, s->kv_requests, w.isl, w.osl, kTrtllmBenchKvFraction)
+                              s->max_batch_size, s->max_num_tokens, s->kv_requests, w.isl, w.osl, kv_fraction)
                 : fmt::format("offline on trtllm: trtllm-bench's caps, max_batch_size {} and max_num_tokens {} per rank (the defaults it "
                               "takes for formats it does not tune); --max-num-seqs and --max-num-tokens replace them",
                               s->max_batch_size, s->max_num_tokens);

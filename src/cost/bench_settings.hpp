@@ -49,8 +49,10 @@ constexpr double kTrtllmBenchKvFraction = 0.90;
 // with trtllm-bench's max_batch_size and max_num_tokens for these degrees, formats and
 // lengths (caps_origin "trtllm-bench"), and in `note` a sentence saying so. Any other engine
 // or mode, or caps given, comes back unchanged; so does a model whose weights trtllm-bench
-// estimates too large for the GPUs (it stops there), with the reason in `note`.
+// estimates too large for the GPUs (it stops there), with the reason in `note`. `kv_fraction`:
+// its --kv_cache_free_gpu_mem_fraction (a run that states another, as NVIDIA's 0.95).
 EngineTraits with_trtllm_bench_caps(EngineTraits e, const ModelSpec& m, const GpuSpec& gpu, const Workload& w, const Degrees& d,
-                                    bool seqs_given, bool tokens_given, std::string* note = nullptr);
+                                    bool seqs_given, bool tokens_given, std::string* note = nullptr,
+                                    double kv_fraction = kTrtllmBenchKvFraction);
 
 }  // namespace shardwise

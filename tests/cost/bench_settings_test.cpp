@@ -11,8 +11,6 @@
 namespace shardwise {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 ModelSpec llama8b() {
   auto m = load_model("llama-3.1-8b");
   EXPECT_TRUE(m.ok());
@@ -21,7 +19,7 @@ ModelSpec llama8b() {
 }
 GpuSpec gpu_of_80_gib() {
   GpuSpec g = *find_gpu("h100");
-  g.hbm_capacity = Bytes(80.0 * kGiB);
+  g.hbm_capacity = Bytes(80.0 * units::kGi);
   return g;
 }
 Formats all(DType w, DType kv) {
@@ -85,7 +83,7 @@ TEST(TrtllmBenchSettings, UntunedFormatsTakeTheBuildConfigDefaults) {
 
 TEST(TrtllmBenchSettings, StopsWhereTheWeightsItEstimatesDoNotFit) {
   GpuSpec small = gpu_of_80_gib();
-  small.hbm_capacity = Bytes(10.0 * kGiB);  // 14.96 GiB of bf16 weights
+  small.hbm_capacity = Bytes(10.0 * units::kGi);  // 14.96 GiB of bf16 weights
   std::string why;
   EXPECT_FALSE(trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), small, 1, 1, 1000, 1000, 1000, 0.9, &why).has_value());
   EXPECT_NE(why.find("15.0 GiB"), std::string::npos) << why;
@@ -96,7 +94,7 @@ TEST(TrtllmBenchSettings, StopsWhereNotOneRequestsKvCacheFits) {
   // 16 GiB: 16 - 14.96 = 1.04 GiB x 0.9 = 0.94 GiB against 0.24414 GiB per 1000 + 1000 tokens
   // fits 3.8 requests; at 10000 + 10000, 2.4414 GiB each: 0.38 requests, and trtllm-bench stops
   GpuSpec g = gpu_of_80_gib();
-  g.hbm_capacity = Bytes(16.0 * kGiB);
+  g.hbm_capacity = Bytes(16.0 * units::kGi);
   EXPECT_TRUE(trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), g, 1, 1, 1000, 1000, 1000, 0.9).has_value());
   std::string why;
   EXPECT_FALSE(trtllm_bench_settings(llama8b(), all(DType::kBf16, DType::kBf16), g, 1, 1, 10000, 10000, 10000, 0.9, &why).has_value());
@@ -109,13 +107,13 @@ TEST(TrtllmBenchSettings, MlaIsEstimatedAsItsConfigsHeadsOfHiddenOverHeads) {
   auto m = load_model("deepseek-v3");
   ASSERT_TRUE(m.ok());
   GpuSpec g = gpu_of_80_gib();
-  g.hbm_capacity = Bytes(192.0 * kGiB);
+  g.hbm_capacity = Bytes(192.0 * units::kGi);
   const Formats f = all(DType::kFp8, DType::kFp8);
   const auto s = trtllm_bench_settings(*m, f, g, 8, 1, 1024, 1024, 1024, 0.9);
   ASSERT_TRUE(s.has_value());
   const ParamBreakdown p = count_params(*m).total;
-  const double weights_gib = static_cast<double>(p.total()) / kGiB;  // every weight stored once at 1 B
-  const double per_request_gib = 874496.0 * 2048.0 / kGiB;
+  const double weights_gib = static_cast<double>(p.total()) / units::kGi;  // every weight stored once at 1 B
+  const double per_request_gib = 874496.0 * 2048.0 / units::kGi;
   EXPECT_NEAR(s->kv_requests, (8 * 192.0 - weights_gib) * 0.9 / per_request_gib, 1e-6);
 }
 
@@ -155,7 +153,7 @@ TEST(TrtllmBenchSettings, PropertiesMoreMemoryNeverFewerRequestsAndAPromptAlways
   double last = 0;
   for (double gib : {20.0, 40.0, 80.0, 141.0, 192.0}) {
     GpuSpec g = gpu_of_80_gib();
-    g.hbm_capacity = Bytes(gib * kGiB);
+    g.hbm_capacity = Bytes(gib * units::kGi);
     for (std::int64_t isl : {128, 1000, 8192, 32768}) {
       const auto s = trtllm_bench_settings(m, all(DType::kFp8, DType::kFp8), g, 1, 1, static_cast<double>(isl), 1000, isl, 0.9);
       ASSERT_TRUE(s.has_value());
