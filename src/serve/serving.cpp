@@ -130,7 +130,11 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
     lo = n_all / 10;
     hi = n_all - n_all / 10;
   }
-  const double t0 = n_all ? order[lo]->arrival_s : 0.0, t1 = n_all ? order[hi - 1]->arrival_s : 0.0;
+  // the window is [t0, t1): from the first measured arrival to the first arrival after the
+  // measured ones, so that it holds one gap per measured request (a closed loop's users arrive
+  // in waves: ending at the last measured arrival would count a wave more than its gaps)
+  const double t0 = n_all ? order[lo]->arrival_s : 0.0;
+  const double t1 = n_all ? order[hi < n_all ? hi : hi - 1]->arrival_s : 0.0;
   const bool windowed = n_all >= static_cast<std::size_t>(kMinWindowed) && t1 - t0 > 0.25 * std::max(res.makespan_s, 1e-12);
   if (!windowed) {  // all at once (or a short run): the whole run
     lo = 0;
@@ -140,13 +144,11 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
   recs.reserve(hi - lo);
   for (std::size_t i = lo; i < hi; ++i) recs.push_back(*order[i]);
   std::vector<double> ttft, tpot, e2e;
-  double out_tok = 0, in_tok = 0, q = 0, p = 0, d = 0;
+  double q = 0, p = 0, d = 0;
   for (const RequestRecord& r : recs) {
     ttft.push_back((r.first_token_s - r.arrival_s) * 1e3);
     e2e.push_back((r.finish_s - r.arrival_s) * 1e3);
     if (r.output > 1) tpot.push_back((r.finish_s - r.first_token_s) * 1e3 / static_cast<double>(r.output - 1));
-    out_tok += static_cast<double>(r.output);
-    in_tok += static_cast<double>(r.input);
     q += r.admitted_s - r.arrival_s;
     p += r.first_token_s - r.admitted_s;
     d += r.finish_s - r.first_token_s;
@@ -172,14 +174,22 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
   if (windowed) {
     res.window_start_s = t0;
     res.window_s = t1 - t0;
-    // throughput: the measured requests over the span they arrived in (every one of them is
+    // throughput: the requests arriving in [t0, t1) over its span (every one of them is
     // served: the run drains); in steady state what completes, with the least noise. Above the
     // capacity simulate_serving caps it at the capacity
-    req_rate = nreq / res.window_s;
-    tok_rate = out_tok / res.window_s;
-    in_rate = in_tok / res.window_s;
+    double n_in = 0, out_in = 0, in_in = 0;
+    for (const RequestRecord& r : all) {
+      if (r.arrival_s >= t0 && r.arrival_s < t1) {
+        n_in += 1;
+        out_in += static_cast<double>(r.output);
+        in_in += static_cast<double>(r.input);
+      }
+    }
+    req_rate = n_in / res.window_s;
+    tok_rate = out_in / res.window_s;
+    in_rate = in_in / res.window_s;
     // occupancy over the window too (Little's law holds inside it): the time each request
-    // spends in the system, and running, within [t0, t1]
+    // spends in the system, and running, within [t0, t1)
     double in_sys = 0, running = 0;
     for (const RequestRecord& r : all) {
       in_sys += std::max(0.0, std::min(r.finish_s, t1) - std::max(r.arrival_s, t0));
