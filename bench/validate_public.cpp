@@ -29,10 +29,20 @@ int main(int argc, char** argv) {
   bool tables = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--kernel-tables") {
+    const std::string a = argv[i];
+    if (a == "--kernel-tables") {
       tables = true;
+    } else if (a == "-h" || a == "--help") {
+      fmt::print(
+          "usage: validate_public [--kernel-tables] [CSV]\n"
+          "  every row of CSV (default: ../shared/calibration/public-measurements.csv) predicted and\n"
+          "  compared with its stated metrics; --kernel-tables prices the steps from data/silicon/\n");
+      return 0;
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "validate_public: %s: unknown flag (expected --kernel-tables, --help or a CSV path)\n", a.c_str());
+      return 2;
     } else {
-      path = argv[i];
+      path = a;
     }
   }
   const auto print_curve = [](const GemmFormatProfile& f) {
