@@ -150,12 +150,13 @@ TEST(PublicRows, TrtllmBenchRowsRunTheCapsTrtllmBenchDerives) {
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->engine.max_num_seqs, 64);
   EXPECT_EQ(r->engine.max_num_tokens, 2048);
-  // 138: DeepSeek-R1 NVFP4 on 4 B200 (DEP4), 8192/1024: the MLA estimate's 64 per rank, and
-  // a whole 8192-token prompt beside them (8192 + 64)
+  // 138: DeepSeek-R1 NVFP4 on 4 B200 (DEP4), 8192/1024: the MLA estimate's 68 requests on
+  // the B200's 183,359 MiB (64.4 at the CLI's 0.90 x 0.95/0.90) up to a multiple of 32 = 96
+  // per rank, and a whole 8192-token prompt beside them (8192 + 96)
   r = find(*rows, 138, RowMetric::kOfflineMaxThroughput);
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->engine.max_num_seqs, 64);
-  EXPECT_EQ(r->engine.max_num_tokens, 8256);
+  EXPECT_EQ(r->engine.max_num_seqs, 96);
+  EXPECT_EQ(r->engine.max_num_tokens, 8288);
   // 147: GPT-OSS-20B (MXFP4, not tuned): BuildConfig's 2048 and 8192
   r = find(*rows, 147, RowMetric::kOfflineMaxThroughput);
   ASSERT_NE(r, nullptr);

@@ -460,10 +460,10 @@ expect 2 '^shardwise: --max-num-seqs: expected --mode serve, or --engine .* foun
 expect 0 '^shardwise: note: --adp-balance has no effect in offline mode' -- plan --model qwen3-30b-a3b --cluster h100x2 --workload chat-1k-1k --engine trtllm --adp-balance 3,9 --mode offline --isl 100 --osl 100 --budget 20
 expect 0 "^bound by     trtllm's cap of 2048 running sequences per attention-DP rank" -- plan --model llama-3.1-8b --cluster b200x1 --workload chat-1k-1k --weights-dtype fp4 --kv-dtype fp8 --engine trtllm --isl 871 --osl 129 --tpot-ms 100000 --ttft-ms 1000000 --budget 200
 # a plan made without the engine past its default cap launches as simulated, the cap raised, with a note (plan = launch)
-expect 0 'batch 2512' -- plan --model llama-3.1-8b --cluster b200x1 --workload chat-1k-1k --weights-dtype fp4 --kv-dtype fp8 --isl 871 --osl 129 --tpot-ms 100000 --ttft-ms 1000000 --budget 200 --out "$tmp/p8.json"
-expect 0 '^    --max_batch_size 2512 ' -- launch --plan "$tmp/p8.json" --engine trtllm
-expect 0 "^# note: the plan runs 2512 sequences per attention-DP rank, over trtllm's default of 2048: the commands raise the cap" -- launch --plan "$tmp/p8.json" --engine trtllm
-expect 0 "^shardwise: note: .*p8.json runs 2512 sequences per attention-DP rank, over trtllm's default of 2048: simulated with the cap raised" -- simulate --plan "$tmp/p8.json" --engine trtllm
+expect 0 'batch 2688' -- plan --model llama-3.1-8b --cluster b200x1 --workload chat-1k-1k --weights-dtype fp4 --kv-dtype fp8 --isl 871 --osl 129 --tpot-ms 100000 --ttft-ms 1000000 --budget 200 --out "$tmp/p8.json"
+expect 0 '^    --max_batch_size 2688 ' -- launch --plan "$tmp/p8.json" --engine trtllm
+expect 0 "^# note: the plan runs 2688 sequences per attention-DP rank, over trtllm's default of 2048: the commands raise the cap" -- launch --plan "$tmp/p8.json" --engine trtllm
+expect 0 "^shardwise: note: .*p8.json runs 2688 sequences per attention-DP rank, over trtllm's default of 2048: simulated with the cap raised" -- simulate --plan "$tmp/p8.json" --engine trtllm
 expect 2 '^shardwise: --max-num-seqs: expected --mode serve, or --engine' -- plan $M8 --workload chat-1k-1k --budget 5 --max-num-seqs 4
 expect 2 '^shardwise: --time-limit: expected --mode serve beside it' -- simulate $M8 --time-limit 5
 expect 2 "^shardwise: --engine: expected one of sglang, trtllm, vllm, found '' \(an empty name\)" -- simulate $M8 --engine ''

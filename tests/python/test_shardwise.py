@@ -236,7 +236,9 @@ class PlanAndLaunch(unittest.TestCase):
         # offline on trtllm without caps: trtllm-bench's, as the CLI's simulate
         bench = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", engine="trtllm", **kw)
         self.assertEqual(bench["engine"]["caps_origin"], "trtllm-bench")
-        self.assertEqual((bench["engine"]["max_num_seqs"], bench["engine"]["max_num_tokens"]), (2560, 19456))
+        # its estimate: 2,606 requests of 871 + 129 tokens on the B200's 183,359 MiB -> 2,606 up to
+        # a multiple of 256 = 2,816; 2,606 x (1 + 871/129) = 20,202 tokens up to 1,024s = 20,480
+        self.assertEqual((bench["engine"]["max_num_seqs"], bench["engine"]["max_num_tokens"]), (2816, 20480))
         given = sw.simulate("llama-3.1-8b", "b200x1", "chat-1k-1k", engine="trtllm", max_num_seqs=64, **kw)
         self.assertNotIn("caps_origin", given["engine"])
         self.assertEqual(given["engine"]["max_num_seqs"], 64)
