@@ -35,11 +35,12 @@ int main(int argc, char** argv) {
     } else if (a == "-h" || a == "--help") {
       fmt::print(
           "usage: validate_public [--kernel-tables] [CSV]\n"
-          "  every row of CSV (default: ../shared/calibration/public-measurements.csv) predicted and\n"
-          "  compared with its stated metrics; --kernel-tables prices the steps from data/silicon/\n");
+          "  every row of CSV (default: {}) predicted and compared with its stated metrics;\n"
+          "  --kernel-tables prices the steps from data/silicon/\n",
+          default_csv_path());
       return 0;
     } else if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "validate_public: %s: unknown flag (expected --kernel-tables, --help or a CSV path)\n", a.c_str());
+      std::fprintf(stderr, "validate_public: '%s': unknown flag (expected --kernel-tables, --help or a CSV path)\n", a.c_str());
       return 2;
     } else {
       path = a;

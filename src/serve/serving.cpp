@@ -104,11 +104,12 @@ double rel_diff(double a, double b, double abs_floor) {
   if (d <= abs_floor) return 0.0;
   return d / std::max({std::abs(a), std::abs(b), 1e-12});
 }
-// Completions (requests, output tokens) inside [t0, t1] over its span.
+// Completions (requests, output tokens) inside [t0, t1) over its span (half-open: adjacent
+// spans count each completion once).
 std::pair<double, double> completion_rate(const std::vector<RequestRecord>& recs, double t0, double t1) {
   double n = 0, tok = 0;
   for (const RequestRecord& r : recs) {
-    if (r.finish_s >= t0 && r.finish_s <= t1) {
+    if (r.finish_s >= t0 && r.finish_s < t1) {
       n += 1;
       tok += static_cast<double>(r.output);
     }
@@ -116,26 +117,43 @@ std::pair<double, double> completion_rate(const std::vector<RequestRecord>& recs
   const double span = std::max(t1 - t0, 1e-12);
   return {n / span, tok / span};
 }
+// Arrivals inside [t0, t1) over its span.
+double arrival_rate(const std::vector<RequestRecord>& recs, double t0, double t1) {
+  double n = 0;
+  for (const RequestRecord& r : recs) n += r.arrival_s >= t0 && r.arrival_s < t1 ? 1.0 : 0.0;
+  return n / std::max(t1 - t0, 1e-12);
+}
 }  // namespace
 
 void summarize(const Workload& w, const std::vector<RequestRecord>& all, double gpus, double replicas, ServeResult& res) {
-  // the steady-state window: the requests arriving between the 10th and the 90th percentile arrival
+  // the steady-state window: the requests arriving between the 10th and the 90th percentile
+  // arrival (a closed loop's trimmed to whole cycles of its users)
   std::vector<const RequestRecord*> order;
   order.reserve(all.size());
   for (const RequestRecord& r : all) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](const RequestRecord* x, const RequestRecord* y) { return x->arrival_s < y->arrival_s; });
   const std::size_t n_all = order.size();
   std::size_t lo = 0, hi = n_all;
+  // a closed loop's users per instance: its requests come back once per user and cycle
+  const bool closed = w.serve.arrivals.kind == Arrivals::Kind::kClosed;
+  const auto users = static_cast<std::size_t>(
+      closed ? std::max<std::int64_t>(1, w.serve.arrivals.concurrency / std::max<std::int64_t>(1, std::llround(replicas))) : 0);
   if (n_all >= static_cast<std::size_t>(kMinWindowed)) {
     lo = n_all / 10;
     hi = n_all - n_all / 10;
+    // whole cycles of a closed loop: with fixed lengths its users arrive in lockstep, every
+    // user once per cycle, so a window of k x users arrivals spans k cycles exactly (a partial
+    // cycle would count its arrivals without its whole gap)
+    if (closed && hi - lo >= users) hi = lo + (hi - lo) / users * users;
   }
   // the window is [t0, t1): from the first measured arrival to the first arrival after the
   // measured ones, so that it holds one gap per measured request (a closed loop's users arrive
-  // in waves: ending at the last measured arrival would count a wave more than its gaps)
+  // in waves: ending at the last measured arrival would count a wave more than its gaps). The
+  // run is windowed when the measured arrivals themselves spread over a quarter of it
   const double t0 = n_all ? order[lo]->arrival_s : 0.0;
+  const double t_last = n_all ? order[hi - 1]->arrival_s : 0.0;
   const double t1 = n_all ? order[hi < n_all ? hi : hi - 1]->arrival_s : 0.0;
-  const bool windowed = n_all >= static_cast<std::size_t>(kMinWindowed) && t1 - t0 > 0.25 * std::max(res.makespan_s, 1e-12);
+  const bool windowed = n_all >= static_cast<std::size_t>(kMinWindowed) && hi < n_all && t_last - t0 > 0.25 * std::max(res.makespan_s, 1e-12);
   if (!windowed) {  // all at once (or a short run): the whole run
     lo = 0;
     hi = n_all;
@@ -161,10 +179,10 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
   res.ttft_ms = latency_stats(ttft);
   res.tpot_ms = latency_stats(tpot);
   res.e2e_ms = latency_stats(e2e);
-  // throughput: the completions inside the window (in steady state, the arrival rate or the
-  // capacity), else over the whole run
+  // throughput: the requests arriving in the window over its span (in steady state, the
+  // arrival rate or the capacity), else the whole run's completions over its span
   double req_rate = 0, tok_rate = 0, in_rate = 0;
-  // the completions of the halves are compared over the window shifted by the measured
+  // an open loop's halves compare their completions over the window shifted by the measured
   // requests' mean time in the system (the requests arriving in it complete about that much
   // later), cut at the last completion
   double last_finish = 0;
@@ -226,7 +244,9 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
   res.halves_diff = 0;
   res.stable = true;
   if (windowed && recs.size() >= 2) {
-    const std::size_t mid = recs.size() / 2;
+    // a closed loop's halves hold whole cycles each where the window holds two or more
+    const std::size_t cycles = closed ? recs.size() / users : 0;
+    const std::size_t mid = cycles >= 2 ? cycles / 2 * users : recs.size() / 2;
     const double tm = recs[mid].arrival_s;
     const auto half = [&](std::size_t from, std::size_t to) {
       std::vector<double> a, b;
@@ -238,9 +258,12 @@ void summarize(const Workload& w, const std::vector<RequestRecord>& all, double 
     };
     const auto [tt1, tp1] = half(0, mid);
     const auto [tt2, tp2] = half(mid, recs.size());
-    const bool shifted = c1 - c0 > 0.25 * (t1 - t0);
-    const double r1 = shifted ? completion_rate(all, c0, std::min(tm + lag, c1)).first : completion_rate(all, t0, tm).first;
-    const double r2 = shifted ? completion_rate(all, std::min(tm + lag, c1), c1).first : completion_rate(all, tm, t1).first;
+    // throughput: a closed loop's arrivals are its completions (each user's next request
+    // arrives as its last one ends), so its halves compare the arrivals of whole cycles; an
+    // open loop's compare the completions over the halves shifted by the mean time in the system
+    const bool shifted = !closed && c1 - c0 > 0.25 * (t1 - t0);
+    const double r1 = closed ? arrival_rate(all, t0, tm) : shifted ? completion_rate(all, c0, std::min(tm + lag, c1)).first : completion_rate(all, t0, tm).first;
+    const double r2 = closed ? arrival_rate(all, tm, t1) : shifted ? completion_rate(all, std::min(tm + lag, c1), c1).first : completion_rate(all, tm, t1).first;
     double lat = 0;
     for (const auto& [x, y] : {std::pair{tt1, tt2}, {tp1, tp2}}) {
       lat = std::max({lat, rel_diff(x.mean, y.mean, 1.0), rel_diff(x.p50, y.p50, 1.0), rel_diff(x.p90, y.p90, 1.0)});

@@ -59,10 +59,12 @@ struct ServeResult {
   double queue_ms = 0, prefill_ms = 0, decode_ms = 0;
   // The steady-state window (docs/serving.md, "Steady state"): the statistics are those of
   // the requests arriving between the 10th and the 90th percentile arrival (warm-up and drain
-  // left out), throughput the completions inside that span; its two halves are compared.
+  // left out; a closed loop's trimmed to whole cycles of its users), throughput those requests
+  // over the span from the first of them to the first arrival after them; its two halves are
+  // compared.
   std::int64_t measured_requests = 0;  // in the window (one instance; every request when under kMinWindowed)
   double window_start_s = 0;           // the first measured arrival
-  double window_s = 0;                 // its span (0: measured over the whole run, as all-at-once arrivals are)
+  double window_s = 0;                 // its span, to the first arrival after the measured ones (0: measured over the whole run, as all-at-once arrivals are)
   double halves_diff = 0;              // the largest relative difference between the halves (throughput; TTFT and TPOT mean, p50, p90)
   bool stable = true;                  // the halves agree (kSteadyThroughputTol, kSteadyLatencyTol)
   std::int64_t length_runs = 1;        // simulations of growing length the automatic request count took

@@ -147,14 +147,36 @@ TEST(Serving, LittlesLawHoldsWhenAClosedLoopsUsersArriveInWaves) {
   // ten waves of 32. The window from the 10th to the 90th percentile arrival holds waves 1-8;
   // ending it at the last arrival of wave 8 would span 7 gaps for 8 waves (throughput x 8/7,
   // 14% high, as the Llama-4-Scout closed-loop rows 123-128 showed); ending it at the first
-  // arrival after the measured ones spans 8 gaps: throughput x mean E2E = 32 users (2%)
-  const Workload w = closed_loop(1024, 128, 32, 320);
+  // arrival after the measured ones spans 8 gaps: throughput x mean E2E = 32 users (2%).
+  // Counts that are not whole waves (330, 340, 352: the 10th-90th percentile span ends inside
+  // one, whose prompts the 8,192-token budget splits into sub-waves) are trimmed to whole
+  // waves. (Ten waves are a transient still: the lockstep pattern settles over the first few,
+  // and the halves' first-token latencies differ by 11%; 2,000 requests are steady.)
+  for (const std::int64_t requests : {320, 330, 340, 352}) {
+    const Workload w = closed_loop(1024, 128, 32, requests);
+    const ServeResult r = simulate_serving(llama8b(w), test_support::plan(1, 0));
+    ASSERT_TRUE(r.feasible) << r.reason;
+    EXPECT_GT(r.window_s, 0) << requests;
+    EXPECT_EQ(r.measured_requests % 32, 0) << requests;
+    EXPECT_NEAR(r.requests_per_s * r.e2e_ms.mean / 1e3 / 32.0, 1.0, 0.02) << requests;
+    EXPECT_NEAR(r.mean_in_system / 32.0, 1.0, 0.02) << requests;
+    EXPECT_NEAR(r.output_tok_s_per_gpu, r.requests_per_s * 128, 1e-6 * r.output_tok_s_per_gpu) << requests;
+  }
+  const ServeResult steady = simulate_serving(llama8b(closed_loop(1024, 128, 32, 2000)), test_support::plan(1, 0));
+  ASSERT_TRUE(steady.feasible) << steady.reason;
+  EXPECT_TRUE(steady.stable) << steady.halves_diff;
+  EXPECT_NEAR(steady.requests_per_s * steady.e2e_ms.mean / 1e3 / 32.0, 1.0, 0.02);
+}
+
+TEST(Serving, ArrivalsAllAtOnceAreMeasuredWhole) {
+  // 90 users and 100 requests: the 80 measured (10th to 90th percentile) all arrive at t = 0
+  // and only the last ten later; the run is measured whole, as all-at-once arrivals are
+  const Workload w = closed_loop(1024, 128, 90, 100);
   const ServeResult r = simulate_serving(llama8b(w), test_support::plan(1, 0));
   ASSERT_TRUE(r.feasible) << r.reason;
-  EXPECT_GT(r.window_s, 0);
-  EXPECT_NEAR(r.requests_per_s * r.e2e_ms.mean / 1e3 / 32.0, 1.0, 0.02);
-  EXPECT_NEAR(r.mean_in_system / 32.0, 1.0, 0.02);
-  EXPECT_NEAR(r.output_tok_s_per_gpu, r.requests_per_s * 128, 1e-6 * r.output_tok_s_per_gpu);
+  EXPECT_EQ(r.window_s, 0);
+  EXPECT_EQ(r.measured_requests, 100);
+  EXPECT_TRUE(r.stable);
 }
 
 TEST(Serving, TheAutomaticLengthIsSteadyAndALongerRunAgrees) {

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# bench/validate_public's command line: --help prints its usage and the default file and exits
+# 0 before any work; an unknown flag exits 2 naming it, and prints nothing on stdout (it is
+# not read as the CSV's path after the kernel curves).
+# usage: validate_public_flags_test.sh VALIDATE_PUBLIC_BINARY
+set -u
+bin=$1
+fail=0
+out=$("$bin" --help 2>&1); rc=$?
+[ "$rc" -eq 0 ] || { echo "FAIL: --help exited $rc"; fail=1; }
+grep -q '^usage: validate_public \[--kernel-tables\] \[CSV\]' <<<"$out" || { echo "FAIL: --help printed no usage: $out"; fail=1; }
+grep -q 'public-measurements.csv' <<<"$out" || { echo "FAIL: --help does not name the default file: $out"; fail=1; }
+stdout=$("$bin" --bogus 2>/dev/null); rc=$?
+err=$("$bin" --bogus 2>&1 >/dev/null)
+[ "$rc" -eq 2 ] || { echo "FAIL: --bogus exited $rc"; fail=1; }
+[ -z "$stdout" ] || { echo "FAIL: --bogus printed on stdout: ${stdout:0:200}"; fail=1; }
+grep -q "^validate_public: '--bogus': unknown flag" <<<"$err" || { echo "FAIL: --bogus: $err"; fail=1; }
+[ "$fail" -eq 0 ] && echo "validate_public flags: ok"
+exit "$fail"
