@@ -13,7 +13,7 @@ namespace shardwise {
 namespace {
 
 // Llama-3.1-8B in fp4 with an fp8 KV cache on one B200, 871 prompt and 129 output tokens
-// (MLPerf's CNN/DailyMail means), no SLOs: memory alone holds about 2,500 sequences.
+// (MLPerf's CNN/DailyMail means), no SLOs: memory alone holds about 2,690 sequences (2,688 on the B200's 183,359 MiB).
 Workload offline_8b() {
   Workload w = test_support::fixed_workload(Mode::kOffline, 871, 129);
   w.weights_dtype = DType::kFp4;
@@ -118,7 +118,7 @@ TEST(EngineBatchCap, PrefillBatchesArePromptsNotCapped) {
 }
 
 // plan --engine searches only what the engine runs: no ladder batch over the cap, and the
-// refined "max" stops at it (memory would hold about 2,500 here)
+// refined "max" stops at it (memory would hold about 2,690 here)
 TEST(EngineBatchCap, EngineSearchStaysUnderTheCap) {
   const Workload w = offline_8b();
   const SimContext ctx = test_support::ctx_with("llama-3.1-8b", "b200x1", w, false, "trtllm");
