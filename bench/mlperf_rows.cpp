@@ -205,6 +205,17 @@ void nvidia_trtllm_config(PublicRow& r, const std::string& source) {
   }
 }
 
+std::string mlperf_system_key(const std::string& source) {
+  const auto at = source.find("/results/");
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + 9;
+  const auto system_end = source.find('/', from);
+  if (system_end == std::string::npos) return "";
+  const auto bench_end = source.find('/', system_end + 1);
+  if (bench_end == std::string::npos) return "";
+  return source.substr(from, bench_end - from);
+}
+
 std::int64_t mlperf_offline_samples(const std::string& source) {
   for (const OfflineRun& o : kOfflineRuns) {
     if (contains(source, o.results)) return o.samples;

@@ -303,6 +303,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     const std::int64_t floor = 2000 * std::max(1, r.plan.deg.replicas);
     r.workload.serve.requests = std::clamp<std::int64_t>(static_cast<std::int64_t>(rate * 600.0), std::min<std::int64_t>(floor, 100000), 100000);
     mlperf_lengths(r, get("dataset"), get("source"));
+    r.system_key = mlperf_system_key(get("source"));
     mlperf_caps(r, conc);
     amd_vllm_config(r, get("source"));
     nvidia_trtllm_config(r, get("source"));
@@ -340,6 +341,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.serve.requests = samples;
     r.plan.batch = 0;
     mlperf_lengths(r, get("dataset"), get("source"));
+    r.system_key = mlperf_system_key(get("source"));
     mlperf_caps(r, conc);
     amd_vllm_config(r, get("source"));
     nvidia_trtllm_config(r, get("source"));

@@ -41,6 +41,7 @@ struct PublicRow {
   EngineTraits engine;  // from the engine and its version
   double serve_ttft_ms = 0, serve_tpot_ms = 0;  // a serving row's published means (0: not published)
   double serve_ttft_p50_ms = 0, serve_ttft_p99_ms = 0, serve_tpot_p50_ms = 0, serve_tpot_p99_ms = 0;  // MLPerf's percentiles
+  std::string system_key;  // MLPerf: the submission's system and benchmark (mlperf_system_key), shared by its scenarios
 };
 
 // Reads and converts every row; a row the simulator cannot express is an error.

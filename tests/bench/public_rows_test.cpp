@@ -212,5 +212,22 @@ TEST(PublicRows, StatisticsByHand) {
   EXPECT_DOUBLE_EQ(abs_pct_error(90, 100), 10.0);
 }
 
+TEST(MlperfRows, AnOfflineRowAndItsServerRowsShareTheirSubmissionsKey) {
+  EXPECT_EQ(mlperf_system_key("github x @387c closed/NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-99/Server/performance/run_1/"
+                              "mlperf_log_summary.txt ; config closed/NVIDIA/configs/B200-SXM-180GBx8/Server/llama2-70b.py"),
+            "B200-SXM-180GBx8_TRT/llama2-70b-99");
+  EXPECT_EQ(mlperf_system_key("NVIDIA/TensorRT-LLM docs/source/blogs/x.md"), "");
+  EXPECT_EQ(mlperf_system_key("closed/NVIDIA/results/B200"), "");  // no benchmark after the system
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  const PublicRow* offline = find(*rows, 300, RowMetric::kOfflineRun);
+  const PublicRow* server = find(*rows, 301, RowMetric::kServeOutput);
+  const PublicRow* gb200 = find(*rows, 311, RowMetric::kServeOutput);
+  ASSERT_TRUE(offline && server && gb200);
+  EXPECT_EQ(offline->system_key, "B200-SXM-180GBx8_TRT/llama2-70b-99");
+  EXPECT_EQ(server->system_key, offline->system_key);
+  EXPECT_EQ(gb200->system_key, "GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1");
+}
+
 }  // namespace
 }  // namespace shardwise::bench
