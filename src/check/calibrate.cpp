@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
+
 namespace shardwise {
 namespace {
 
@@ -36,8 +38,9 @@ struct Fitter {
   int evaluations = 0;
   bool stopped = false;
 
-  // x[0]: step overhead in ms; x[1 + i]: ln of the i-th free scale
+  // x[0]: step overhead in ms; x[1 + i]: ln of the i-th free scale (x holds one entry per free scale)
   [[nodiscard]] CostParams params_at(const std::vector<double>& x) const {
+    SW_CHECK(x.size() == 1 + free.size(), "calibrate: a point of the fit needs one entry per free term");
     CostParams p = base.params;
     p.step_overhead_us = std::max(0.0, x[0]) * 1e3;
     for (std::size_t i = 0; i < free.size(); ++i) p.scales.*kScales[free[i]].member = std::exp(x[1 + i]);
@@ -166,13 +169,15 @@ Expected<CalibrateResult> calibrate(const SimContext& ctx, const Deployment& d, 
     }
   }
   out.rms_before = rms_of(out.before);
-  // which scales the results can move: 1.3x changes a fitted metric by 0.5% or more
+  // which scales the results can move: 1.3x changes a fitted metric by 0.5% or more (each probed
+  // from the starting point alone: the scales found free so far are not part of x_base)
+  const CostParams start = f.params_at(x_base);
   for (std::size_t k = 0; k < kScales.size(); ++k) {
     TermChange t{kScales[k].name, ctx.params.scales.*kScales[k].member, ctx.params.scales.*kScales[k].member, false, ""};
     if (kScales[k].member == &TimeScales::experts && !ctx.model.is_moe()) {
       t.why = "a dense model has no expert GEMMs";
     } else {
-      CostParams p = f.params_at(x_base);
+      CostParams p = start;
       p.scales.*kScales[k].member *= 1.3;
       const auto moved = f.results(p);
       double most = 0;

@@ -115,7 +115,7 @@ double GemmCurve::share_at(double m) const { return share_at_log(std::log(std::m
 
 double GemmCurve::share_at_log(double x) const {
   if (n == 0) return 1.0;
-  if (x <= log_m[0]) return share[0];
+  if (!(x > log_m[0])) return share[0];  // at or below the first point (or not a number)
   // the first measured point at or beyond x: the count of points below it (at most 32, a
   // branch-free count the search's many GEMMs do not mispredict, where a binary search's
   // branches follow the row counts)

@@ -9,13 +9,17 @@ namespace shardwise {
 
 double TimeCurve::seconds_at(double bytes) const {
   if (log_b.empty()) return std::numeric_limits<double>::infinity();
-  if (bytes <= b_lo) return t_lo;
+  if (!(bytes > b_lo)) return t_lo;  // at or below the range (or not a number)
   if (bytes >= b_hi) return t_hi + (bytes - b_hi) / tail_bw;
+  if (log_b.size() < 2) return t_lo;  // one size measured: b_lo = b_hi, handled above
   const double x = std::log(bytes);
   // the first measured size beyond x (the ends are handled above): the count of sizes at or
   // below it, branch-free (a binary search's branches follow the sizes asked, and mispredict)
   std::size_t u = 0;
   for (const double lb : log_b) u += lb <= x ? 1u : 0u;
+  // inside (b_lo, b_hi) the count is 1 .. size - 1, but the logarithm of a size just below b_hi
+  // can round to log_b.back(), and one just above b_lo to below log_b.front(): kept in range
+  u = std::clamp<std::size_t>(u, 1, log_b.size() - 1);
   const double f = (x - log_b[u - 1]) / (log_b[u] - log_b[u - 1]);
   return std::exp(log_t[u - 1] + f * (log_t[u] - log_t[u - 1]));
 }

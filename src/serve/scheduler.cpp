@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/rng.hpp"
 
 namespace shardwise::serve_detail {
@@ -400,6 +401,8 @@ Core run(const SimContext& ctx, const Plan& plan, StepTimes& steps, const std::v
       continue;
     }
     const Instance::Step s = in.step();
+    // a step of no finite length would stop the clock (and every arrival after it) for good
+    SW_CHECK(std::isfinite(in.now()), "the serving simulation's clock is not finite (a step time that is not a number)");
     if (s == Instance::Step::kStalled) {
       Core out;
       out.res.feasible = false;

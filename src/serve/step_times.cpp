@@ -17,7 +17,7 @@ double grid_point(int i) {
   return std::round(16.0 * std::exp2(static_cast<double>(i - 15) / 8.0));
 }
 
-StepTimes::StepTimes(const SimContext& ctx, const Plan& plan, bool exact) : ctx_(&ctx), plan_(&plan), exact_(exact) {
+StepTimes::StepTimes(const SimContext& ctx, const Plan& plan, bool exact) : ctx_(&ctx), plan_(plan), exact_(exact) {
   // KV per token of one sequence on one GPU, at the workload's mean full context; the free
   // HBM after weights, the largest step's workspace and the reserve holds the pool.
   const Workload& w = ctx.workload;
@@ -51,10 +51,10 @@ double StepTimes::cached(bool decode, int i, int j) {
   const auto x = static_cast<std::int64_t>(grid_point(i)), y = static_cast<std::int64_t>(grid_point(j));
   double t = 0;
   if (decode) {
-    t = step_time(*ctx_, *plan_, Phase::kDecode, x, y, y + 1).iteration_s;  // x sequences at context y
+    t = step_time(*ctx_, plan_, Phase::kDecode, x, y, y + 1).iteration_s;  // x sequences at context y
   } else {
     const std::int64_t per = std::max<std::int64_t>(1, (y + x - 1) / x);  // x prompts of y tokens in all
-    t = step_time(*ctx_, *plan_, Phase::kPrefill, x, per, per).iteration_s;
+    t = step_time(*ctx_, plan_, Phase::kPrefill, x, per, per).iteration_s;
   }
   ++evaluations_;
   cache_.emplace(key, t);
@@ -80,7 +80,7 @@ double StepTimes::decode(std::int64_t n, double c) {
   if (exact_) {
     ++evaluations_;
     const auto ci = std::max<std::int64_t>(1, std::llround(c));
-    return step_time(*ctx_, *plan_, Phase::kDecode, std::max<std::int64_t>(1, n), ci, ci + 1).iteration_s;
+    return step_time(*ctx_, plan_, Phase::kDecode, std::max<std::int64_t>(1, n), ci, ci + 1).iteration_s;
   }
   return interpolate(true, static_cast<double>(n), c);
 }
@@ -89,7 +89,7 @@ double StepTimes::prefill(std::int64_t tokens, std::int64_t pieces) {
   if (exact_) {
     ++evaluations_;
     const std::int64_t k = std::max<std::int64_t>(1, pieces), per = std::max<std::int64_t>(1, (tokens + k - 1) / k);
-    return step_time(*ctx_, *plan_, Phase::kPrefill, k, per, per).iteration_s;
+    return step_time(*ctx_, plan_, Phase::kPrefill, k, per, per).iteration_s;
   }
   return interpolate(false, static_cast<double>(std::max<std::int64_t>(1, pieces)), static_cast<double>(tokens));
 }

@@ -41,7 +41,7 @@ class StepTimes {
   double interpolate(bool decode, double x, double y);
 
   const SimContext* ctx_;
-  const Plan* plan_;
+  Plan plan_;  // a copy: a plan passed as a temporary would dangle (the context must outlive this)
   std::unordered_map<std::uint64_t, double> cache_;
   std::int64_t kv_tokens_ = 0;
   std::string kv_reason_;

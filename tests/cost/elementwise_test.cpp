@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "cost/elementwise_table.hpp"
@@ -66,6 +67,21 @@ TEST(Elementwise, TheCurvePoolsOctavesAndInterpolatesInLogLogByHand) {
   // takes 5 + 3,500 / 1.75e9 s = 7 us
   EXPECT_NEAR(c.seconds_at(100) * 1e6, 3.0, 1e-9);
   EXPECT_NEAR(c.seconds_at(8500) * 1e6, 7.0, 1e-9);
+}
+
+TEST(Elementwise, ASizeWhoseLogarithmRoundsOntoAnEndStaysInsideTheCurve) {
+  // just below the largest size measured, log(bytes) rounds to log(b_hi) (1e8 less one ulp:
+  // a relative step of 1.5e-16 on a logarithm of 18.4, whose ulp is 3.6e-15), so the count of
+  // sizes at or below it is the whole curve; it used to index one past the end (a read past
+  // the vector, seen by AddressSanitizer): now the last segment, at its end
+  const TimeCurve c = build_time_curve({{1e4, 2e-6}, {1e8, 52e-6}}, /*bin_octaves=*/false);
+  const double below = std::nextafter(c.b_hi, 0.0);
+  ASSERT_LT(below, c.b_hi);
+  ASSERT_EQ(std::log(below), std::log(c.b_hi));
+  EXPECT_NEAR(c.seconds_at(below), c.t_hi, 1e-12 * c.t_hi);
+  const double above = std::nextafter(c.b_lo, 1e300);
+  EXPECT_NEAR(c.seconds_at(above), c.t_lo, 1e-9 * c.t_lo);
+  EXPECT_EQ(c.seconds_at(std::numeric_limits<double>::quiet_NaN()), c.t_lo);  // not a number: the floor, never a wild read
 }
 
 TEST(Elementwise, AnotherGpuTakesTheH100sCurveScaledByHbmBandwidthAboveTheFloor) {

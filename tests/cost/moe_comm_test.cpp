@@ -208,11 +208,13 @@ TEST(MoeComm, TheStepReadsTheEnginesKernelWhereTheRowsDescribeTheDeployment) {
     EXPECT_LE(t->time_s, g.seconds(combine, 8, 2 * t->full_bytes / 8, nullptr)) << op;
   }
   // 16 H200 over two nodes at 50 GB/s per GPU: EP 16's rows
-  const CollRecord* two = a2a_of(dp_ep_step("h200x16", 16, "sglang", true), "dispatch");
+  const Breakdown h200_16 = dp_ep_step("h200x16", 16, "sglang", true);  // held: a2a_of points into it
+  const CollRecord* two = a2a_of(h200_16, "dispatch");
   ASSERT_NE(two, nullptr);
   EXPECT_NE(two->basis, Basis::kModel);
   // TensorRT-LLM inside a GB200 NVL72 rack: NVLinkOneSided as measured
-  const CollRecord* gb = a2a_of(dp_ep_step("gb200x72", 8, "trtllm", true), "dispatch");
+  const Breakdown gb200_8 = dp_ep_step("gb200x72", 8, "trtllm", true);
+  const CollRecord* gb = a2a_of(gb200_8, "dispatch");
   ASSERT_NE(gb, nullptr);
   EXPECT_NE(gb->table.find("gb200 nvlink_one_sided"), std::string::npos);
 }

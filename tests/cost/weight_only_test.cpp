@@ -164,7 +164,8 @@ TEST(WeightOnly, FewRowExpertsStreamAtTheMeasuredShare) {
   Workload w8 = w;
   w8.expert_dtype = DType::kFp8;
   const SimContext ctx8 = test_support::ctx_for("deepseek-v3", "h100x16", w8);
-  const OpCost& up8 = op_of(breakdown_step(ctx8, dp_ep(16, 16, 16), Phase::kDecode, 16, 1024), "expert_ffn1");
+  const Breakdown bd8 = breakdown_step(ctx8, dp_ep(16, 16, 16), Phase::kDecode, 16, 1024);  // held: op_of returns into it
+  const OpCost& up8 = op_of(bd8, "expert_ffn1");
   const double floor = ctx.params.kernel_overhead_us * 1e-6 * ctx.params.scales.experts;
   EXPECT_NEAR(((up.compute_s - floor) / up.hbm_bytes) / ((up8.compute_s - floor) / up8.hbm_bytes), 0.83 / 0.40, 1e-9);
 }
@@ -179,8 +180,11 @@ TEST(WeightOnly, NeverSlowerThanBf16AndEqualWhereComputeBound) {
     w4.weights_dtype = DType::kFp4;
     w16.weights_dtype = DType::kBf16;
     const SimContext c4 = test_support::ctx_for("llama-3.1-8b", "h100x1", w4), c16 = test_support::ctx_for("llama-3.1-8b", "h100x1", w16);
-    const OpCost& f4 = op_of(breakdown_step(c4, test_support::plan(1, b), Phase::kDecode, b, 1024), "ffn1");
-    const OpCost& f16 = op_of(breakdown_step(c16, test_support::plan(1, b), Phase::kDecode, b, 1024), "ffn1");
+    // the breakdowns held: op_of returns a reference into one
+    const Breakdown bd4 = breakdown_step(c4, test_support::plan(1, b), Phase::kDecode, b, 1024);
+    const Breakdown bd16 = breakdown_step(c16, test_support::plan(1, b), Phase::kDecode, b, 1024);
+    const OpCost& f4 = op_of(bd4, "ffn1");
+    const OpCost& f16 = op_of(bd16, "ffn1");
     EXPECT_LE(f4.compute_s, f16.compute_s * (1 + 1e-12)) << "batch " << b;
     if (b == 4096) {
       EXPECT_LT(f16.compute_s / f4.compute_s, 1.06);

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "core/error.hpp"
 #include "serve/step_times.hpp"
 #include "support/sim_context.hpp"
 
@@ -177,6 +180,20 @@ TEST(Serving, ArrivalsAllAtOnceAreMeasuredWhole) {
   EXPECT_EQ(r.window_s, 0);
   EXPECT_EQ(r.measured_requests, 100);
   EXPECT_TRUE(r.stable);
+}
+
+TEST(Serving, AStepTimeThatIsNotANumberIsAnInternalErrorNotAHang) {
+  // a clock stopped at NaN never reaches the next arrival (max(NaN, t) is NaN): the scheduler
+  // used to spin there for good (a calibration fit reading past its point's end set a scale
+  // to garbage); now the run stops with an internal error. (A NaN GEMM scale does not get
+  // there: the step's max() drops it, a separate matter: parameters are range-checked where
+  // they are read.)
+  Workload w = serve_workload(512, 64);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, 5.0, 0};
+  w.serve.requests = 60;
+  SimContext ctx = llama8b(w);
+  ctx.params.step_overhead_us = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(simulate_serving(ctx, test_support::plan(1, 0)), InternalError);
 }
 
 TEST(Serving, TheAutomaticLengthIsSteadyAndALongerRunAgrees) {
