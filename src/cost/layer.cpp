@@ -79,12 +79,24 @@ static void attention_half(Env& e, OpTimer& t, const LayerShape& s, double T, st
       const MlaDecodeProfile& mla = e.ctx->mla_decode;
       const bool measured = s.mla && mla.present;
       const double tc = flops / (e.attn_peak * (measured ? mla.compute_share : e.p->gemm_efficiency));
-      const double tm = kv / (e.hbm * (measured ? mla.mem_share : e.p->attn_mem_efficiency));
-      if (e.bd) {
-        e.op_bound = bound_of(tc, tm, kernel_floor(e));
-        if (measured) e.op_ceiling = &mla;
+      // GQA with the kernel tables: the measured call's time at the bytes it reads, its launch
+      // and tail floor included (docs/silicon.md, "GQA decode attention")
+      const GqaDecodeProfile& gqa = e.ctx->gqa_decode;
+      if (!s.mla && gqa.present) {
+        const double tm = gqa.seconds(kv);
+        if (e.bd) {
+          e.op_bound = kv <= gqa.curve.b_lo ? "latency" : tc > tm ? "compute" : "memory";
+          e.op_curve = &gqa.curve;
+        }
+        comp = std::max(tc, tm) * e.attn_dp_skew * e.p->scales.attention;
+      } else {
+        const double tm = kv / (e.hbm * (measured ? mla.mem_share : e.p->attn_mem_efficiency));
+        if (e.bd) {
+          e.op_bound = bound_of(tc, tm, kernel_floor(e));
+          if (measured) e.op_ceiling = &mla;
+        }
+        comp = (std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e)) * e.p->scales.attention;
       }
-      comp = (std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e)) * e.p->scales.attention;
     } else {
       const double q_tokens = attn == 1 ? tg / tp : tg;
       const double causal = s.window > 0 ? std::min(static_cast<double>(s.window), static_cast<double>(seq) / 2.0) : static_cast<double>(seq) / 2.0;

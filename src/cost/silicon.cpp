@@ -15,6 +15,7 @@
 #include "cost/allreduce_table.hpp"
 #include "cost/attention_table.hpp"
 #include "cost/elementwise_table.hpp"
+#include "cost/gqa_decode_table.hpp"
 #include "cost/moe_comm_table.hpp"
 
 namespace shardwise {
@@ -413,9 +414,11 @@ const SiliconTables& builtin_silicon() {
     auto elementwise = parse_elementwise_table(text_of_embedded("elementwise"), "data/silicon/elementwise.csv");
     auto attention = parse_attention_table(text_of_embedded("mla_decode"), "data/silicon/mla_decode.csv");
     auto moe_comm = parse_moe_comm_table(text_of_embedded("moe_comm"), "data/silicon/moe_comm.csv");
+    auto kernels = parse_attention_kernel_table(text_of_embedded("attention"), "data/silicon/attention.csv");
     for (const Error* e : {rows.ok() ? nullptr : &rows.error(), ceilings.ok() ? nullptr : &ceilings.error(), grouped.ok() ? nullptr : &grouped.error(),
                            allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
-                           attention.ok() ? nullptr : &attention.error(), moe_comm.ok() ? nullptr : &moe_comm.error()}) {
+                           attention.ok() ? nullptr : &attention.error(), moe_comm.ok() ? nullptr : &moe_comm.error(),
+                           kernels.ok() ? nullptr : &kernels.error()}) {
       if (e) {
         const std::string why = "the embedded kernel tables must parse: " + e->message();
         SW_CHECK(false, why.c_str());
@@ -428,6 +431,7 @@ const SiliconTables& builtin_silicon() {
     s.elementwise = std::move(elementwise).value();
     s.attention = std::move(attention).value();
     s.moe_comm = std::move(moe_comm).value();
+    s.attention_kernels = std::move(kernels).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();
@@ -520,13 +524,18 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const AttentionRow& r) { return r.silicon; }, &t.dir_attention)) {
     return *e;
   }
+  // decode-attention rows (measure.py's attention.csv) replace the built-in ones of each GPU they measure
+  if (auto e = read_one("attention.csv", parse_attention_kernel_table, t.attention_kernels, [](const AttentionKernelRow& r) { return source_key(r.silicon); },
+                        [](const AttentionKernelRow& r) { return r.silicon; }, &t.dir_attention_kernels)) {
+    return *e;
+  }
   // dispatch and combine rows replace the built-in ones of each (GPU, kernel family) they measure
   if (auto e = read_one("moe_comm.csv", parse_moe_comm_table, t.moe_comm, [](const MoeCommRow& r) { return r.silicon + "/" + r.family; },
                         [](const MoeCommRow& r) { return r.silicon; }, &t.dir_moe_comm)) {
     return *e;
   }
   if (!any) {
-    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv or moe_comm.csv",
+    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv or moe_comm.csv",
                  "'" + dir + "'"};
   }
   return make_silicon_tables(std::move(t));

@@ -126,6 +126,17 @@ struct AttentionRow {
   std::string locator;
 };
 
+// One measured decode-attention kernel call (data/silicon/attention.csv, bench/silicon/measure.py's
+// attention.csv; cost/gqa_decode_table.hpp reads it): `batch` sequences of one query token each
+// against `kv_len` cached tokens of `kv_heads` x `head_dim` keys and values in `dtype`, reading
+// `bytes` (computed from the shape) in `seconds`.
+struct AttentionKernelRow {
+  std::string silicon, dtype, kernel;
+  std::int64_t batch = 0, q_heads = 0, kv_heads = 0, head_dim = 0, kv_len = 0;
+  double bytes = 0, seconds = 0;
+  std::string locator;
+};
+
 // One measured expert-parallel dispatch or combine kernel (data/silicon/moe_comm.csv;
 // cost/moe_comm_table.hpp reads it): `op` (dispatch, combine) of kernel `family`
 // (nvlink_one_sided, deepep_ll) over `ep` ranks, each rank sending `tokens` tokens whose
@@ -166,6 +177,7 @@ struct SiliconTables {
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
   std::vector<ElementwiseRow> elementwise;  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
   std::vector<AttentionRow> attention;  // MLA decode ceilings (cost/attention_table.hpp)
+  std::vector<AttentionKernelRow> attention_kernels;  // GQA decode-attention calls (cost/gqa_decode_table.hpp)
   std::vector<MoeCommRow> moe_comm;     // dispatch and combine kernels (cost/moe_comm_table.hpp)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
@@ -174,6 +186,7 @@ struct SiliconTables {
   std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves the folder measured
   std::vector<std::string> dir_elementwise;  // "gpu/op" of the elementwise curves the folder measured
   std::vector<std::string> dir_attention;    // "gpu/metric" of the attention ceilings the folder stated
+  std::vector<std::string> dir_attention_kernels;  // the GPUs whose decode-attention rows the folder measured
   std::vector<std::string> dir_moe_comm;     // "gpu/family" of the dispatch and combine curves the folder measured
   const Source* source(const std::string& gpu) const;
 };
@@ -186,7 +199,8 @@ const SiliconTables& builtin_silicon();
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
 // fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv, allreduce.csv (the
 // engines' custom all-reduce: its rows replace the built-in ones of each GPU, group size and
-// kernel class), elementwise.csv (by GPU and op) and mla_decode.csv (by GPU and metric) are read where present; a folder with none of them is an error, as
+// kernel class), elementwise.csv (by GPU and op), mla_decode.csv (by GPU and metric) and attention.csv (decode
+// attention calls, by GPU) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

@@ -312,6 +312,9 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   // the activation and rotary kernels between the GEMMs: measured ops on every path (the
   // fitted efficiencies are fitted with them; docs/cost-model.md, "Elementwise kernels")
   ctx.elementwise = elementwise_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  // GQA decode attention: measured on every path too (the Blackwell fit predates it and is
+  // kept: docs/silicon.md, "GQA decode attention")
+  if (m.attention != AttentionKind::kMla) ctx.gqa_decode = gqa_decode_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
   if (p.kernel_tables) {
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
     if (m.attention == AttentionKind::kMla) ctx.mla_decode = mla_decode_profile_for(c.gpu, t);

@@ -8,6 +8,7 @@
 
 #include "cost/allreduce_table.hpp"
 #include "cost/attention_table.hpp"
+#include "cost/gqa_decode_table.hpp"
 #include "cost/elementwise_table.hpp"
 #include "cost/moe_comm_table.hpp"
 #include "cost/params.hpp"
@@ -229,6 +230,10 @@ struct SimContext {
   ElementwiseProfile elementwise;
   // MLA decode attention at FlashMLA's measured ceilings (with the kernel tables)
   MlaDecodeProfile mla_decode;
+  // GQA (and multi-head) decode attention by the bytes it reads, as measured: on every path,
+  // with or without the kernel tables, where the GPU or its architecture's measured chip has
+  // rows (docs/silicon.md, "GQA decode attention"); else the fitted attn_mem_efficiency
+  GqaDecodeProfile gqa_decode;
   // The engine's dispatch and combine kernel as measured on this GPU (with the kernel tables;
   // present where the engine names a kernel the tables hold rows of, or carry, for this GPU)
   MoeCommProfile moe_comm;
