@@ -432,13 +432,63 @@ def run_sdpa(q, k, v, causal):
     return None, None
 
 
+def flashinfer_decode(b, hq, hkv, d, kv, kv_dtype):
+    """FlashInfer's paged decode kernel (vLLM's and SGLang's on Hopper; the engines' kernel, where
+    torch SDPA does not share a KV head's reads among its query heads) on `b` sequences of `kv`
+    tokens in pages of 16, as (kernel name, fn(i)); (None, None) where FlashInfer is not installed."""
+    try:
+        import flashinfer
+    except ImportError:
+        return None, None
+    page = 16
+    pages_per_seq = (kv + page - 1) // page
+    cache = torch.randn(b * pages_per_seq, 2, hkv, page, d, device="cuda", dtype=torch.bfloat16).to(kv_dtype)
+    indptr = torch.arange(0, b + 1, device="cuda", dtype=torch.int32) * pages_per_seq
+    indices = torch.arange(0, b * pages_per_seq, device="cuda", dtype=torch.int32)
+    last = torch.full((b,), kv - (pages_per_seq - 1) * page, device="cuda", dtype=torch.int32)
+    workspace = torch.empty(128 << 20, device="cuda", dtype=torch.uint8)
+    wrapper = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace, "HND", use_tensor_cores=hq // hkv > 4)
+    wrapper.plan(indptr, indices, last, hq, hkv, d, page, pos_encoding_mode="NONE", q_data_type=torch.bfloat16, kv_data_type=kv_dtype)
+    q = torch.randn(b, hq, d, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty_like(q)
+
+    def fn(i):
+        return wrapper.run(q, cache, out=out)
+    fn(0)
+    torch.cuda.synchronize()
+    return f"FlashInfer BatchDecodeWithPagedKVCacheWrapper {getattr(flashinfer, '__version__', '?')} (HND, page 16)", fn
+
+
 def measure_attention(facts, name, locator, quick, log):
     rows = []
     heads = ATTN_HEADS[:1] if quick else ATTN_HEADS
+    # decode: FlashInfer's paged kernel where installed (bf16 and fp8 KV), else torch SDPA (bf16)
+    fi_formats = [("bf16", torch.bfloat16)] + ([] if torch.version.hip else [("fp8", fp8_dtype())])
     for hq, hkv, d in heads:
         for b in ([1, 32] if quick else DECODE_BATCH):
             for kv in ([2048] if quick else DECODE_KV):
                 if b * kv > (1 << 21):
+                    continue
+                done = False
+                for fmt, kv_dtype in fi_formats:
+                    try:
+                        kernel, fn = flashinfer_decode(b, hq, hkv, d, kv, kv_dtype)
+                        if fn is None:
+                            break
+                        try:
+                            us, _ = time_graph(fn, 1)
+                        except RuntimeError:  # a wrapper not planned for graph capture: eager, named so
+                            us = time_events(fn, 1, reps=20)
+                            kernel += " (eager, CUDA events)"
+                    except (RuntimeError, TypeError, ValueError, torch.OutOfMemoryError) as err:
+                        log(f"attention decode flashinfer {fmt} b={b} kv={kv}: {str(err).splitlines()[0][:160]}")
+                        continue
+                    gbs = 2 * b * hkv * kv * d * (1 if fmt == "fp8" else 2) / (us * 1e-6) / 1e9
+                    rows.append([name, fmt, kernel, "decode", b, hq, hkv, d, 1, kv, 0, f"{us:.3f}", "us", locator])
+                    log(f"attention decode H={hq}/{hkv}x{d} b={b:4d} kv={kv:6d} {fmt}: {us:9.2f} us, KV {gbs:6.0f} GB/s ({kernel})")
+                    done = True
+                    torch.cuda.empty_cache()
+                if done:
                     continue
                 try:
                     q = torch.randn(b, hq, 1, d, device="cuda", dtype=torch.bfloat16)
