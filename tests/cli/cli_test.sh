@@ -393,11 +393,16 @@ expect 0 'attention_dp_config:' -- launch --plan "$tmp/adp-plan.json"
 # the engines' dispatch and combine kernels: DeepEP's low-latency rows under SGLang with two-batch overlap in decode, the model under the generic engine
 expect 0 'moe:combine .* network +(transferred|extrapolated) +data/silicon/moe_comm.csv: h800 deepep_ll' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --engine sglang --two-batch-overlap --mode decode --context 2000 --batch 512 --explain --kernel-tables
 expect 0 'moe:combine .* network +model +-' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --mode decode --context 2000 --batch 512 --explain --kernel-tables
-# a folder as measure.py writes it: its attention.csv (SDPA timings, kept for reference) is not read
-mkdir -p "$tmp/sil-measured"
+# a folder as measure.py writes it: its attention.csv's decode rows price a GQA model's decode attention on
+# that GPU (an MLA model's keeps its own path); a bad row is refused naming the file, row, column and value
+mkdir -p "$tmp/sil-measured" "$tmp/sil-badattn"
 cp "$tmp/sil/grouped_gemm.csv" "$tmp/sil-measured/"
 printf 'silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,kv_len,causal,value,unit,source_locator\nh100,bf16,sdpa,decode,1,32,8,128,1,512,0,9.1,us,my lab\n' >"$tmp/sil-measured/attention.csv"
 expect 0 'throughput' -- simulate --model deepseek-v3 --cluster h100x8 --tp 8 --mode decode --batch 8 --silicon "$tmp/sil-measured"
+expect 0 "dense:attention .* latency +measured +$tmp/sil-measured/attention.csv: h100 decode attention \\(1 rows" -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 4 --context 64 --explain --silicon "$tmp/sil-measured"
+expect 0 'dense:attention .* memory +measured +data/silicon/attention.csv: b200 decode attention' -- simulate --model llama-3.1-8b --cluster b200x1 --mode decode --batch 128 --context 2048 --explain
+printf 'silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,kv_len,causal,value,unit,source_locator\nh100,int4,sdpa,decode,1,32,8,128,1,512,0,9.1,us,my lab\n' >"$tmp/sil-badattn/attention.csv"
+expect 2 "^shardwise: $tmp/sil-badattn/attention.csv: field 'row 2 dtype': expected bf16, fp16 or fp8 \\(the KV cache's format\\), found 'int4'" -- simulate --model llama-3.1-8b --cluster h100x1 --silicon "$tmp/sil-badattn"
 expect 2 "^shardwise: --silicon: expected a folder of kernel tables \\(bench/silicon/measure.py --out\\), found '$tmp/nope'" -- simulate --model llama-3.1-8b --cluster h100x8 --silicon "$tmp/nope"
 expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv or moe_comm.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
 printf 'silicon,dtype,kernel,M,N,K,value,unit,source_locator\nh100,bf16,k,1,2,3,-4,us,x\n' >"$tmp/sil-bad/gemm.csv"
