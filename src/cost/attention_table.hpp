@@ -1,3 +1,12 @@
+// Attention kernels' published ceilings. Prefill (data/silicon/attention_prefill.csv; docs/
+// silicon.md, "Prefill attention"): the best forward FLOP rate FlashAttention-3 reaches on the
+// H100 (bf16 and fp8) and FlashMLA's SM100 MHA prefill kernel on the B200 (bf16), as shares of
+// the GPU's peak in that format; a prefill step's attention (GQA and MLA alike) runs at that
+// share of its format's peak on every path, in place of the fitted attn_efficiency: measured
+// on the GPU with rows, transferred to its architecture's other chips (Hopper: H200, H20;
+// Blackwell: GB200, B300, GB300) at the same share of their own peak; an fp8 attention with
+// no fp8 row runs at the bf16 kernel's measured FLOP rate (extrapolated); no ceiling (the
+// fitted model) on any other GPU.
 // MLA decode attention, measured (data/silicon/mla_decode.csv; docs/silicon.md, "MLA decode
 // attention"): FlashMLA's published ceilings on the H800, the best bandwidth its
 // memory-bound configurations reach and the best FLOP rate of its compute-bound ones, as
@@ -23,6 +32,27 @@ struct MlaDecodeProfile {
   std::string source;  // for --explain
   friend bool operator==(const MlaDecodeProfile&, const MlaDecodeProfile&) = default;
 };
+
+// The prefill ceilings of one GPU: the FLOP rate its attention reaches in each format, with
+// where it comes from (an fp8 attention without an fp8 row: the bf16 kernel's rate, extrapolated).
+struct PrefillAttentionProfile {
+  struct Ceiling {
+    double share = 0;  // of the source GPU's peak in the row's format (as measured)
+    double rate = 0;   // FLOP/s on this GPU
+    Basis basis = Basis::kModel;
+    std::string source;  // for --explain
+    friend bool operator==(const Ceiling&, const Ceiling&) = default;
+  };
+  bool present = false;
+  Ceiling bf16, fp8;
+  friend bool operator==(const PrefillAttentionProfile&, const PrefillAttentionProfile&) = default;
+};
+// The table's rows (header silicon,kernel,dtype,metric,value,unit,source_locator; dtype bf16 or
+// fp8, metric throughput_max, unit TFLOPS); errors name the file, row and value.
+Expected<std::vector<PrefillCeilingRow>> parse_prefill_ceiling_table(const std::string& text, const std::string& file);
+// The profile of `gpu`: its own rows (measured), else its architecture's measured chip's
+// (cost/gqa_decode_table.hpp's gqa_decode_sibling; transferred); not present without a bf16 row.
+PrefillAttentionProfile prefill_attention_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
 
 // The table's rows (header silicon,kernel,phase,metric,value,unit,source_locator; metric
 // memory_bandwidth_max in GB/s or throughput_max in TFLOPS); errors name the file, row and value.

@@ -107,9 +107,9 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   if (compute_s > 0 && e.op_table) {
     c.basis = e.op_table->curve.in_range(e.op_rows) || e.op_table->basis == Basis::kExtrapolated ? e.op_table->basis : Basis::kExtrapolated;
     c.table = e.op_table->source;
-  } else if (compute_s > 0 && e.op_ceiling) {
-    c.basis = e.op_ceiling->basis;
-    c.table = e.op_ceiling->source;
+  } else if (compute_s > 0 && e.op_ceiling_source) {
+    c.basis = e.op_ceiling_basis;
+    c.table = *e.op_ceiling_source;
   } else if (compute_s > 0 && e.op_curve) {
     c.basis = e.op_curve->in_range(e.op_bytes) || e.op_bytes < e.op_curve->b_lo ? e.op_curve->basis : Basis::kExtrapolated;
     c.table = e.op_curve->source;
@@ -122,7 +122,7 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   e.op_flops = e.op_bytes = 0;
   e.op_table = nullptr;
   e.op_curve = nullptr;
-  e.op_ceiling = nullptr;
+  e.op_ceiling_source = nullptr;
   e.op_bound = "";
 }
 

@@ -46,7 +46,10 @@ struct Env : FormatTerms {
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
   const GemmFormatProfile* op_table = nullptr;  // the kernel table behind it (nullptr: the model)
   const TimeCurve* op_curve = nullptr;          // or the measured curve behind an elementwise op
-  const MlaDecodeProfile* op_ceiling = nullptr;  // or the measured ceilings behind MLA decode attention
+  // or the measured ceilings behind an attention op (MLA decode, prefill): their basis for this
+  // op and the rows they come from (nullptr: none)
+  Basis op_ceiling_basis = Basis::kModel;
+  const std::string* op_ceiling_source = nullptr;
   const char* op_bound = "";
   double op_rows = 0;
   // the shares a kernel-table curve gave at a row count, the last four (round robin): the

@@ -93,7 +93,10 @@ static void attention_half(Env& e, OpTimer& t, const LayerShape& s, double T, st
         const double tm = kv / (e.hbm * (measured ? mla.mem_share : e.p->attn_mem_efficiency));
         if (e.bd) {
           e.op_bound = bound_of(tc, tm, kernel_floor(e));
-          if (measured) e.op_ceiling = &mla;
+          if (measured) {
+            e.op_ceiling_basis = mla.basis;
+            e.op_ceiling_source = &mla.source;
+          }
         }
         comp = (std::max(tc, tm) * e.attn_dp_skew + kernel_floor(e)) * e.p->scales.attention;
       }
@@ -105,8 +108,20 @@ static void attention_half(Env& e, OpTimer& t, const LayerShape& s, double T, st
                            tg * layer_kv_bytes_per_seq(e, s, seq) / std::max(1.0, static_cast<double>(seq));
       e.op_flops = flops;
       e.op_bytes = bytes;
-      const double tc = flops / (e.attn_peak * e.p->attn_efficiency), tm = bytes / (e.hbm * e.p->mem_efficiency);
-      if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
+      // at the published kernels' ceiling in the attention's format where one is measured or
+      // carried (docs/silicon.md, "Prefill attention"), else the fitted attn_efficiency
+      const PrefillAttentionProfile& pa = e.ctx->prefill_attention;
+      const PrefillAttentionProfile::Ceiling* ceiling = nullptr;
+      if (pa.present) ceiling = e.attn_peak > e.ctx->cluster.gpu.bf16.value() ? &pa.fp8 : &pa.bf16;
+      const double rate = ceiling ? ceiling->rate : e.attn_peak * e.p->attn_efficiency;
+      const double tc = flops / rate, tm = bytes / (e.hbm * e.p->mem_efficiency);
+      if (e.bd) {
+        e.op_bound = bound_of(tc, tm, kernel_floor(e));
+        if (ceiling) {
+          e.op_ceiling_basis = ceiling->basis;
+          e.op_ceiling_source = &ceiling->source;
+        }
+      }
       comp = (std::max(tc, tm) + kernel_floor(e)) * e.p->scales.attention;
       if (attn == 1) comm += coll(e, CollKind::kAllGather, e.g_tp, tg * static_cast<double>(s.kv_elems_per_token) * e.kvb, "tp");
     }

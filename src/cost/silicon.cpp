@@ -415,10 +415,11 @@ const SiliconTables& builtin_silicon() {
     auto attention = parse_attention_table(text_of_embedded("mla_decode"), "data/silicon/mla_decode.csv");
     auto moe_comm = parse_moe_comm_table(text_of_embedded("moe_comm"), "data/silicon/moe_comm.csv");
     auto kernels = parse_attention_kernel_table(text_of_embedded("attention"), "data/silicon/attention.csv");
+    auto prefill = parse_prefill_ceiling_table(text_of_embedded("attention_prefill"), "data/silicon/attention_prefill.csv");
     for (const Error* e : {rows.ok() ? nullptr : &rows.error(), ceilings.ok() ? nullptr : &ceilings.error(), grouped.ok() ? nullptr : &grouped.error(),
                            allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
                            attention.ok() ? nullptr : &attention.error(), moe_comm.ok() ? nullptr : &moe_comm.error(),
-                           kernels.ok() ? nullptr : &kernels.error()}) {
+                           kernels.ok() ? nullptr : &kernels.error(), prefill.ok() ? nullptr : &prefill.error()}) {
       if (e) {
         const std::string why = "the embedded kernel tables must parse: " + e->message();
         SW_CHECK(false, why.c_str());
@@ -432,6 +433,7 @@ const SiliconTables& builtin_silicon() {
     s.attention = std::move(attention).value();
     s.moe_comm = std::move(moe_comm).value();
     s.attention_kernels = std::move(kernels).value();
+    s.prefill_ceilings = std::move(prefill).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();
@@ -529,13 +531,19 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const AttentionKernelRow& r) { return r.silicon; }, &t.dir_attention_kernels)) {
     return *e;
   }
+  // prefill-attention ceilings replace the built-in ones of each (GPU, format) they state
+  if (auto e = read_one("attention_prefill.csv", parse_prefill_ceiling_table, t.prefill_ceilings,
+                        [](const PrefillCeilingRow& r) { return source_key(r.silicon) + "/" + r.dtype; }, [](const PrefillCeilingRow& r) { return r.silicon; },
+                        &t.dir_prefill)) {
+    return *e;
+  }
   // dispatch and combine rows replace the built-in ones of each (GPU, kernel family) they measure
   if (auto e = read_one("moe_comm.csv", parse_moe_comm_table, t.moe_comm, [](const MoeCommRow& r) { return r.silicon + "/" + r.family; },
                         [](const MoeCommRow& r) { return r.silicon; }, &t.dir_moe_comm)) {
     return *e;
   }
   if (!any) {
-    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv or moe_comm.csv",
+    return Error{flag, "", "a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv, attention_prefill.csv or moe_comm.csv",
                  "'" + dir + "'"};
   }
   return make_silicon_tables(std::move(t));

@@ -126,6 +126,15 @@ struct AttentionRow {
   std::string locator;
 };
 
+// One published prefill-attention ceiling (data/silicon/attention_prefill.csv;
+// cost/attention_table.hpp reads it): the best forward FLOP rate `kernel` reaches in `dtype`
+// (bf16 or fp8) on `silicon`.
+struct PrefillCeilingRow {
+  std::string silicon, kernel, dtype;
+  double flops = 0;  // FLOP/s
+  std::string locator;
+};
+
 // One measured decode-attention kernel call (data/silicon/attention.csv, bench/silicon/measure.py's
 // attention.csv; cost/gqa_decode_table.hpp reads it): `batch` sequences of one query token each
 // against `kv_len` cached tokens of `kv_heads` x `head_dim` keys and values in `dtype`, reading
@@ -178,6 +187,7 @@ struct SiliconTables {
   std::vector<ElementwiseRow> elementwise;  // activation and rotary kernels (cost/elementwise_table.hpp builds their curves)
   std::vector<AttentionRow> attention;  // MLA decode ceilings (cost/attention_table.hpp)
   std::vector<AttentionKernelRow> attention_kernels;  // GQA decode-attention calls (cost/gqa_decode_table.hpp)
+  std::vector<PrefillCeilingRow> prefill_ceilings;    // prefill-attention ceilings (cost/attention_table.hpp)
   std::vector<MoeCommRow> moe_comm;     // dispatch and combine kernels (cost/moe_comm_table.hpp)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
@@ -187,6 +197,7 @@ struct SiliconTables {
   std::vector<std::string> dir_elementwise;  // "gpu/op" of the elementwise curves the folder measured
   std::vector<std::string> dir_attention;    // "gpu/metric" of the attention ceilings the folder stated
   std::vector<std::string> dir_attention_kernels;  // the GPUs whose decode-attention rows the folder measured
+  std::vector<std::string> dir_prefill;            // "gpu/dtype" of the prefill-attention ceilings the folder stated
   std::vector<std::string> dir_moe_comm;     // "gpu/family" of the dispatch and combine curves the folder measured
   const Source* source(const std::string& gpu) const;
 };
@@ -199,8 +210,8 @@ const SiliconTables& builtin_silicon();
 // replaces the built-in rows of each (GPU, format) it measures. gemm.csv, grouped_gemm.csv
 // fused_moe.csv (the engines' fused MoE, routed rows), gemm_ceiling.csv, allreduce.csv (the
 // engines' custom all-reduce: its rows replace the built-in ones of each GPU, group size and
-// kernel class), elementwise.csv (by GPU and op), mla_decode.csv (by GPU and metric) and attention.csv (decode
-// attention calls, by GPU) are read where present; a folder with none of them is an error, as
+// kernel class), elementwise.csv (by GPU and op), mla_decode.csv (by GPU and metric), attention.csv (decode
+// attention calls, by GPU) and attention_prefill.csv (by GPU and format) are read where present; a folder with none of them is an error, as
 // is a file that does not parse (naming the file, row and value). `flag` names the option.
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 

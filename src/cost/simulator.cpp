@@ -315,6 +315,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   // GQA decode attention: measured on every path too (the Blackwell fit predates it and is
   // kept: docs/silicon.md, "GQA decode attention")
   if (m.attention != AttentionKind::kMla) ctx.gqa_decode = gqa_decode_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  // prefill attention (GQA and MLA) at the published kernels' ceilings, on every path too
+  ctx.prefill_attention = prefill_attention_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
   if (p.kernel_tables) {
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
     if (m.attention == AttentionKind::kMla) ctx.mla_decode = mla_decode_profile_for(c.gpu, t);

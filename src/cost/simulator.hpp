@@ -234,6 +234,10 @@ struct SimContext {
   // with or without the kernel tables, where the GPU or its architecture's measured chip has
   // rows (docs/silicon.md, "GQA decode attention"); else the fitted attn_mem_efficiency
   GqaDecodeProfile gqa_decode;
+  // Prefill attention at the published kernels' ceilings, on every path where the GPU or its
+  // architecture's measured chip has one (docs/silicon.md, "Prefill attention"); else the
+  // fitted attn_efficiency
+  PrefillAttentionProfile prefill_attention;
   // The engine's dispatch and combine kernel as measured on this GPU (with the kernel tables;
   // present where the engine names a kernel the tables hold rows of, or carry, for this GPU)
   MoeCommProfile moe_comm;

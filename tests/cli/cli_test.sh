@@ -404,7 +404,7 @@ expect 0 'dense:attention .* memory +measured +data/silicon/attention.csv: b200 
 printf 'silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,kv_len,causal,value,unit,source_locator\nh100,int4,sdpa,decode,1,32,8,128,1,512,0,9.1,us,my lab\n' >"$tmp/sil-badattn/attention.csv"
 expect 2 "^shardwise: $tmp/sil-badattn/attention.csv: field 'row 2 dtype': expected bf16, fp16 or fp8 \\(the KV cache's format\\), found 'int4'" -- simulate --model llama-3.1-8b --cluster h100x1 --silicon "$tmp/sil-badattn"
 expect 2 "^shardwise: --silicon: expected a folder of kernel tables \\(bench/silicon/measure.py --out\\), found '$tmp/nope'" -- simulate --model llama-3.1-8b --cluster h100x8 --silicon "$tmp/nope"
-expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv or moe_comm.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
+expect 2 "^shardwise: --silicon: expected a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv, attention_prefill.csv or moe_comm.csv" -- plan --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --silicon "$tmp/sil-empty"
 printf 'silicon,dtype,kernel,M,N,K,value,unit,source_locator\nh100,bf16,k,1,2,3,-4,us,x\n' >"$tmp/sil-bad/gemm.csv"
 expect 2 "^shardwise: $tmp/sil-bad/gemm.csv: field 'row 2 value': expected a positive number, found '-4'" -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil-bad"
 expect 0 'tok/s/GPU' -- sweep --model llama-3.1-8b --gpus h100 --counts 1 --silicon "$tmp/sil"

@@ -271,7 +271,7 @@ TEST(Silicon, AFolderThatIsNotOneIsRefusedWithTheFlag) {
   SiliconDir empty("shardwise_silicon_test_empty");
   auto none = load_silicon_dir(empty.path.string());
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error().message().find("a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv or moe_comm.csv"), std::string::npos);
+  EXPECT_NE(none.error().message().find("a folder holding gemm.csv, grouped_gemm.csv, fused_moe.csv, gemm_ceiling.csv, allreduce.csv, elementwise.csv, mla_decode.csv, attention.csv, attention_prefill.csv or moe_comm.csv"), std::string::npos);
   SiliconDir bad("shardwise_silicon_test_bad");
   bad.write("gemm.csv", std::string(kHeader) + "h100,bf16,k,1,2,3,1,us,x\nquantum9000,bf16,k,1,2,3,1,us,x\n");
   auto gpu = load_silicon_dir(bad.path.string());
