@@ -79,16 +79,18 @@ static void attention_half(Env& e, OpTimer& t, const LayerShape& s, double T, st
       const MlaDecodeProfile& mla = e.ctx->mla_decode;
       const bool measured = s.mla && mla.present;
       const double tc = flops / (e.attn_peak * (measured ? mla.compute_share : e.p->gemm_efficiency));
-      // GQA with the kernel tables: the measured call's time at the bytes it reads, its launch
-      // and tail floor included (docs/silicon.md, "GQA decode attention")
+      // GQA where the GPU's architecture has measured rows (on every path): the measured call's
+      // time at the bytes it reads, its launch and tail floor included, the rank imbalance
+      // stretching only the time above that floor (docs/silicon.md, "GQA decode attention")
       const GqaDecodeProfile& gqa = e.ctx->gqa_decode;
       if (!s.mla && gqa.present) {
         const double tm = gqa.seconds(kv);
+        const double floor = std::min(tm, gqa.curve.t_lo);
         if (e.bd) {
           e.op_bound = kv <= gqa.curve.b_lo ? "latency" : tc > tm ? "compute" : "memory";
           e.op_curve = &gqa.curve;
         }
-        comp = std::max(tc, tm) * e.attn_dp_skew * e.p->scales.attention;
+        comp = (floor + (std::max(tc, tm) - floor) * e.attn_dp_skew) * e.p->scales.attention;
       } else {
         const double tm = kv / (e.hbm * (measured ? mla.mem_share : e.p->attn_mem_efficiency));
         if (e.bd) {

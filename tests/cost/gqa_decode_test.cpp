@@ -184,5 +184,30 @@ TEST(GqaDecode, DecodeAttentionReadsTheCurveOnEveryPath) {
   EXPECT_FALSE(make_context(*ds, *c, test_support::decode(4096), cost_params_for("b200")).gqa_decode.present);
 }
 
+TEST(GqaDecode, AttentionDpImbalanceStretchesOnlyTheTimeAboveTheFloor) {
+  // Llama-3.1-8B offline on 8 B200 as 8 attention-DP groups of 8 sequences, 1,024 in and out:
+  // the busiest group's decode attention is attn_dp_imbalance x the mean's above the measured
+  // launch floor (8.2464 us); the floor itself is not stretched
+  auto m = load_model("llama-3.1-8b");
+  auto c = cluster_from_preset("b200x8");
+  ASSERT_TRUE(m.ok() && c.ok());
+  const SimContext ctx = make_context(*m, *c, test_support::fixed_workload(Mode::kOffline, 1024, 1024), cost_params_for("b200"));
+  ASSERT_TRUE(ctx.gqa_decode.present);
+  Plan plan = test_support::plan(1, 64);
+  plan.deg.attn_dp = 8;
+  const double skew = attn_dp_imbalance(ctx.workload, Phase::kDecode, 8, 8);
+  // 1 + z(8) x (1,024 / sqrt 12) / ((1,024 + 512) x sqrt 8): above 1, the test can fail
+  ASSERT_GT(skew, 1.01);
+  Breakdown bd;
+  evaluate(ctx, plan, &bd);
+  const auto it = std::find_if(bd.ops.begin(), bd.ops.end(), [](const OpCost& o) { return o.op == "attention" && o.compute_s > 0; });
+  ASSERT_NE(it, bd.ops.end());
+  const double tm = ctx.gqa_decode.seconds(it->hbm_bytes);
+  const double floor = std::min(tm, ctx.gqa_decode.curve.t_lo);
+  EXPECT_NEAR(floor, 8.2464e-6, 1e-15);
+  EXPECT_NEAR(it->compute_s, (floor + (tm - floor) * skew) * ctx.params.scales.attention, 1e-12);
+  EXPECT_LT(it->compute_s, tm * skew * ctx.params.scales.attention);
+}
+
 }  // namespace
 }  // namespace shardwise
