@@ -432,17 +432,21 @@ def run_sdpa(q, k, v, causal):
     return None, None
 
 
-def flashinfer_decode(b, hq, hkv, d, kv, kv_dtype):
+def flashinfer_decode(b, hq, hkv, d, kv, kv_dtype, l2):
     """FlashInfer's paged decode kernel (vLLM's and SGLang's on Hopper; the engines' kernel, where
     torch SDPA does not share a KV head's reads among its query heads) on `b` sequences of `kv`
     tokens in pages of 16, as (kernel name, fn(i)); (None, None) where FlashInfer is not installed."""
     try:
         import flashinfer
     except ImportError:
-        return None, None
+        return None, None, 1
     page = 16
     pages_per_seq = (kv + page - 1) // page
-    cache = torch.randn(b * pages_per_seq, 2, hkv, page, d, device="cuda", dtype=torch.bfloat16).to(kv_dtype)
+    # enough copies of the cache that together they exceed three times the L2 (each call then reads
+    # its KV from HBM, as each layer does inside a model), as the GEMMs rotate their weights
+    cache_bytes = b * pages_per_seq * 2 * hkv * page * d * (1 if kv_dtype != torch.bfloat16 else 2)
+    copies = rotation(cache_bytes, l2)
+    caches = [torch.randn(b * pages_per_seq, 2, hkv, page, d, device="cuda", dtype=torch.bfloat16).to(kv_dtype) for _ in range(copies)]
     indptr = torch.arange(0, b + 1, device="cuda", dtype=torch.int32) * pages_per_seq
     indices = torch.arange(0, b * pages_per_seq, device="cuda", dtype=torch.int32)
     last = torch.full((b,), kv - (pages_per_seq - 1) * page, device="cuda", dtype=torch.int32)
@@ -453,10 +457,10 @@ def flashinfer_decode(b, hq, hkv, d, kv, kv_dtype):
     out = torch.empty_like(q)
 
     def fn(i):
-        return wrapper.run(q, cache, out=out)
+        return wrapper.run(q, caches[i % copies], out=out)
     fn(0)
     torch.cuda.synchronize()
-    return f"FlashInfer BatchDecodeWithPagedKVCacheWrapper {getattr(flashinfer, '__version__', '?')} (HND, page 16)", fn
+    return f"FlashInfer BatchDecodeWithPagedKVCacheWrapper {getattr(flashinfer, '__version__', '?')} (HND, page 16)", fn, copies
 
 
 def measure_attention(facts, name, locator, quick, log):
@@ -472,13 +476,13 @@ def measure_attention(facts, name, locator, quick, log):
                 done = False
                 for fmt, kv_dtype in fi_formats:
                     try:
-                        kernel, fn = flashinfer_decode(b, hq, hkv, d, kv, kv_dtype)
+                        kernel, fn, copies = flashinfer_decode(b, hq, hkv, d, kv, kv_dtype, facts["l2_bytes"])
                         if fn is None:
                             break
                         try:
-                            us, _ = time_graph(fn, 1)
+                            us, _ = time_graph(fn, copies)
                         except RuntimeError:  # a wrapper not planned for graph capture: eager, named so
-                            us = time_events(fn, 1, reps=20)
+                            us = time_events(fn, copies)
                             kernel += " (eager, CUDA events)"
                     except (RuntimeError, TypeError, ValueError, torch.OutOfMemoryError) as err:
                         log(f"attention decode flashinfer {fmt} b={b} kv={kv}: {str(err).splitlines()[0][:160]}")

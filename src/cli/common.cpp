@@ -90,7 +90,7 @@ void add_cost_flags(CLI::App* cmd, CostArgs& a) {
   cmd->add_flag("--kernel-tables", a.kernel_tables,
                 "Cost from the measured kernel tables (data/silicon/) instead of the fitted efficiencies: dense and grouped "
                 "expert GEMMs, the engines' all-reduce, dispatch and combine kernels, MLA decode attention (opt-in: "
-                "docs/silicon.md, \"Status\"; the activation and rotary kernels, and GQA decode attention on Blackwell, are measured either way)");
+                "docs/silicon.md, \"Status\"; the activation and rotary kernels, GQA decode attention on Blackwell and prefill attention's ceilings on Hopper and Blackwell are measured either way)");
   cmd->add_option("--silicon", a.silicon,
                   "A folder of one's own kernel measurements (bench/silicon/measure.py --out DIR): read beside the built-in "
                   "tables, replacing their rows of each GPU and format it measures; implies --kernel-tables")

@@ -1,6 +1,7 @@
 #include "cost/gqa_decode_table.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -21,6 +22,12 @@ double kv_element_bytes(const std::string& d) {
   if (d == "bf16" || d == "fp16") return 2.0;
   if (d == "fp8") return 1.0;
   return 0.0;
+}
+
+bool is_sdpa_kernel(const std::string& k) {
+  std::string l;
+  for (const char ch : k) l += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return l.find("sdpa") != std::string::npos;
 }
 
 Expected<std::int64_t> positive_int(const std::string& s, const std::string& file, int row, const char* column) {
@@ -59,7 +66,14 @@ Expected<std::vector<AttentionKernelRow>> parse_attention_kernel_table(const std
     }
     auto us = detail::positive_cell(c[11], file, row, "value");
     if (!us) return us.error();
+    // every row's GPU, here where the row number is the file's (a folder's rows are filtered below)
+    if (!find_gpu(detail::source_key(c[0]))) {
+      return Error{file, fmt::format("row {} silicon", row), "a GPU of the catalog (shardwise clusters)", "'" + c[0] + "'"};
+    }
     if (c[3] != "decode" || v[4] != 1) continue;  // prefill and multi-token rows: checked, not used
+    // torch SDPA's decode (measure.py without FlashInfer): checked and kept, not read: on Hopper it
+    // does not share a KV head's reads among its query heads (docs/silicon.md), unlike the engines' kernels
+    if (is_sdpa_kernel(c[2])) continue;
     r.silicon = c[0];
     r.dtype = c[1];
     r.kernel = c[2];

@@ -32,9 +32,10 @@ struct GqaDecodeProfile {
 
 // The table's rows (header silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,
 // kv_len,causal,value,unit,source_locator: measure.py's attention.csv). Every row is checked
-// (phase decode or prefill, dtype bf16/fp16/fp8, positive sizes, unit us); the decode rows with
-// one query token are kept, each with the bytes its shape reads. Errors name the file, row,
-// column and value.
+// (a catalog GPU, phase decode or prefill, dtype bf16/fp16/fp8, positive sizes, unit us); the
+// decode rows with one query token are kept, each with the bytes its shape reads, except torch
+// SDPA's (a kernel named "...SDPA...": measure.py's fallback, not an engine's decode kernel).
+// Errors name the file, row, column and value.
 Expected<std::vector<AttentionKernelRow>> parse_attention_kernel_table(const std::string& text, const std::string& file);
 // The profile of `gpu` from the tables' decode rows: its own (measured), else its
 // architecture's measured chip's (transferred); not present where neither has rows.

@@ -397,7 +397,7 @@ expect 0 'moe:combine .* network +model +-' -- simulate --model deepseek-v3 --cl
 # that GPU (an MLA model's keeps its own path); a bad row is refused naming the file, row, column and value
 mkdir -p "$tmp/sil-measured" "$tmp/sil-badattn"
 cp "$tmp/sil/grouped_gemm.csv" "$tmp/sil-measured/"
-printf 'silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,kv_len,causal,value,unit,source_locator\nh100,bf16,sdpa,decode,1,32,8,128,1,512,0,9.1,us,my lab\n' >"$tmp/sil-measured/attention.csv"
+printf 'silicon,dtype,kernel,phase,batch,q_heads,kv_heads,head_dim,q_len,kv_len,causal,value,unit,source_locator\nh100,bf16,FlashInfer paged decode,decode,1,32,8,128,1,512,0,9.1,us,my lab\nh100,bf16,torch SDPA (flash_attention),decode,8,32,8,128,1,512,0,11.6,us,my lab\n' >"$tmp/sil-measured/attention.csv"
 expect 0 'throughput' -- simulate --model deepseek-v3 --cluster h100x8 --tp 8 --mode decode --batch 8 --silicon "$tmp/sil-measured"
 expect 0 "dense:attention .* latency +measured +$tmp/sil-measured/attention.csv: h100 decode attention \\(1 rows" -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 4 --context 64 --explain --silicon "$tmp/sil-measured"
 expect 0 'dense:attention .* memory +measured +data/silicon/attention.csv: b200 decode attention' -- simulate --model llama-3.1-8b --cluster b200x1 --mode decode --batch 128 --context 2048 --explain

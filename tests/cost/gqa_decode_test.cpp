@@ -130,7 +130,7 @@ TEST(GqaDecode, AFolderOfOnesOwnRowsReplacesItsGpusRows) {
   const auto dir = std::filesystem::temp_directory_path() / "shardwise_gqa_decode_test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "attention.csv") << kHead << "b200,bf16,torch SDPA (flash_attention),decode,32,32,8,128,1,4096,0,100,us,my lab\n"
+  std::ofstream(dir / "attention.csv") << kHead << "b200,bf16,FlashInfer BatchDecodeWithPagedKVCacheWrapper,decode,32,32,8,128,1,4096,0,100,us,my lab\n"
                                        << "b200,bf16,torch SDPA (flash_attention),prefill,1,32,8,128,4096,4096,1,900,us,my lab\n";
   auto t = load_silicon_dir(dir.string());
   ASSERT_TRUE(t.ok()) << t.error().message();
@@ -140,10 +140,24 @@ TEST(GqaDecode, AFolderOfOnesOwnRowsReplacesItsGpusRows) {
   EXPECT_EQ(b200.curve.basis, Basis::kMeasured);
   EXPECT_NE(b200.curve.source.find(dir.string()), std::string::npos);
   EXPECT_NEAR(b200.seconds(1.0) * 1e6, 100.0, 1e-9);
-  std::ofstream(dir / "attention.csv") << kHead << "quantum9000,bf16,k,decode,1,8,8,128,1,1024,0,10,us,x\n";
+  // torch SDPA's decode rows (measure.py without FlashInfer) are not read: the built-in B200 curve stays
+  std::ofstream(dir / "attention.csv") << kHead << "b200,bf16,torch SDPA (flash_attention),decode,32,32,8,128,1,4096,0,100,us,my lab\n";
+  auto sdpa = load_silicon_dir(dir.string());
+  ASSERT_TRUE(sdpa.ok()) << sdpa.error().message();
+  const GqaDecodeProfile kept = gqa_decode_profile_for(*find_gpu("b200"), *sdpa);
+  EXPECT_EQ(kept.curve.rows, 6);
+  EXPECT_NE(kept.curve.source.find("data/silicon/attention.csv"), std::string::npos);
+  // an unknown GPU is refused at its own row of the file, a prefill row before it counted
+  std::ofstream(dir / "attention.csv") << kHead << "b200,bf16,k,prefill,1,8,8,128,64,64,1,10,us,x\n"
+                                       << "b200,bf16,k,decode,1,8,8,128,1,1024,0,10,us,x\n"
+                                       << "quantum9000,bf16,k,decode,1,8,8,128,1,1024,0,10,us,x\n";
   auto bad = load_silicon_dir(dir.string());
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message().find("row 2 silicon"), std::string::npos);
+  EXPECT_NE(bad.error().message().find("row 4 silicon"), std::string::npos) << bad.error().message();
+  std::ofstream(dir / "attention.csv") << kHead << "quantum9000,bf16,k,prefill,1,8,8,128,64,64,1,10,us,x\n";
+  auto bad_prefill = load_silicon_dir(dir.string());
+  ASSERT_FALSE(bad_prefill.ok());
+  EXPECT_NE(bad_prefill.error().message().find("row 2 silicon"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
