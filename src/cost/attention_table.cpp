@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "cost/gqa_decode_table.hpp"
-
 namespace shardwise {
 
 Expected<std::vector<AttentionRow>> parse_attention_table(const std::string& text, const std::string& file) {
@@ -91,7 +89,7 @@ PrefillAttentionProfile prefill_attention_profile_for(const GpuSpec& gpu, const 
   };
   std::string source = detail::source_key(gpu.name);
   bool own = find(source, "bf16") != nullptr;
-  if (!own) source = gqa_decode_sibling(gpu.name);
+  if (!own) source = detail::architecture_sibling(gpu.name);
   const PrefillCeilingRow* bf = source.empty() ? nullptr : find(source, "bf16");
   const auto on = source.empty() ? std::nullopt : find_gpu(source);
   if (!bf || !on || !(on->bf16.value() > 0) || !(gpu.bf16.value() > 0)) return p;

@@ -51,7 +51,7 @@ struct PrefillAttentionProfile {
 // fp8, metric throughput_max, unit TFLOPS); errors name the file, row and value.
 Expected<std::vector<PrefillCeilingRow>> parse_prefill_ceiling_table(const std::string& text, const std::string& file);
 // The profile of `gpu`: its own rows (measured), else its architecture's measured chip's
-// (cost/gqa_decode_table.hpp's gqa_decode_sibling; transferred); not present without a bf16 row.
+// (detail::architecture_sibling; transferred); not present without a bf16 row.
 PrefillAttentionProfile prefill_attention_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
 
 // The table's rows (header silicon,kernel,phase,metric,value,unit,source_locator; metric

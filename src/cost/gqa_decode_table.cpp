@@ -90,12 +90,6 @@ Expected<std::vector<AttentionKernelRow>> parse_attention_kernel_table(const std
   return out;
 }
 
-std::string gqa_decode_sibling(const std::string& gpu) {
-  if (gpu == "h200" || gpu == "h20" || gpu == "h800") return "h100";
-  if (gpu == "gb200" || gpu == "b300" || gpu == "gb300") return "b200";
-  return "";
-}
-
 GqaDecodeProfile gqa_decode_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
   GqaDecodeProfile p;
   const auto rows_of = [&](const std::string& silicon) {
@@ -109,7 +103,7 @@ GqaDecodeProfile gqa_decode_profile_for(const GpuSpec& gpu, const SiliconTables&
   auto pts = rows_of(source);
   const bool own = !pts.empty();
   if (!own) {
-    source = gqa_decode_sibling(gpu.name);
+    source = detail::architecture_sibling(gpu.name);
     if (source.empty()) return p;
     pts = rows_of(source);
   }

@@ -40,8 +40,5 @@ Expected<std::vector<AttentionKernelRow>> parse_attention_kernel_table(const std
 // The profile of `gpu` from the tables' decode rows: its own (measured), else its
 // architecture's measured chip's (transferred); not present where neither has rows.
 GqaDecodeProfile gqa_decode_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
-// The chip whose rows a GPU without its own borrows: h100 for h200, h20 and h800; b200 for
-// gb200, b300 and gb300; "" for any other.
-std::string gqa_decode_sibling(const std::string& gpu);
 
 }  // namespace shardwise

@@ -341,6 +341,11 @@ Expected<double> positive_cell(const std::string& s, const std::string& file, in
 }
 std::string embedded_silicon_text(const char* name) { return text_of_embedded(name); }
 std::string source_key(const std::string& silicon) { return silicon == "h800" ? "h100" : silicon; }
+std::string architecture_sibling(const std::string& gpu) {
+  if (gpu == "h200" || gpu == "h20" || gpu == "h800") return "h100";
+  if (gpu == "gb200" || gpu == "b300" || gpu == "gb300") return "b200";
+  return "";
+}
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();

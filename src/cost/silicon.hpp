@@ -231,6 +231,9 @@ std::string embedded_silicon_text(const char* name);
 // The silicon whose rows a GPU's rows count as: an H800's are the H100's (the same die, clocks
 // and HBM; not for NVLink: the all-reduce rows name their GPU as it is).
 std::string source_key(const std::string& silicon);
+// The measured chip of a GPU's architecture, whose attention rows a GPU without its own borrows
+// (transferred): h100 for h200, h20 and h800; b200 for gb200, b300 and gb300; "" for any other.
+std::string architecture_sibling(const std::string& gpu);
 double median(std::vector<double> v);
 }  // namespace detail
 

@@ -80,9 +80,9 @@ TEST(GqaDecode, ChipsOfOneArchitectureBorrowTheMeasuredOnesRows) {
   }
   // no chip of theirs is measured: the fitted model
   for (const char* gpu : {"a100", "mi300x", "l40s"}) EXPECT_FALSE(gqa_decode_profile_for(*find_gpu(gpu), builtin_silicon()).present) << gpu;
-  EXPECT_EQ(gqa_decode_sibling("h200"), "h100");
-  EXPECT_EQ(gqa_decode_sibling("gb300"), "b200");
-  EXPECT_EQ(gqa_decode_sibling("mi325x"), "");
+  EXPECT_EQ(detail::architecture_sibling("h200"), "h100");
+  EXPECT_EQ(detail::architecture_sibling("gb300"), "b200");
+  EXPECT_EQ(detail::architecture_sibling("mi325x"), "");
 }
 
 TEST(GqaDecode, TheTransferScalesTheTimeAboveTheFloor) {
