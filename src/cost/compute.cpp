@@ -9,12 +9,36 @@ namespace shardwise::detail {
 
 // --- compute ---------------------------------------------------------------
 
+WeightOnlyCompute weight_only_compute(const GpuSpec& gpu) {
+  if (gpu.name == "h100") return {kWeightOnlyMoeComputeH100, Basis::kMeasured};
+  if (gpu.name == "h20") return {kWeightOnlyMoeComputeH20, Basis::kMeasured};
+  if (gpu.name == "h200") return {kWeightOnlyMoeComputeH100, Basis::kTransferred};
+  return {kWeightOnlyMoeComputeH100, Basis::kExtrapolated};
+}
+const std::string& weight_only_compute_source(const GpuSpec& gpu) {
+  static const std::string h20 =
+      "data/silicon/published/w4a16_moe_compute.csv: h20 W4A16 Marlin MoE, 0.50 of the bf16 peak (compute-bound rows)";
+  static const std::string h100 =
+      "data/silicon/published/w4a16_moe_compute.csv: h100 W4A16 Marlin MoE, 0.257 of the bf16 peak (compute-bound row)";
+  return gpu.name == "h20" ? h20 : h100;
+}
+namespace {
+// The explain record of a weight-only expert GEMM held at the measured W4A16 compute share.
+void weight_only_capped(Env& e) {
+  e.op_table = nullptr;
+  e.op_ceiling_basis = weight_only_compute(e.ctx->cluster.gpu).basis;
+  e.op_ceiling_source = &weight_only_compute_source(e.ctx->cluster.gpu);
+}
+}  // namespace
+
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
 // eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows x ramp), ramp 1 for GEMMs
 // in the weights' own format and stored / computed bytes per weight for weight-only ones
 // (weight_only_ramp: the few-row ramp at the same FLOPs per weight byte), ceiling the GPU's measured
 // best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
-// the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs).
+// the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs); a
+// weight-only expert GEMM streams at kWeightOnlyMoeStream of it and computes at no more than
+// its GPU's measured W4A16 share of peak (weight_only_compute).
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
 // scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; a grouped
 // expert GEMM reads the grouped table's share by rows per expert where the format has one,
@@ -33,20 +57,26 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
     const bool table = grouped && grp.curve.n > 0;
     const GemmFormatProfile& f = table ? grp : dense;
     const double share = e.curve_share(f.curve, rows);
-    const double tc = flops / (peak * share * f.ratio);
+    const bool capped = wo < 1.0 && share * f.ratio > e.wo_compute;
+    const double tc = flops / (peak * (capped ? e.wo_compute : share * f.ratio));
     const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency * wo) : bytes / (e.hbm * share * wo);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
       e.op_table = &f;
       e.op_bound = bound_of(tc, tm, g.floor_s);
+      if (capped && tc >= tm) weight_only_capped(e);
     }
     return (g.floor_s + std::max(tc, tm)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
   }
   const DType fmt = tensor_format(e.ctx->cluster.gpu, peak);
   const double ceiling = fmt == DType::kBf16 ? e.ctx->ceiling_bf16 : fmt == DType::kFp4 ? e.ctx->ceiling_fp4 : e.ctx->ceiling_fp8;
-  const double eff = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows * ramp);
-  const double tc = flops / (peak * std::max(eff, 1e-6));
+  const double fitted = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows * ramp);
+  const bool capped = wo < 1.0 && fitted > e.wo_compute;
+  const double tc = flops / (peak * std::max(capped ? e.wo_compute : fitted, 1e-6));
   const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency * wo : e.p->mem_efficiency));
-  if (e.bd) e.op_bound = bound_of(tc, tm, kernel_floor(e));
+  if (e.bd) {
+    e.op_bound = bound_of(tc, tm, kernel_floor(e));
+    if (capped && tc >= tm) weight_only_capped(e);
+  }
   return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
 double routed_gemm_time(Env& e, double rows, double flops, double bytes) {
@@ -181,6 +211,7 @@ FormatTerms format_terms(const GpuSpec& gpu, const Formats& f, AttentionKind att
   const bool mla = attention == AttentionKind::kMla;
   t.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0 && !mla) ? gpu.fp8.value() : gpu.bf16.value();
   t.hbm = gpu.hbm_bandwidth.value();
+  if (t.ramp_exp < 1.0) t.wo_compute = weight_only_compute(gpu).share;
   return t;
 }
 

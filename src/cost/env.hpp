@@ -160,6 +160,25 @@ inline const char* bound_of(double tc, double tm, double floor_s) {
 // the same die 0.83 (the project's H100 routed rows at 1.4-4 rows per expert): 0.40 / 0.83.
 // The dequantisation, not HBM, bounds it; tests/cost/weight_only_test.cpp recomputes both.
 inline constexpr double kWeightOnlyMoeStream = 0.40 / 0.83;
+// Where it is compute-bound (many rows per expert) it issues the dequantisation beside its
+// MMAs, which caps the share of the computed format's peak it reaches
+// (data/silicon/published/w4a16_moe_compute.csv; tests/cost/weight_only_test.cpp recomputes
+// both): on the H100 0.257 (SGLang PR 38884: an nsys capture of W4A16 Marlin MoE in
+// 16,384-token prefill chunks, 1.237 TFLOP per layer in 4.863 ms = 254 of 989.4 TFLOP/s),
+// where its bf16 GEMMs reach about 0.7; on the H20 0.50 (SGLang PR 34682: Marlin over 64k and
+// 128k tokens of DeepSeek-V4-Flash's experts, 73-74 of 148 TFLOP/s; its tensor cores are
+// throttled, its SMs are not, so the dequantisation binds less).
+inline constexpr double kWeightOnlyMoeComputeH100 = 0.257;
+inline constexpr double kWeightOnlyMoeComputeH20 = 0.50;
+// The cap of one GPU and where it comes from: measured on the H100 and the H20, transferred
+// to the H200 (the H100's die), extrapolated (the H100's) to every other GPU; 1 (no cap) on
+// a GPU whose expert GEMMs all run in a native format.
+struct WeightOnlyCompute {
+  double share = 1.0;
+  Basis basis = Basis::kModel;
+};
+WeightOnlyCompute weight_only_compute(const GpuSpec& gpu);
+const std::string& weight_only_compute_source(const GpuSpec& gpu);
 // ramp: the component's gemm_half_rows scale (Env::ramp*, 1 for GEMMs in the weights' own format)
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped = false, double ramp = 1.0);
 // The gemm_half_rows scale of GEMMs on weights of format d (wb bytes per weight, block scales

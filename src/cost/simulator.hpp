@@ -186,6 +186,9 @@ struct FormatTerms {
   // bytes per element of the MoE dispatch payload (the experts' input format), the attention
   // kernels' tensor-core peak and the HBM bandwidth
   double disp_b = 2.0, attn_peak = 0, hbm = 0;
+  // the measured compute share that caps weight-only expert GEMMs on this GPU (1: none;
+  // env.hpp, weight_only_compute)
+  double wo_compute = 1.0;
 };
 
 struct SimContext {
