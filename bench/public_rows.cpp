@@ -62,6 +62,9 @@ std::optional<std::string> model_source(const std::string& model) {
   if (model == "Qwen3-30B-A3B") return "qwen3-30b-a3b";
   if (model == "Qwen3-235B-A22B") return "qwen3-235b-a22b";
   if (starts_with(model, "Llama-4-Scout")) return shared + "new-architectures/llama-4-scout.json";
+  if (starts_with(model, "Llama-4-Maverick")) return shared + "new-architectures/llama-4-maverick.json";
+  // Llama-3.3-70B is Llama-3.1-70B's architecture (the same config but for its weights)
+  if (model == "Llama-3.3-70B") return "llama-3.1-70b";
   if (model == "Llama-3.1-405B") return "llama-3.1-405b";
   if (model == "Llama-3.1-8B") return "llama-3.1-8b";
   if (model == "Mixtral-8x7B") return "mixtral-8x7b";

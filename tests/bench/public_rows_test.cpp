@@ -191,6 +191,44 @@ TEST(PublicRows, HeldOutH200RowsRunAsHpesConfigsSay) {
   EXPECT_EQ(r->engine.max_num_tokens, 1536);
 }
 
+TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
+  // data/validation/trtllm-perf-overview-heldout.csv: the cells of TensorRT-LLM's perf-overview
+  // page (commit 03e27c7) that the shared file leaves out, never fitted; every one maps
+  std::vector<std::string> skipped;
+  auto rows = load_public_rows(std::string(SHARDWISE_REPO_DIR) + "/data/validation/trtllm-perf-overview-heldout.csv", &skipped);
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  EXPECT_TRUE(skipped.empty()) << skipped.front();
+  ASSERT_EQ(rows->size(), 114u);
+  for (const PublicRow& r : *rows) {
+    EXPECT_EQ(r.metric, RowMetric::kOfflineMaxThroughput) << r.id;
+    EXPECT_GT(r.measured, 0.0) << r.id;
+    EXPECT_EQ(r.engine_name, "trtllm") << r.id;
+  }
+  // 923: GPT-OSS-120B, B200 DEP2 (FP4), 1000/1000: attention DP 2 x EP 2, MXFP4 experts (native
+  // fp4 on Blackwell), the page's fp8 KV cache, trtllm-bench's untuned caps 2048 and 8192
+  const PublicRow* r = find(*rows, 923, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->gpu, "b200");
+  EXPECT_EQ(r->plan.deg.attn_dp, 2);
+  EXPECT_EQ(r->plan.deg.ep, 2);
+  EXPECT_EQ(r->plan.deg.tp, 1);
+  EXPECT_TRUE(r->model.quant.method == "mxfp4");
+  EXPECT_EQ(r->workload.kv_dtype, DType::kFp8);
+  EXPECT_EQ(r->engine.max_num_seqs, 2048);
+  EXPECT_DOUBLE_EQ(r->measured, 25943.0);
+  // 964: Llama-3.3-70B (Llama-3.1-70B's architecture), B200 TP1 (FP4): NVFP4 everywhere
+  r = find(*rows, 964, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->family, "dense");
+  EXPECT_EQ(r->model.num_layers, 80);
+  EXPECT_TRUE(r->model.quant.dense == DType::kFp4);
+  // 981: Llama-4-Maverick, B200 DEP4 (FP4)
+  r = find(*rows, 981, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->family, "moe");
+  EXPECT_EQ(r->plan.deg.attn_dp, 4);
+}
+
 // The clamped lognormal mean by hand: sigma 1 and mean e^0.5 = 1.648721 (mu = 0, the median
 // 1), clamped above at the median: E[X; X < 1] + 1 x P(X > 1) = m Phi(0 - 1) + 0.5 =
 // 1.648721 x 0.158655 + 0.5 = 0.761579; no clamps: the mean itself.
