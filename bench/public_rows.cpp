@@ -383,6 +383,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
 }  // namespace
 
 std::string default_csv_path() { return std::string(SHARDWISE_SHARED_DIR) + "/calibration/public-measurements.csv"; }
+std::string held_out_dir() { return std::string(SHARDWISE_REPO_DIR) + "/data/validation"; }
 
 Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::vector<std::string>* skipped) {
   auto text = read_text_file(path);

@@ -56,5 +56,7 @@ bool is_serve_metric(RowMetric m);
 // The q-quantile of the errors, interpolated between ranks (0 when empty): 0.5 the median.
 double quantile(std::vector<double> e, double q);
 std::string default_csv_path();
+// data/validation/: the held-out rows' files, in the shared file's columns (never fitted)
+std::string held_out_dir();
 
 }  // namespace shardwise::bench

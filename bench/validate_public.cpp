@@ -4,10 +4,12 @@
 // reason. Targets (issue 13): median <= 10% overall and <= 12% on MoE rows, p90 <= 30%.
 // --kernel-tables: the dense GEMMs from the measured kernel tables (data/silicon/,
 // docs/silicon.md) instead of the fitted GEMM priors, with the same calibration otherwise.
-//   usage: validate_public [--kernel-tables] [CSV]
+// --held-out: then each file of data/validation/ (rows no fit has seen), summarised.
+//   usage: validate_public [--kernel-tables] [--matched-load] [--held-out] [CSV]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -26,7 +28,7 @@ void summary(const std::string& name, const std::vector<double>& e) {
 int main(int argc, char** argv) {
   using namespace shardwise;
   using namespace shardwise::bench;
-  bool tables = false, matched = false;
+  bool tables = false, matched = false, held_out = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -34,17 +36,20 @@ int main(int argc, char** argv) {
       tables = true;
     } else if (a == "--matched-load") {
       matched = true;
+    } else if (a == "--held-out") {
+      held_out = true;
     } else if (a == "-h" || a == "--help") {
       fmt::print(
-          "usage: validate_public [--kernel-tables] [--matched-load] [CSV]\n"
+          "usage: validate_public [--kernel-tables] [--matched-load] [--held-out] [CSV]\n"
           "  every row of CSV (default: {}) predicted and compared with its stated metrics;\n"
           "  --kernel-tables prices the steps from data/silicon/; --matched-load also runs each MLPerf\n"
           "  Server row at the measured load: its rate times the predicted over the measured Offline\n"
-          "  throughput of the same submission, the serving simulation apart from the capacity's error\n",
-          default_csv_path());
+          "  throughput of the same submission, the serving simulation apart from the capacity's error;\n"
+          "  --held-out then summarises each file of {} (rows no fit has seen)\n",
+          default_csv_path(), held_out_dir());
       return 0;
     } else if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "validate_public: '%s': unknown flag (expected --kernel-tables, --matched-load, --help or a CSV path)\n", a.c_str());
+      std::fprintf(stderr, "validate_public: '%s': unknown flag (expected --kernel-tables, --matched-load, --held-out, --help or a CSV path)\n", a.c_str());
       return 2;
     } else {
       path = a;
@@ -162,6 +167,42 @@ int main(int argc, char** argv) {
   if (!skipped.empty()) {
     fmt::print("\n{} rows not expressible here (listed, not counted):\n", skipped.size());
     for (const auto& why : skipped) fmt::print("  {}\n", why);
+  }
+  if (held_out) {
+    // the held-out files, each on its own: their capacity rows (the serving ones are not counted)
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(held_out_dir(), ec)) {
+      if (f.path().extension() == ".csv") files.push_back(f.path().string());
+    }
+    if (ec) {
+      std::fprintf(stderr, "validate_public: %s: %s\n", held_out_dir().c_str(), ec.message().c_str());
+      return 2;
+    }
+    std::sort(files.begin(), files.end());
+    fmt::print("\nheld out (never fitted), capacity rows by file:\n");
+    for (const auto& file : files) {
+      std::vector<std::string> not_mapped;
+      auto held = load_public_rows(file, &not_mapped);
+      if (!held) {
+        std::fprintf(stderr, "validate_public: %s\n", held.error().message().c_str());
+        return 2;
+      }
+      std::vector<double> every;
+      std::map<std::string, std::vector<double>> groups;
+      for (const auto& r : *held) {
+        if (r.scenario == "serve") continue;
+        CostParams p = cost_params_for(r.gpu);
+        p.kernel_tables = tables;
+        const double e = abs_pct_error(predict(r, p), r.measured);
+        every.push_back(e);
+        groups[r.family].push_back(e);
+        groups[silicon_of(r.gpu)].push_back(e);
+      }
+      fmt::print(" {} ({} not mapped)\n", std::filesystem::path(file).filename().string(), not_mapped.size());
+      summary("all", every);
+      for (const auto& [k, v] : groups) summary(k, v);
+    }
   }
   return 0;
 }
