@@ -46,7 +46,7 @@ void weight_only_capped(Env& e) {
 // profile's scale (CostParams::scales: experts for grouped GEMMs, gemm for the rest) multiplies the whole.
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped, double ramp) {
   // weight-only (ramp < 1: weights stored narrower than the format computed in) expert GEMMs
-  const double wo = grouped && ramp < 1.0 ? kWeightOnlyMoeStream : 1.0;
+  const double wo = grouped && ramp < 1.0 && !e.exp_mixed ? kWeightOnlyMoeStream : 1.0;
   e.op_flops = flops;
   e.op_bytes = bytes;
   if (e.bd) e.op_rows = rows;
@@ -177,6 +177,13 @@ double weight_only_ramp(const GpuSpec& gpu, DType d, double wb, double peak) {
   const double b = computed == DType::kBf16 ? 2.0 : computed == DType::kFp8 ? 1.0 : 0.5625;
   return bytes_per_element(d) < (computed == DType::kFp4 ? 0.5 : b) ? std::min(1.0, wb / b) : 1.0;
 }
+bool mxfp4_experts_w4a8(const GpuSpec& gpu, const Formats& f) {
+  // TensorRT-LLM's GPT-OSS support matrix (examples/models/core/gpt_oss): on Blackwell the
+  // MXFP4 experts take MXFP8 activations, the mixed fp8 x fp4 MMA (UTCQMMA,
+  // tcgen05.mma kind::f8f6f4), which runs at the fp8 rate; only fp4 x fp4 (NVFP4 W4A4,
+  // kind::mxf4nvf4) runs at the fp4 rate
+  return f.mxfp4 && f.experts == DType::kFp4 && gpu.fp4.value() > 0 && gpu.fp8.value() > 0;
+}
 double dispatch_bytes(const GpuSpec& gpu, DType experts) {
   // tokens travel to the experts in the format the expert GEMMs read: NVFP4 (4 bits + one fp8
   // scale per 16: 0.5625 B) where fp4 runs natively, fp8 for fp8/int8 experts on fp8 hardware
@@ -203,15 +210,19 @@ FormatTerms format_terms(const GpuSpec& gpu, const Formats& f, AttentionKind att
   t.ramp = weight_only_ramp(gpu, f.other, t.wb, t.peak);
   t.ramp_attn = weight_only_ramp(gpu, f.attention, t.wb_attn, t.peak_attn);
   t.ramp_dense = weight_only_ramp(gpu, f.dense, t.wb_dense, t.peak_dense);
+  if (mxfp4_experts_w4a8(gpu, f)) {
+    t.peak_exp = gpu.fp8.value();
+    t.exp_mixed = true;
+  }
   t.ramp_exp = weight_only_ramp(gpu, f.experts, t.wb_exp, t.peak_exp);
-  t.disp_b = dispatch_bytes(gpu, f.experts);
+  t.disp_b = t.exp_mixed ? 1.0 : dispatch_bytes(gpu, f.experts);  // W4A8: the tokens travel in MXFP8
   // attention math runs in fp8 when the KV cache is fp8 and the GPU has fp8 tensor cores (FP8 FMHA)
   const DType kd = f.kv;
   // MLA kernels (FlashMLA, TensorRT-LLM's) dequantise an fp8 latent cache and compute in bf16
   const bool mla = attention == AttentionKind::kMla;
   t.attn_peak = ((kd == DType::kFp8 || kd == DType::kInt8) && gpu.fp8.value() > 0 && !mla) ? gpu.fp8.value() : gpu.bf16.value();
   t.hbm = gpu.hbm_bandwidth.value();
-  if (t.ramp_exp < 1.0) t.wo_compute = weight_only_compute(gpu).share;
+  if (t.ramp_exp < 1.0 && !t.exp_mixed) t.wo_compute = weight_only_compute(gpu).share;
   return t;
 }
 

@@ -185,6 +185,9 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
 // counted) run at `peak`: 1 when the GPU computes in d's format, else wb over the bytes of
 // the format computed in (fp4/int4 in bf16 on Hopper: 0.5625 / 2 = 0.28125).
 double weight_only_ramp(const GpuSpec& gpu, DType d, double wb, double peak);
+// MXFP4 experts on a GPU with fp4 tensor cores run W4A8: MXFP8 activations through the
+// mixed fp8 x fp4 MMA at the fp8 rate, natively (not the weight-only dequantisation)
+bool mxfp4_experts_w4a8(const GpuSpec& gpu, const Formats& f);
 double stream_time(Env& e, double bytes);
 // An elementwise kernel between the GEMMs (`c`: the activation or the rotary curve of
 // SimContext::elementwise) moving `bytes`: its measured time on this GPU

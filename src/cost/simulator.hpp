@@ -189,6 +189,10 @@ struct FormatTerms {
   // the measured compute share that caps weight-only expert GEMMs on this GPU (1: none;
   // env.hpp, weight_only_compute)
   double wo_compute = 1.0;
+  // MXFP4 experts on a GPU with fp4 tensor cores run W4A8 (MXFP8 activations): the mixed
+  // MMA at the fp8 rate (peak_exp), natively: not the weight-only stream share and compute
+  // cap, though the ramp keeps the fp4 bytes per fp8 FLOP (compute.cpp, mxfp4_experts_w4a8)
+  bool exp_mixed = false;
 };
 
 struct SimContext {

@@ -146,6 +146,11 @@ std::string context_lines(const SimContext& ctx) {
   if (!ctx.params.calibrated) s += fmt::format("note         no calibration for {}: using the {} fit\n", ctx.cluster.gpu.name, ctx.params.gpu);
   const Formats& f = ctx.formats;
   const bool fp4 = f.attention == DType::kFp4 || f.dense == DType::kFp4 || f.experts == DType::kFp4 || f.other == DType::kFp4;
+  if (ctx.terms.exp_mixed) {
+    s += fmt::format("note         {} runs the MXFP4 experts W4A8: MXFP8 activations through the fp8 x fp4 MMA at the fp8 rate "
+                     "(docs/cost-model.md, \"Number formats\")\n",
+                     ctx.cluster.gpu.name);
+  }
   if (fp4 && ctx.cluster.gpu.fp4.value() <= 0) {
     s += fmt::format("note         {} has no fp4 tensor cores: the 4-bit weights are read as such and dequantized for bf16 GEMMs "
                      "(docs/cost-model.md, \"Number formats\")\n",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -208,17 +209,21 @@ TEST(WeightOnly, FewRowExpertsStreamAtTheMeasuredShare) {
   EXPECT_NEAR(((up.compute_s - floor) / up.hbm_bytes) / ((up8.compute_s - floor) / up8.hbm_bytes), 0.83 / 0.40, 1e-9);
 }
 
+// GPT-OSS-20B (MXFP4 experts) prefilling prompts of 1,024 tokens on `cluster`
+SimContext gpt_oss_20b_prefill(const std::string& cluster) {
+  Workload w = test_support::decode(1024);
+  w.mode = Mode::kPrefill;
+  w.isl = 1024;
+  return test_support::ctx_for(std::string(SHARDWISE_SHARED_DIR) + "/models/new-architectures/gpt-oss-20b.json", cluster, w);
+}
+
 TEST(WeightOnly, ManyRowExpertsComputeAtTheMeasuredShare) {
   // GPT-OSS-20B (MXFP4 experts, W4A16 on Hopper) on one H100, a prefill of 8 x 1024 tokens:
   // 8192 x 4 / 32 = 1024 rows per expert, compute-bound. The fitted model alone would run
   // them at gemm_efficiency 0.70 x 1024 / (1024 + 256 x 0.265625) = 0.658 of the bf16 peak;
   // the W4A16 kernel's measured 0.257 holds them there: FLOPs / (989.4 TFLOP/s x 0.257)
   // + the fitted kernel overhead, times the experts' scale (1 without a calibration profile)
-  Workload w = test_support::decode(1024);
-  w.mode = Mode::kPrefill;
-  w.isl = 1024;
-  const std::string model = std::string(SHARDWISE_SHARED_DIR) + "/models/new-architectures/gpt-oss-20b.json";
-  const SimContext ctx = test_support::ctx_for(model, "h100x1", w);
+  const SimContext ctx = gpt_oss_20b_prefill("h100x1");
   ASSERT_EQ(ctx.formats.experts, DType::kFp4);
   const Breakdown bd = breakdown_step(ctx, test_support::plan(1, 8), Phase::kPrefill, 8, 1024);
   const OpCost& up = op_of(bd, "expert_ffn1");
@@ -229,7 +234,7 @@ TEST(WeightOnly, ManyRowExpertsComputeAtTheMeasuredShare) {
   EXPECT_NEAR(up.compute_s, (up.flops / (peak * 0.257) + ctx.params.kernel_overhead_us * 1e-6) * ctx.params.scales.experts, 1e-12);
   // on an H200 (the same die: transferred) the same share; the dense GEMMs beside them keep
   // the fitted efficiency (their weights are bf16: no cap)
-  const SimContext c200 = test_support::ctx_for(model, "h200x1", w);
+  const SimContext c200 = gpt_oss_20b_prefill("h200x1");
   const Breakdown bd200 = breakdown_step(c200, test_support::plan(1, 8), Phase::kPrefill, 8, 1024);
   EXPECT_EQ(op_of(bd200, "expert_ffn1").basis, Basis::kTransferred);
   const OpCost& qkv = op_of(bd, "qkv_proj");
@@ -237,6 +242,66 @@ TEST(WeightOnly, ManyRowExpertsComputeAtTheMeasuredShare) {
   // few rows (decode of 4 sequences: 16 copies over 32 experts) stay memory-bound, unchanged
   const Breakdown dec = breakdown_step(ctx, test_support::plan(1, 4), Phase::kDecode, 4, 1024);
   EXPECT_EQ(op_of(dec, "expert_ffn1").bound, std::string("memory"));
+}
+
+// The published GEMMs behind W4A8 at the fp8 rate: the mixed fp8 x fp4 kernel runs near
+// MXFP8 x MXFP8 and at about half of fp4 x fp4, on the B200 and on the RTX PRO 6000
+TEST(WeightOnly, TheMixedFp4Fp8MmaRunsAtTheFp8Rate) {
+  std::ifstream f(std::string(SHARDWISE_REPO_DIR) + "/data/silicon/published/mixed_fp4_fp8_gemm.csv");
+  ASSERT_TRUE(f.good());
+  std::string line;
+  std::getline(f, line);  // gpu,dtype,library,op,M,N,K,metric,value,unit,...
+  std::map<std::string, std::map<std::string, double>> by;  // gpu/M -> dtype -> TFLOPS
+  while (std::getline(f, line)) {
+    const auto c = split(line);
+    ASSERT_GE(c.size(), 10u);
+    ASSERT_EQ(c[9], "TFLOPS");
+    const std::string kind = c[1].find("x MXFP8") != std::string::npos ? "fp8" : c[1].find("mixed") != std::string::npos || c[1].find("Mixed") != std::string::npos ? "mixed" : "fp4";
+    by[c[0] + "/" + c[4]][kind] = std::stod(c[8]);
+  }
+  ASSERT_EQ(by.size(), 5u);  // the B200 at M = 128, 256, 512, 1024; the RTX PRO 6000 at 8192
+  for (const auto& [key, v] : by) {
+    ASSERT_EQ(v.size(), 3u) << key;
+    const double mixed = v.at("mixed"), fp8 = v.at("fp8"), fp4 = v.at("fp4");
+    if (key.find("/128") != std::string::npos) continue;  // M = 128: latency-bound, no rate shows
+    // B200 M = 1024: 2127.5 against mx8mx8's 1914.3 (1.11) and NVFP4's 4331 (0.49); the RTX
+    // PRO 6000: 806 against 802 (1.005) and 1615 (0.50)
+    EXPECT_LT(mixed / fp8, 1.20) << key;
+    EXPECT_GT(mixed / fp8, 0.95) << key;
+    EXPECT_LT(mixed / fp4, 0.65) << key;
+  }
+}
+
+TEST(WeightOnly, MxFp4ExpertsOnBlackwellRunW4A8AtTheFp8Rate) {
+  // GPT-OSS-20B (MXFP4 experts) on one B200: MXFP8 activations through the fp8 x fp4 MMA, at
+  // the fp8 peak (4,500 TFLOP/s, not fp4's 9,000), the fp4 bytes per fp8 FLOP in the ramp
+  // (0.53125 / 1 B), and none of the W4A16 dequantisation terms
+  const SimContext ctx = gpt_oss_20b_prefill("b200x1");
+  ASSERT_TRUE(ctx.formats.mxfp4);
+  EXPECT_TRUE(ctx.terms.exp_mixed);
+  EXPECT_DOUBLE_EQ(ctx.terms.peak_exp, ctx.cluster.gpu.fp8.value());
+  EXPECT_DOUBLE_EQ(ctx.terms.ramp_exp, 0.53125);
+  EXPECT_DOUBLE_EQ(ctx.terms.wo_compute, 1.0);
+  EXPECT_DOUBLE_EQ(ctx.terms.disp_b, 1.0);  // the tokens travel in MXFP8
+  // a prefill of 8 x 1024 tokens: 8192 x 4 / 32 = 1024 rows per expert, compute-bound at the
+  // fitted efficiency on the fp8 peak: 0.70 x ceiling_fp8 x 1024 / (1024 + 233.74 x 0.53125)
+  const Breakdown bd = breakdown_step(ctx, test_support::plan(1, 8), Phase::kPrefill, 8, 1024);
+  const OpCost& up = op_of(bd, "expert_ffn1");
+  EXPECT_EQ(up.bound, std::string("compute"));
+  const double rows = 1024.0;
+  const double eff = ctx.params.gemm_efficiency * ctx.ceiling_fp8 * rows / (rows + ctx.params.gemm_half_rows * 0.53125);
+  EXPECT_NEAR(up.compute_s, (up.flops / (4.5e15 * eff) + ctx.params.kernel_overhead_us * 1e-6) * ctx.params.scales.experts, 1e-12);
+  // NVFP4 experts (W4A4, fp4 x fp4) on the same GPU keep the fp4 peak
+  Workload w4 = ctx.workload;
+  w4.expert_dtype = DType::kFp4;
+  w4.weights_mxfp4 = false;
+  const SimContext nv = test_support::ctx_for("qwen3-30b-a3b", "b200x1", w4);
+  EXPECT_FALSE(nv.terms.exp_mixed);
+  EXPECT_DOUBLE_EQ(nv.terms.peak_exp, nv.cluster.gpu.fp4.value());
+  // and on Hopper (no fp4 tensor cores) MXFP4 stays weight-only W4A16 at the bf16 peak
+  const SimContext h = gpt_oss_20b_prefill("h100x1");
+  EXPECT_FALSE(h.terms.exp_mixed);
+  EXPECT_DOUBLE_EQ(h.terms.peak_exp, h.cluster.gpu.bf16.value());
 }
 
 TEST(WeightOnly, NeverSlowerThanBf16AndEqualWhereComputeBound) {
