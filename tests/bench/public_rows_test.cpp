@@ -229,6 +229,32 @@ TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
   EXPECT_EQ(r->plan.deg.attn_dp, 4);
 }
 
+TEST(PublicRows, HeldOutPerfOverview019CellsRunAsThePageSays) {
+  // data/validation/trtllm-0.19-perf-overview-heldout.csv: TensorRT-LLM 0.19.0's page less
+  // the 13 cells of the shared file; the page's totals over TP are the per-GPU figures
+  std::vector<std::string> skipped;
+  auto rows = load_public_rows(std::string(SHARDWISE_REPO_DIR) + "/data/validation/trtllm-0.19-perf-overview-heldout.csv", &skipped);
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  EXPECT_TRUE(skipped.empty()) << skipped.front();
+  ASSERT_EQ(rows->size(), 171u);
+  for (const PublicRow& r : *rows) {
+    EXPECT_EQ(r.family, "dense") << r.id;
+    EXPECT_EQ(r.metric, RowMetric::kOfflineMaxThroughput) << r.id;
+    EXPECT_EQ(r.engine_name, "trtllm") << r.id;
+  }
+  // 1101: Llama-3.3-70B NVFP4 on one B200, 128/128: 11,253.28 tok/s total, fp8 KV (ModelOpt)
+  const PublicRow* r = find(*rows, 1101, RowMetric::kOfflineMaxThroughput);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->gpu, "b200");
+  EXPECT_TRUE(r->model.quant.dense == DType::kFp4);
+  EXPECT_EQ(r->workload.kv_dtype, DType::kFp8);
+  EXPECT_DOUBLE_EQ(r->measured, 11253.28);
+  // none of the shared file's cells again: Llama-3.1-70B fp8 on H100 TP2 at 1000/1000 is row 2
+  for (const PublicRow& x : *rows) {
+    EXPECT_FALSE(x.gpu == "h100" && x.plan.deg.tp == 2 && x.workload.isl == 1000 && x.workload.osl == 1000 && x.model.num_layers == 80) << x.id;
+  }
+}
+
 // The clamped lognormal mean by hand: sigma 1 and mean e^0.5 = 1.648721 (mu = 0, the median
 // 1), clamped above at the median: E[X; X < 1] + 1 x P(X > 1) = m Phi(0 - 1) + 0.5 =
 // 1.648721 x 0.158655 + 0.5 = 0.761579; no clamps: the mean itself.
