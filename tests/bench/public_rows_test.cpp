@@ -18,6 +18,27 @@ const PublicRow* find(const std::vector<PublicRow>& rows, int id, RowMetric metr
   return nullptr;
 }
 
+// A file of data/validation/ (held-out rows), read as the shared file is
+Expected<std::vector<PublicRow>> held_out(const char* file, std::vector<std::string>* skipped) {
+  return load_public_rows(held_out_dir() + "/" + file, skipped);
+}
+
+// The cells of a TensorRT-LLM perf-overview page held out in `file`: every one maps (none
+// skipped), each a trtllm-bench offline run with a measured throughput
+std::vector<PublicRow> perf_overview_cells(const char* file) {
+  std::vector<std::string> skipped;
+  auto rows = held_out(file, &skipped);
+  EXPECT_TRUE(rows.ok()) << (rows.ok() ? "" : rows.error().message());
+  if (!rows) return {};
+  EXPECT_TRUE(skipped.empty()) << (skipped.empty() ? "" : skipped.front());
+  for (const PublicRow& r : *rows) {
+    EXPECT_EQ(r.metric, RowMetric::kOfflineMaxThroughput) << r.id;
+    EXPECT_GT(r.measured, 0.0) << r.id;
+    EXPECT_EQ(r.engine_name, "trtllm") << r.id;
+  }
+  return std::move(*rows);
+}
+
 TEST(PublicRows, EveryRowMapsOrSaysWhyNot) {
   std::vector<std::string> skipped;
   auto rows = load_public_rows(default_csv_path(), &skipped);
@@ -172,7 +193,7 @@ TEST(PublicRows, TrtllmBenchRowsRunTheCapsTrtllmBenchDerives) {
 TEST(PublicRows, HeldOutH200RowsRunAsHpesConfigsSay) {
   // data/validation/mlperf-v5.1-h200-heldout.csv: HPE's H200 runs on NVIDIA's harness, never fitted
   std::vector<std::string> skipped;
-  auto rows = load_public_rows(std::string(SHARDWISE_REPO_DIR) + "/data/validation/mlperf-v5.1-h200-heldout.csv", &skipped);
+  auto rows = held_out("mlperf-v5.1-h200-heldout.csv", &skipped);
   ASSERT_TRUE(rows.ok()) << rows.error().message();
   EXPECT_TRUE(skipped.empty());
   ASSERT_EQ(rows->size(), 2u);
@@ -194,19 +215,11 @@ TEST(PublicRows, HeldOutH200RowsRunAsHpesConfigsSay) {
 TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
   // data/validation/trtllm-perf-overview-heldout.csv: the cells of TensorRT-LLM's perf-overview
   // page (commit 03e27c7) that the shared file leaves out, never fitted; every one maps
-  std::vector<std::string> skipped;
-  auto rows = load_public_rows(std::string(SHARDWISE_REPO_DIR) + "/data/validation/trtllm-perf-overview-heldout.csv", &skipped);
-  ASSERT_TRUE(rows.ok()) << rows.error().message();
-  EXPECT_TRUE(skipped.empty()) << skipped.front();
-  ASSERT_EQ(rows->size(), 114u);
-  for (const PublicRow& r : *rows) {
-    EXPECT_EQ(r.metric, RowMetric::kOfflineMaxThroughput) << r.id;
-    EXPECT_GT(r.measured, 0.0) << r.id;
-    EXPECT_EQ(r.engine_name, "trtllm") << r.id;
-  }
+  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-perf-overview-heldout.csv");
+  ASSERT_EQ(rows.size(), 114u);
   // 923: GPT-OSS-120B, B200 DEP2 (FP4), 1000/1000: attention DP 2 x EP 2, MXFP4 experts (native
   // fp4 on Blackwell), the page's fp8 KV cache, trtllm-bench's untuned caps 2048 and 8192
-  const PublicRow* r = find(*rows, 923, RowMetric::kOfflineMaxThroughput);
+  const PublicRow* r = find(rows, 923, RowMetric::kOfflineMaxThroughput);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->gpu, "b200");
   EXPECT_EQ(r->plan.deg.attn_dp, 2);
@@ -217,13 +230,13 @@ TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
   EXPECT_EQ(r->engine.max_num_seqs, 2048);
   EXPECT_DOUBLE_EQ(r->measured, 25943.0);
   // 964: Llama-3.3-70B (Llama-3.1-70B's architecture), B200 TP1 (FP4): NVFP4 everywhere
-  r = find(*rows, 964, RowMetric::kOfflineMaxThroughput);
+  r = find(rows, 964, RowMetric::kOfflineMaxThroughput);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->family, "dense");
   EXPECT_EQ(r->model.num_layers, 80);
   EXPECT_TRUE(r->model.quant.dense == DType::kFp4);
   // 981: Llama-4-Maverick, B200 DEP4 (FP4)
-  r = find(*rows, 981, RowMetric::kOfflineMaxThroughput);
+  r = find(rows, 981, RowMetric::kOfflineMaxThroughput);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->family, "moe");
   EXPECT_EQ(r->plan.deg.attn_dp, 4);
@@ -232,25 +245,18 @@ TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
 TEST(PublicRows, HeldOutPerfOverview019CellsRunAsThePageSays) {
   // data/validation/trtllm-0.19-perf-overview-heldout.csv: TensorRT-LLM 0.19.0's page less
   // the 13 cells of the shared file; the page's totals over TP are the per-GPU figures
-  std::vector<std::string> skipped;
-  auto rows = load_public_rows(std::string(SHARDWISE_REPO_DIR) + "/data/validation/trtllm-0.19-perf-overview-heldout.csv", &skipped);
-  ASSERT_TRUE(rows.ok()) << rows.error().message();
-  EXPECT_TRUE(skipped.empty()) << skipped.front();
-  ASSERT_EQ(rows->size(), 171u);
-  for (const PublicRow& r : *rows) {
-    EXPECT_EQ(r.family, "dense") << r.id;
-    EXPECT_EQ(r.metric, RowMetric::kOfflineMaxThroughput) << r.id;
-    EXPECT_EQ(r.engine_name, "trtllm") << r.id;
-  }
+  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-0.19-perf-overview-heldout.csv");
+  ASSERT_EQ(rows.size(), 171u);
+  for (const PublicRow& r : rows) EXPECT_EQ(r.family, "dense") << r.id;
   // 1101: Llama-3.3-70B NVFP4 on one B200, 128/128: 11,253.28 tok/s total, fp8 KV (ModelOpt)
-  const PublicRow* r = find(*rows, 1101, RowMetric::kOfflineMaxThroughput);
+  const PublicRow* r = find(rows, 1101, RowMetric::kOfflineMaxThroughput);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->gpu, "b200");
   EXPECT_TRUE(r->model.quant.dense == DType::kFp4);
   EXPECT_EQ(r->workload.kv_dtype, DType::kFp8);
   EXPECT_DOUBLE_EQ(r->measured, 11253.28);
   // none of the shared file's cells again: Llama-3.1-70B fp8 on H100 TP2 at 1000/1000 is row 2
-  for (const PublicRow& x : *rows) {
+  for (const PublicRow& x : rows) {
     EXPECT_FALSE(x.gpu == "h100" && x.plan.deg.tp == 2 && x.workload.isl == 1000 && x.workload.osl == 1000 && x.model.num_layers == 80) << x.id;
   }
 }
