@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -71,5 +72,73 @@ AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu, const SiliconT
 }
 
 AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu) { return custom_allreduce_profile_for(gpu, builtin_silicon()); }
+
+namespace {
+// The GPU whose NCCL rows another of the same NVLink generation and bandwidth takes.
+const char* nccl_source_for(const std::string& gpu) {
+  if (gpu == "h100" || gpu == "h20") return "h200";                     // NVLink 4, NVSwitch, 450 GB/s per direction
+  if (gpu == "gb200" || gpu == "b300" || gpu == "gb300") return "b200";  // NVLink 5, 900 GB/s per direction
+  return nullptr;
+}
+double ring_share(std::int64_t n) { return 2.0 * static_cast<double>(n - 1) / static_cast<double>(n); }
+}  // namespace
+
+AllReduceProfile nccl_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
+  AllReduceProfile p;
+  const auto rows_of = [&](const std::string& silicon, std::int64_t g) {
+    std::vector<AllReduceRow> out;
+    for (const auto& r : tables.allreduce) {
+      if (r.silicon == silicon && r.group == g && is_nccl_allreduce(r)) out.push_back(r);
+    }
+    return out;
+  };
+  const auto any_rows = [&](const std::string& silicon) {
+    return std::any_of(tables.allreduce.begin(), tables.allreduce.end(), [&](const AllReduceRow& r) { return r.silicon == silicon && is_nccl_allreduce(r); });
+  };
+  std::string source = gpu.name;
+  bool own = any_rows(source);
+  if (!own) {
+    const char* from = nccl_source_for(gpu.name);
+    if (!from || !any_rows(from)) return p;
+    source = from;
+  }
+  const auto measured_on = find_gpu(source);
+  if (!measured_on) return p;
+  const std::int64_t n = static_cast<std::int64_t>(p.by_size.size());
+  std::vector<std::int64_t> measured;  // the group sizes with rows
+  for (std::int64_t g = 2; g < n; ++g) {
+    std::vector<AllReduceRow> rows = rows_of(source, g);
+    if (rows.empty()) continue;
+    AllReduceCurve c = build_allreduce_curve(rows);
+    c.link_bw = measured_on->nvlink_bandwidth.value();
+    c.basis = own ? Basis::kMeasured : Basis::kTransferred;
+    c.source = fmt::format("data/silicon/allreduce.csv: {} NCCL all-reduce, {} GPUs{} ({} rows, {:.0f}-{:.0f} B)", source, g,
+                           own ? "" : fmt::format(" (on the {}: the same NVLink)", gpu.name), c.rows, c.b_lo, c.b_hi);
+    p.by_size[static_cast<std::size_t>(g)] = std::move(c);
+    measured.push_back(g);
+  }
+  if (measured.empty()) return p;
+  p.present = true;
+  // the other sizes at the bus bandwidth of the nearest measured one (the larger on a tie)
+  for (std::int64_t g = 2; g < n; ++g) {
+    if (!p.by_size[static_cast<std::size_t>(g)].empty()) continue;
+    std::int64_t m = measured.front();
+    for (const std::int64_t k : measured) {
+      if (std::abs(k - g) <= std::abs(m - g)) m = k;
+    }
+    AllReduceCurve c = p.by_size[static_cast<std::size_t>(m)];
+    const double f = ring_share(g) / ring_share(m);
+    for (double& lt : c.log_t) lt += std::log(f);
+    c.t_lo *= f;
+    c.t_hi *= f;
+    c.tail_bw /= f;
+    c.basis = Basis::kTransferred;
+    c.source += fmt::format(", for {} GPUs at the bus bandwidth of {}", g, m);
+    p.by_size[static_cast<std::size_t>(g)] = std::move(c);
+  }
+  return p;
+}
+
+AllReduceProfile nccl_allreduce_profile_for(const GpuSpec& gpu) { return nccl_allreduce_profile_for(gpu, builtin_silicon()); }
 
 }  // namespace shardwise

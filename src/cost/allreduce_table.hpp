@@ -47,10 +47,26 @@ AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows);
 // The kernel label of the engines' custom all-reduce rows (the others are cross-checks).
 inline constexpr const char* kEngineCustomAllReduce = "engine custom all-reduce";
 inline bool is_engine_allreduce(const AllReduceRow& r) { return r.kernel.rfind(kEngineCustomAllReduce, 0) == 0; }
+// The kernel label of NCCL's all-reduce as an engine calls it for the messages above its custom
+// kernel's limit (torch.distributed's all_reduce: the time of a call, its launch included).
+inline constexpr const char* kNcclAllReduce = "NCCL all-reduce";
+inline bool is_nccl_allreduce(const AllReduceRow& r) { return r.kernel.rfind(kNcclAllReduce, 0) == 0; }
+// Messages from which an engine with no custom-kernel limit of its own (the generic one) is
+// taken to call NCCL: the limit the three profiles share (TensorRT-LLM 8,000,000 B, vLLM and
+// SGLang 8 MiB; data/engines/*.yaml).
+inline constexpr double kNcclAllReduceFromBytes = 8000000.0;
 // The engines' custom all-reduce on `gpu` from the tables' rows, per group size: its own rows
 // (measured; a --silicon folder may hold any GPU's), else the H100's for the H200 (transferred:
 // the same NVLink 4 and NVSwitch); not present where no group size has rows.
 AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
 AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu);  // the built-in tables
+// NCCL's all-reduce on `gpu` inside one NVLink domain, per group size (docs/silicon.md,
+// "All-reduce"): its own rows (measured), else those of the GPU of the same NVLink generation
+// and bandwidth that has them (H100 and H20 from the H200; GB200, B300 and GB300 from the
+// B200: transferred). A group size without rows takes a measured size's curve at the same bus
+// bandwidth (time x [2(g-1)/g] / [2(m-1)/m], the ring's bytes per rank; transferred). Not
+// present where the GPU and its generation have none.
+AllReduceProfile nccl_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables);
+AllReduceProfile nccl_allreduce_profile_for(const GpuSpec& gpu);  // the built-in tables
 
 }  // namespace shardwise

@@ -32,23 +32,35 @@ double coll_priced(Env& e, CollKind k, const Group& g, double full, const char* 
   if (!known) known = same(e.g_tp) ? &e.s_tp : same(e.g_w) ? &e.s_w : same(e.g_etp) ? &e.s_etp : nullptr;
   CollCost c = k != CollKind::kSendRecv && known ? collective_cost(cl, k, g, *known, Bytes(full), eff) : collective_cost(cl, k, g, Bytes(full), eff);
   c.time = (c.time * slowest + Seconds(e.p->comm_overhead_us * 1e-6)) * e.p->scales.comm;  // scales: a calibration profile's
-  // The engine's custom all-reduce inside one NVLink domain, as measured, where faster
-  // (docs/cost-model.md, "Layouts and collectives"; the engines dispatch by size)
+  // All-reduce inside one NVLink domain, as measured: the engine's custom kernel up to its
+  // limit, where faster (with the kernel tables), NCCL's call above it (on every path); the
+  // engines dispatch by size (docs/cost-model.md, "Layouts and collectives")
   Basis basis = Basis::kModel;
   const AllReduceCurve* table = nullptr;
-  const AllReduceProfile& car = e.ctx->custom_ar;
-  if (k == CollKind::kAllReduce && car.present && full <= static_cast<double>(e.ctx->engine.custom_all_reduce_max_bytes)) {
-    if (const AllReduceCurve* cv = car.of(g.size)) {
+  if (k == CollKind::kAllReduce) {
+    const auto one_domain_on = [&](const AllReduceCurve& cv) {
       const GroupSpan sp_own = known ? GroupSpan{} : span_of(cl, g);
       const GroupSpan& sp = known ? *known : sp_own;
-      const bool one_domain = sp.levels == 1 && sp.level_index[0] == 0;
-      const double t = cv->seconds_at(full) * e.p->scales.comm;
-      if (one_domain && cl.levels.front().bandwidth.value() >= cv->link_bw * 0.999 && t < c.time.value()) {
-        c.time = Seconds(t);
+      return sp.levels == 1 && sp.level_index[0] == 0 && cl.levels.front().bandwidth.value() >= cv.link_bw * 0.999;
+    };
+    const double custom_max = static_cast<double>(e.ctx->engine.custom_all_reduce_max_bytes);
+    const AllReduceProfile& car = e.ctx->custom_ar;
+    const AllReduceProfile& nccl = e.ctx->nccl_ar;
+    if (car.present && full <= custom_max) {
+      if (const AllReduceCurve* cv = car.of(g.size); cv && one_domain_on(*cv)) {
+        const double t = cv->seconds_at(full) * e.p->scales.comm;
+        if (t < c.time.value()) {
+          c.time = Seconds(t);
+          table = cv;
+        }
+      }
+    } else if (nccl.present && full > (custom_max > 0 ? custom_max : kNcclAllReduceFromBytes)) {
+      if (const AllReduceCurve* cv = nccl.of(g.size); cv && one_domain_on(*cv)) {
+        c.time = Seconds(cv->seconds_at(full) * e.p->scales.comm);
         table = cv;
-        basis = cv->in_range(full) ? cv->basis : Basis::kExtrapolated;
       }
     }
+    if (table) basis = table->in_range(full) ? table->basis : Basis::kExtrapolated;
   }
   if (e.bd) record(e, k, gname, g.size, full, c, basis, table ? table->source : std::string());
   return c.time.value();

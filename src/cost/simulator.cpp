@@ -309,6 +309,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   }
   // the engine's measured custom all-reduce: with the kernel tables (opt-in; docs/silicon.md, "All-reduce")
   if (p.kernel_tables && ctx.engine.custom_all_reduce_max_bytes > 0) ctx.custom_ar = custom_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  // NCCL's all-reduce above it: measured on every path (docs/silicon.md, "All-reduce")
+  ctx.nccl_ar = nccl_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
   // the activation and rotary kernels between the GEMMs: measured ops on every path (the
   // fitted efficiencies are fitted with them; docs/cost-model.md, "Elementwise kernels")
   ctx.elementwise = elementwise_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());

@@ -63,8 +63,8 @@ struct CollRecord {
   double full_bytes = 0;      // B: the logical size of the whole tensor the collective works on
   double bytes_per_gpu = 0;   // what each GPU sends (CollCost::bytes of collective_cost)
   double time_s = 0;          // its time (with the calibration's scale)
-  // where the time comes from: the alpha-beta model, or the engine's measured custom
-  // all-reduce (cost/allreduce_table.hpp) and that table
+  // where the time comes from: the alpha-beta model, or a measured all-reduce (the engine's
+  // custom kernel or NCCL's: cost/allreduce_table.hpp) and that table
   Basis basis = Basis::kModel;
   std::string table;
 };
@@ -232,6 +232,9 @@ struct SimContext {
   // The engine's custom all-reduce as measured on this GPU (present where the engine runs one
   // and the GPU's NVLink has rows: docs/silicon.md, "All-reduce")
   AllReduceProfile custom_ar;
+  // NCCL's all-reduce as measured on this GPU's NVLink (or its generation's), for the messages
+  // above the engine's custom kernel: on every path (docs/silicon.md, "All-reduce")
+  AllReduceProfile nccl_ar;
   // The elementwise kernels between the GEMMs as measured (activation, rotary embedding): each
   // an op of its own, with or without the kernel tables (docs/silicon.md, "Elementwise kernels")
   ElementwiseProfile elementwise;

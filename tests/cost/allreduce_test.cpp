@@ -28,11 +28,17 @@ std::vector<AllReduceRow> engine_rows(std::int64_t group) {
 
 TEST(AllReduceTable, TheEmbeddedTableParsesWithItsSources) {
   const auto& rows = builtin_allreduce_rows();
-  ASSERT_EQ(rows.size(), 21u);  // 18 of SGLang PR 2904 (2/4/8 GPUs x 6 sizes) + 3 MSCCL++ cross-checks
+  // 18 of SGLang PR 2904 (2/4/8 GPUs x 6 sizes) + 3 MSCCL++ cross-checks on the H100; NCCL on 8
+  // B200s and, as the Hopper fit's cross-check, on 8 H200s: 16 sizes each (32 KiB to 1 GiB)
+  ASSERT_EQ(rows.size(), 53u);
+  std::size_t b200 = 0, h200 = 0;
   for (const auto& r : rows) {
-    EXPECT_EQ(r.silicon, "h100");
     EXPECT_FALSE(r.locator.empty());
+    b200 += r.silicon == "b200" && is_nccl_allreduce(r) ? 1 : 0;
+    h200 += r.silicon == "h200" && !is_nccl_allreduce(r) && !is_engine_allreduce(r) ? 1 : 0;
   }
+  EXPECT_EQ(b200, 16u);
+  EXPECT_EQ(h200, 16u);
   EXPECT_EQ(engine_rows(8).size(), 6u);
 }
 
@@ -106,6 +112,91 @@ TEST(AllReduceTable, ProfilesByGpu) {
   EXPECT_EQ(h100.of(6), nullptr);
   EXPECT_FALSE(custom_allreduce_profile_for(*find_gpu("b200")).present);  // no Blackwell rows
   EXPECT_FALSE(custom_allreduce_profile_for(*find_gpu("mi300x")).present);
+}
+
+TEST(NcclAllReduce, TheB200CurveIsItsRowsByHand) {
+  const auto b200 = nccl_allreduce_profile_for(*find_gpu("b200"));
+  ASSERT_TRUE(b200.present);
+  const AllReduceCurve* c8 = b200.of(8);
+  ASSERT_NE(c8, nullptr);
+  EXPECT_EQ(c8->basis, Basis::kMeasured);
+  EXPECT_EQ(c8->rows, 16);
+  // the rows at 8 and 16 MiB: busbw 126.49 and 254.96 GB/s, time = bytes x 2 x 7/8 / busbw =
+  // 116.06 and 115.15 us (the file: 116.1 and 115.2); 16 MiB takes the running maximum, 116.1
+  EXPECT_NEAR(c8->seconds_at(8'388'608) * 1e6, 116.1, 1e-9);
+  EXPECT_NEAR(c8->seconds_at(16'777'216) * 1e6, 116.1, 1e-9);
+  // 32 MiB: 33,554,432 x 1.75 / 325.97e9 = 180.13 us (the file: 180.1)
+  EXPECT_NEAR(c8->seconds_at(33'554'432) * 1e6, 180.1, 1e-9);
+  // 2 GPUs at the same bus bandwidth: x (2 x 1/2) / (2 x 7/8) = x 0.571429 -> 180.1 / 1.75 = 102.91 us
+  const AllReduceCurve* c2 = b200.of(2);
+  ASSERT_NE(c2, nullptr);
+  EXPECT_EQ(c2->basis, Basis::kTransferred);
+  EXPECT_NEAR(c2->seconds_at(33'554'432) * 1e6, 102.914, 0.001);
+  // 4 GPUs: x 1.5 / 1.75 -> 154.37 us
+  EXPECT_NEAR(b200.of(4)->seconds_at(33'554'432) * 1e6, 154.371, 0.001);
+  EXPECT_EQ(b200.of(16), nullptr);  // beyond the rows' group sizes: the model
+}
+
+TEST(NcclAllReduce, ItsGenerationTakesItAndTheCrossCheckRowsAreNotRead) {
+  for (const char* g : {"gb200", "b300", "gb300"}) {
+    const auto p = nccl_allreduce_profile_for(*find_gpu(g));
+    ASSERT_TRUE(p.present) << g;
+    EXPECT_EQ(p.of(8)->basis, Basis::kTransferred) << g;
+  }
+  // the H200 rows check the Hopper fit and price nothing (docs/silicon.md, "All-reduce")
+  for (const char* g : {"h200", "h100", "mi300x", "a100"}) EXPECT_FALSE(nccl_allreduce_profile_for(*find_gpu(g)).present) << g;
+}
+
+TEST(NcclAllReduce, MoreBytesAreNeverFasterAndMoreGpusNeverFaster) {
+  const auto b200 = nccl_allreduce_profile_for(*find_gpu("b200"));
+  for (std::int64_t g = 2; g < 8; ++g) {
+    double last = 0;
+    for (double b = 1e4; b < 4e9; b *= 1.7) {
+      const double t = b200.of(g)->seconds_at(b);
+      EXPECT_GE(t, last) << g << " GPUs, " << b << " B";
+      EXPECT_LE(t, b200.of(g + 1)->seconds_at(b) * (1 + 1e-12)) << g << " GPUs, " << b << " B";
+      last = t;
+    }
+  }
+}
+
+// Llama-3.1-70B decode at TP 8 on 8 B200 under TensorRT-LLM: the all-reduce of [batch, 8192]
+// bf16 is NCCL's, as measured, above the custom kernel's 8,000,000 B, and the model's below
+TEST(NcclAllReduce, AboveTheEnginesCustomKernelTheB200PaysNcclAsMeasured) {
+  auto m = load_model("llama-3.1-70b");
+  auto c = cluster_from_preset("b200x8");
+  ASSERT_TRUE(m.ok() && c.ok());
+  for (const bool tables : {false, true}) {
+    CostParams p = cost_params_for("b200");
+    p.kernel_tables = tables;
+    const SimContext ctx = make_context(*m, *c, test_support::decode(1536), p, *load_engine_profile("trtllm"));
+    ASSERT_TRUE(ctx.nccl_ar.present);
+    // batch 1024: 1024 x 8192 x 2 = 16,777,216 B, above 8,000,000: 116.1 us as measured (the
+    // curve's running maximum: the 8 MiB row)
+    Breakdown big;
+    evaluate(ctx, test_support::plan(8, 1024), &big);
+    bool seen = false;
+    for (const OpCost& o : big.ops) {
+      for (const auto& cl : o.colls) {
+        if (cl.kind != CollKind::kAllReduce) continue;
+        seen = true;
+        EXPECT_DOUBLE_EQ(cl.full_bytes, 16'777'216.0) << o.op;
+        EXPECT_EQ(cl.basis, Basis::kMeasured) << o.op;
+        EXPECT_NEAR(cl.time_s, 116.1e-6 * ctx.params.scales.comm, 1e-10) << o.op;
+      }
+    }
+    EXPECT_TRUE(seen);
+    // batch 256: 4,194,304 B, the custom kernel's: no B200 rows, the model
+    Breakdown small;
+    evaluate(ctx, test_support::plan(8, 256), &small);
+    for (const OpCost& o : small.ops) {
+      for (const auto& cl : o.colls) {
+        if (cl.kind == CollKind::kAllReduce) {
+          EXPECT_EQ(cl.basis, Basis::kModel) << o.op;
+        }
+      }
+    }
+  }
 }
 
 // DeepSeek-V3 decode at TP 8, batch 8, on 8 H200: ffn_norm's all-reduce of [8, 7168] bf16
