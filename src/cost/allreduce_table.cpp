@@ -40,15 +40,20 @@ AllReduceCurve build_allreduce_curve(const std::vector<AllReduceRow>& rows) {
   return c;
 }
 
+namespace {
+// The rows of one GPU and group size of one kernel kind (is_engine_allreduce, is_nccl_allreduce).
+std::vector<AllReduceRow> rows_of(const SiliconTables& tables, const std::string& silicon, std::int64_t g, bool (*kind)(const AllReduceRow&)) {
+  std::vector<AllReduceRow> out;
+  for (const auto& r : tables.allreduce) {
+    if (r.silicon == silicon && r.group == g && kind(r)) out.push_back(r);
+  }
+  return out;
+}
+}  // namespace
+
 AllReduceProfile custom_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
   AllReduceProfile p;
-  const auto rows_of = [&](const std::string& silicon, std::int64_t g) {
-    std::vector<AllReduceRow> out;
-    for (const auto& r : tables.allreduce) {
-      if (r.silicon == silicon && r.group == g && is_engine_allreduce(r)) out.push_back(r);
-    }
-    return out;
-  };
+  const auto rows_of = [&](const std::string& silicon, std::int64_t g) { return shardwise::rows_of(tables, silicon, g, is_engine_allreduce); };
   for (std::int64_t g = 2; g < static_cast<std::int64_t>(p.by_size.size()); ++g) {
     // its own rows of this group size, else the H100's for the H200 (the same NVLink 4 and NVSwitch)
     std::string source = gpu.name;
@@ -85,13 +90,7 @@ double ring_share(std::int64_t n) { return 2.0 * static_cast<double>(n - 1) / st
 
 AllReduceProfile nccl_allreduce_profile_for(const GpuSpec& gpu, const SiliconTables& tables) {
   AllReduceProfile p;
-  const auto rows_of = [&](const std::string& silicon, std::int64_t g) {
-    std::vector<AllReduceRow> out;
-    for (const auto& r : tables.allreduce) {
-      if (r.silicon == silicon && r.group == g && is_nccl_allreduce(r)) out.push_back(r);
-    }
-    return out;
-  };
+  const auto rows_of = [&](const std::string& silicon, std::int64_t g) { return shardwise::rows_of(tables, silicon, g, is_nccl_allreduce); };
   const auto any_rows = [&](const std::string& silicon) {
     return std::any_of(tables.allreduce.begin(), tables.allreduce.end(), [&](const AllReduceRow& r) { return r.silicon == silicon && is_nccl_allreduce(r); });
   };
