@@ -1,6 +1,7 @@
 // Prints every public measurement, predicted against measured, with the calibration shipped
 // in data/calibration/, then the median and p90 absolute percentage error overall, per
-// family (dense, MoE), per GPU and per scenario. Rows it cannot map are listed with the
+// family (dense, MoE), per GPU, GPU family, engine and scenario; the serving rows per metric,
+// and their latencies by family, GPU family, engine and load. Rows it cannot map are listed with the
 // reason. Targets (issue 13): median <= 10% overall and <= 12% on MoE rows, p90 <= 30%.
 // --kernel-tables: the dense GEMMs from the measured kernel tables (data/silicon/,
 // docs/silicon.md) instead of the fitted GEMM priors, with the same calibration otherwise.
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
   fmt::print("{:>4}  {:<54} {:>12} {:>12} {:>8}  {}\n", "row", "case", "measured", "predicted", "error", "fit");
   std::vector<double> all;
   std::map<std::string, std::vector<double>> by_family, by_gpu, by_silicon, by_scenario, by_engine, by_serve_metric;
+  // the serving latencies (every statistic of TTFT, of TPOT) by family, GPU family, engine and load
+  std::map<std::string, std::vector<double>> serve_ttft_by, serve_tpot_by;
   // the GPU families issue 26's targets name (no family's capacity median over 15%)
   const auto silicon_of = [](const std::string& gpu) -> std::string {
     if (gpu == "h100" || gpu == "h200" || gpu == "h20" || gpu == "h800") return "family Hopper";
@@ -100,7 +103,15 @@ int main(int argc, char** argv) {
     const double e = abs_pct_error(pred, r.measured);
     if (r.metric == RowMetric::kOfflineRun && !r.system_key.empty() && r.measured > 0 && pred > 0) offline_ratio[r.system_key] = pred / r.measured;
     if (r.scenario == "serve") {
-      by_serve_metric[r.label.substr(r.label.rfind(' ') + 1)].push_back(e);
+      const std::string metric = r.label.substr(r.label.rfind(' ') + 1);
+      by_serve_metric[metric].push_back(e);
+      if (metric != "tput") {
+        auto& by = metric.rfind("ttft", 0) == 0 ? serve_ttft_by : serve_tpot_by;
+        const bool poisson = r.workload.serve.arrivals.kind == Arrivals::Kind::kPoisson;
+        for (const std::string& k : {r.family, silicon_of(r.gpu), r.engine_name, std::string(poisson ? "poisson" : "closed-loop")}) {
+          by[k].push_back(e);
+        }
+      }
       const char* unit = r.metric == RowMetric::kServeOutput ? "t" : "ms";
       fmt::print("{:>4}  {:<54} {:>9.1f} {:<2} {:>9.1f} {:<2} {:>7.1f}%  {} (serving simulation; not fitted)\n", r.id, r.label, r.measured,
                  unit, pred, unit, e, p.gpu);
@@ -131,6 +142,10 @@ int main(int argc, char** argv) {
       serve_all.insert(serve_all.end(), v.begin(), v.end());
     }
     summary("serve, every metric", serve_all);
+    fmt::print("  by family, GPU family, engine and load (Poisson arrivals or a closed loop), every statistic:\n");
+    for (const auto* by : {&serve_ttft_by, &serve_tpot_by}) {
+      for (const auto& [k, v] : *by) summary((by == &serve_ttft_by ? "ttft " : "tpot ") + k, v);
+    }
     fmt::print("target (issue 14): median <= 15% on each published metric\n");
   }
   if (matched) {
