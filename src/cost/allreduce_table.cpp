@@ -111,7 +111,10 @@ AllReduceProfile nccl_allreduce_profile_for(const GpuSpec& gpu, const SiliconTab
     AllReduceCurve c = build_allreduce_curve(rows);
     c.link_bw = measured_on->nvlink_bandwidth.value();
     c.basis = own ? Basis::kMeasured : Basis::kTransferred;
-    c.source = fmt::format("data/silicon/allreduce.csv: {} NCCL all-reduce, {} GPUs{} ({} rows, {:.0f}-{:.0f} B)", source, g,
+    const std::string key = source + "/" + std::to_string(g) + "/nccl";
+    const bool from_dir = std::find(tables.dir_allreduce.begin(), tables.dir_allreduce.end(), key) != tables.dir_allreduce.end();
+    c.source = fmt::format("{}: {} NCCL all-reduce, {} GPUs{} ({} rows, {:.0f}-{:.0f} B)",
+                           from_dir ? tables.dir + "/allreduce.csv" : std::string("data/silicon/allreduce.csv"), source, g,
                            own ? "" : fmt::format(" (on the {}: the same NVLink)", gpu.name), c.rows, c.b_lo, c.b_hi);
     p.by_size[static_cast<std::size_t>(g)] = std::move(c);
     measured.push_back(g);

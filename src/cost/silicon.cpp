@@ -512,8 +512,8 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
       const AllReduceRow& r = (*rows)[i];
       if (!find_gpu(r.silicon)) return Error{file, fmt::format("row {} silicon", i + 2), "a GPU of the catalog (shardwise clusters)", "'" + r.silicon + "'"};
       theirs.push_back(key(r));
-      const std::string curve = r.silicon + "/" + std::to_string(r.group);
-      if (is_engine_allreduce(r) && std::find(t.dir_allreduce.begin(), t.dir_allreduce.end(), curve) == t.dir_allreduce.end()) {
+      const std::string curve = r.silicon + "/" + std::to_string(r.group) + (is_nccl_allreduce(r) ? "/nccl" : "");
+      if ((is_engine_allreduce(r) || is_nccl_allreduce(r)) && std::find(t.dir_allreduce.begin(), t.dir_allreduce.end(), curve) == t.dir_allreduce.end()) {
         t.dir_allreduce.push_back(curve);
       }
     }

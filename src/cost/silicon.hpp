@@ -193,7 +193,7 @@ struct SiliconTables {
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;
   std::vector<std::string> dir_gemm, dir_grouped;
-  std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves the folder measured
+  std::vector<std::string> dir_allreduce;  // "gpu/group" of the engine all-reduce curves, "gpu/group/nccl" of NCCL's, the folder measured
   std::vector<std::string> dir_elementwise;  // "gpu/op" of the elementwise curves the folder measured
   std::vector<std::string> dir_attention;    // "gpu/metric" of the attention ceilings the folder stated
   std::vector<std::string> dir_attention_kernels;  // the GPUs whose decode-attention rows the folder measured

@@ -353,5 +353,35 @@ TEST(AllReduceTable, AFolderOfOnesOwnRowsReplacesTheGroupsItMeasuresAndMakesAGpu
   std::filesystem::remove_all(dir);
 }
 
+TEST(NcclAllReduce, AFolderOfOnesOwnNcclRowsReplacesTheBuiltInCurveAndExplainSaysSo) {
+  const auto dir = std::filesystem::temp_directory_path() / "shardwise_nccl_allreduce_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // 8 B200s at two sizes: 100 us at 16 MiB, 400 us at 64 MiB (not the built-in curve)
+  std::ofstream(dir / "allreduce.csv") << "silicon,collective,kernel,group,bytes,value,unit,source_locator\n"
+                                       << "b200,all_reduce,NCCL all-reduce (mine),8,16777216,100,us,my lab\n"
+                                       << "b200,all_reduce,NCCL all-reduce (mine),8,67108864,400,us,my lab\n";
+  auto t = load_silicon_dir(dir.string());
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  const auto b200 = nccl_allreduce_profile_for(*find_gpu("b200"), *t);
+  ASSERT_NE(b200.of(8), nullptr);
+  EXPECT_EQ(b200.of(8)->rows, 2);  // the folder's rows in place of the built-in 16
+  EXPECT_EQ(b200.of(8)->basis, Basis::kMeasured);
+  // 32 MiB: log-log between them, 100 x 4^(ln 2 / ln 4) = 200 us
+  EXPECT_NEAR(b200.of(8)->seconds_at(33'554'432) * 1e6, 200.0, 1e-6);
+  EXPECT_EQ(b200.of(8)->source.rfind(dir.string() + "/allreduce.csv: b200 NCCL all-reduce, 8 GPUs", 0), 0U) << b200.of(8)->source;
+  // a group size carried from the folder's rows, and a GB200 taking them, name the folder too
+  EXPECT_EQ(b200.of(4)->source.rfind(dir.string(), 0), 0U) << b200.of(4)->source;
+  const auto gb200 = nccl_allreduce_profile_for(*find_gpu("gb200"), *t);
+  ASSERT_NE(gb200.of(8), nullptr);
+  EXPECT_EQ(gb200.of(8)->basis, Basis::kTransferred);
+  EXPECT_EQ(gb200.of(8)->source.rfind(dir.string(), 0), 0U) << gb200.of(8)->source;
+  // without the folder: the built-in table, named as such
+  EXPECT_EQ(nccl_allreduce_profile_for(*find_gpu("b200")).of(8)->source.rfind("data/silicon/allreduce.csv: b200 NCCL", 0), 0U);
+  // the folder's NCCL rows leave the engines' custom curves alone (the H100's six rows stay)
+  EXPECT_EQ(custom_allreduce_profile_for(*find_gpu("h100"), *t).of(8)->rows, 6);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace shardwise
