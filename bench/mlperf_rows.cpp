@@ -1,6 +1,7 @@
 #include "mlperf_rows.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -159,15 +160,19 @@ namespace {
 // attention-DP balancing (adp_balancing_enable True) with batching_wait_iters and
 // timeout_iters, read from their runtime flags (the Server files as mirrored in
 // ykamiset/inference_results_v5.1@e9ccad4d, the Offline one in ntuhpc@387c3dd04e69).
+// The same files set the CUDA graphs of their decode-only iterations: 'cuda_graph_batch_sizes'
+// with 'cuda_graph_padding_enabled': True (line 43 of each, ntuhpc@387c3dd04e69), written to
+// trtllm-serve's cuda_graph_config {batch_sizes, enable_padding} by code/llmlib/config.py.
 struct TrtllmAdpConfig {
   const char* path;
   std::int64_t wait_iters, timeout_iters;
+  std::array<std::int64_t, 11> graph_sizes;  // ascending, zeros after the last
 };
 constexpr TrtllmAdpConfig kNvidiaAdpConfigs[] = {
-    {"configs/B200-SXM-180GBx8/Server/deepseek-r1.py", 3, 9},
-    {"configs/GB200-NVL72_GB200-186GB_aarch64x72/Server/deepseek-r1.py", 3, 9},
-    {"configs/GB300-NVL72_GB300-288GB_aarch64x72_TRT/Server/deepseek-r1.py", 2, 6},
-    {"configs/B200-SXM-180GBx8/Offline/deepseek-r1.py", 10, 500},
+    {"configs/B200-SXM-180GBx8/Server/deepseek-r1.py", 3, 9, {128, 256, 384, 512}},
+    {"configs/GB200-NVL72_GB200-186GB_aarch64x72/Server/deepseek-r1.py", 3, 9, {1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512}},
+    {"configs/GB300-NVL72_GB300-288GB_aarch64x72_TRT/Server/deepseek-r1.py", 2, 6, {128, 256, 384, 512}},
+    {"configs/B200-SXM-180GBx8/Offline/deepseek-r1.py", 10, 500, {128, 256, 384, 512}},
 };
 
 // loadgen's Offline query: generated_samples_per_query of each run's mlperf_log_detail.txt
@@ -201,6 +206,10 @@ void nvidia_trtllm_config(PublicRow& r, const std::string& source) {
     if (source.find(c.path) == std::string::npos) continue;
     r.engine.adp_wait_iters = c.wait_iters;
     r.engine.adp_timeout_iters = c.timeout_iters;
+    r.engine.cuda_graph_batch_sizes.clear();
+    for (const std::int64_t b : c.graph_sizes) {
+      if (b > 0) r.engine.cuda_graph_batch_sizes.push_back(b);
+    }
     return;
   }
 }

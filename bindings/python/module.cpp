@@ -220,7 +220,7 @@ Inputs inputs(const std::string& model, const std::string& cluster, const std::s
 // TensorRT-LLM's attention-DP balancing, as --adp-balance (errors name the keyword)
 shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& version, const py::handle& max_num_tokens,
                                   const py::handle& max_num_seqs, const py::handle& decode_steps = py::none(),
-                                  const py::handle& adp_balance = py::none()) {
+                                  const py::handle& adp_balance = py::none(), const py::handle& cuda_graph_batch_sizes = py::none()) {
   std::string why;
   auto e = get(shardwise::engine_traits_of(as_opt_str("engine", name), as_opt_str("engine_version", version),
                                            as_opt_int("max_num_tokens", max_num_tokens), as_opt_int("max_num_seqs", max_num_seqs), &why));
@@ -253,6 +253,36 @@ shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& vers
     auto balanced = shardwise::with_adp_balance(e, wt->first, wt->second);
     if (!balanced) raise(named(balanced.error()));
     e = *balanced;
+  }
+  // cuda_graph_batch_sizes=: a list of batch sizes or '128,256' (as --cuda-graph-batch-sizes)
+  if (!cuda_graph_batch_sizes.is_none()) {
+    std::vector<std::int64_t> sizes;
+    if (py::isinstance<py::str>(cuda_graph_batch_sizes)) {
+      auto parsed = shardwise::parse_cuda_graph_batch_sizes(cuda_graph_batch_sizes.cast<std::string>());
+      if (!parsed) {
+        Error err = parsed.error();
+        err.file = "cuda_graph_batch_sizes";
+        raise(err);
+      }
+      sizes = *parsed;
+    } else if (py::isinstance<py::list>(cuda_graph_batch_sizes) || py::isinstance<py::tuple>(cuda_graph_batch_sizes)) {
+      for (const auto& x : cuda_graph_batch_sizes) {
+        if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x)) {
+          raise(Error{"cuda_graph_batch_sizes", "", "whole batch sizes (a list of int, or '128,256')", value_text(py::reinterpret_borrow<py::object>(x))});
+        }
+        sizes.push_back(x.cast<std::int64_t>());
+      }
+    } else {
+      raise(Error{"cuda_graph_batch_sizes", "", "a list of batch sizes or a comma-separated string such as '128,256'",
+                  value_text(py::reinterpret_borrow<py::object>(cuda_graph_batch_sizes))});
+    }
+    auto padded = shardwise::with_cuda_graph_batch_sizes(e, std::move(sizes));
+    if (!padded) {
+      Error err = padded.error();
+      err.file = "cuda_graph_batch_sizes";
+      raise(err);
+    }
+    e = *padded;
   }
   return e;
 }
@@ -314,7 +344,7 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& prefill_instances, const py::object& prefill_tp,
          const py::object& two_batch_overlap, const py::object& time_limit, const py::object& explain, const py::object& kernel_tables,
          const py::object& silicon, const py::object& calibration, const py::object& decode_steps, const py::object& adp_balance,
-         const py::kwargs& kw) {
+         const py::object& cuda_graph_batch_sizes, const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         const bool want_explain = as_bool("explain", explain);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
@@ -341,7 +371,7 @@ PYBIND11_MODULE(shardwise, m) {
         // offline on TensorRT-LLM without caps: trtllm-bench's, as the CLI's simulate
         std::string caps_note;
         const shardwise::EngineTraits eng =
-            shardwise::with_trtllm_bench_caps(engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance), in.model,
+            shardwise::with_trtllm_bench_caps(engine_of(engine, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance, cuda_graph_batch_sizes), in.model,
                                               in.cluster.gpu, in.workload, p.deg, !max_num_seqs.is_none(), !max_num_tokens.is_none(), &caps_note);
         // the CLI's note, as a warning
         if (!caps_note.empty() && PyErr_WarnEx(PyExc_UserWarning, caps_note.c_str(), 1) < 0) throw py::error_already_set();
@@ -404,7 +434,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(), py::arg("prefill_instances") = py::none(),
       py::arg("prefill_tp") = py::none(), py::arg("two_batch_overlap") = false, py::arg("time_limit") = py::none(),
       py::arg("explain") = false, py::arg("kernel_tables") = false, py::arg("silicon") = py::none(), py::arg("calibration") = py::none(),
-      py::arg("decode_steps") = py::none(), py::arg("adp_balance") = py::none(),
+      py::arg("decode_steps") = py::none(), py::arg("adp_balance") = py::none(), py::arg("cuda_graph_batch_sizes") = py::none(),
       "One plan's metrics: the dict of `shardwise simulate --json` (with mode='serve': the serving simulation's, keys ttft_ms_p99 "
       "and kin; time_limit= seconds stops it, Ctrl-C interrupts it; explain=True adds each op's bound and basis and the "
       "'explain' shares, kernel_tables=True costs GEMMs from the measured tables, silicon='DIR' reads one's own beside them: docs/silicon.md; "
@@ -417,7 +447,8 @@ PYBIND11_MODULE(shardwise, m) {
          const py::object& seed_o, const py::object& threads_o, const py::object& redundant_experts, const py::object& engine,
          const py::object& engine_version, const py::object& max_num_tokens, const py::object& max_num_seqs, const py::object& target_rate_o,
          const py::object& top_k_o, const py::object& time_limit, const py::object& kernel_tables, const py::object& silicon,
-         const py::object& calibration, const py::object& decode_steps, const py::object& adp_balance, const py::kwargs& kw) {
+         const py::object& calibration, const py::object& decode_steps, const py::object& adp_balance, const py::object& cuda_graph_batch_sizes,
+         const py::kwargs& kw) {
         const shardwise::WorkloadOverrides ov = overrides_of(kw);
         Inputs in{get(load_model_warned(model)), get(shardwise::load_cluster(cluster)), get(shardwise::load_workload(workload))};
         in.workload = get(shardwise::resolve_speculation(in.model, get(shardwise::apply_overrides(in.workload, ov))));
@@ -436,7 +467,8 @@ PYBIND11_MODULE(shardwise, m) {
         const py::object engine_named = any_layout ? py::object(py::none()) : engine;
         const shardwise::SimContext ctx = shardwise::make_context(in.model, in.cluster, in.workload,
                                                                   cost_params_py(in.cluster.gpu.name, kernel_tables, silicon, calibration),
-                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance));
+                                                                  engine_of(engine_named, engine_version, max_num_tokens, max_num_seqs, decode_steps, adp_balance,
+                                                                            cuda_graph_batch_sizes));
         if (auto e = shardwise::engine_gpu_error(ctx.engine, in.cluster.gpu, "engine")) raise(*e);
         const shardwise::SearchSpace space =
             shardwise::make_space(in.model, in.cluster, in.workload, degree("redundant_experts", redundant_experts, 0));
@@ -465,6 +497,7 @@ PYBIND11_MODULE(shardwise, m) {
         }
         if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // replayed by simulate --plan and launch
         if (ctx.engine.adp_timeout_iters > 0) file.adp_balance = std::pair{ctx.engine.adp_wait_iters, ctx.engine.adp_timeout_iters};
+        if (!ctx.engine.cuda_graph_batch_sizes.empty()) file.cuda_graph_batch_sizes = ctx.engine.cuda_graph_batch_sizes;
         if (as_bool("kernel_tables", kernel_tables) || !silicon.is_none() || !calibration.is_none()) {  // replayed by check and launch
           file.cost = shardwise::PlanFile::Cost{as_bool("kernel_tables", kernel_tables) || !silicon.is_none(),
                                                 silicon.is_none() ? "" : as_str("silicon", silicon),
@@ -504,7 +537,7 @@ PYBIND11_MODULE(shardwise, m) {
       py::arg("engine_version") = py::none(), py::arg("max_num_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
       py::arg("target_rate") = 0.0, py::arg("top_k") = 24, py::arg("time_limit") = py::none(), py::arg("kernel_tables") = false,
       py::arg("silicon") = py::none(), py::arg("calibration") = py::none(), py::arg("decode_steps") = py::none(),
-      py::arg("adp_balance") = py::none(),
+      py::arg("adp_balance") = py::none(), py::arg("cuda_graph_batch_sizes") = py::none(),
       "Searches the plan: the dict of `shardwise plan --json` (its 'plan' is a plan.json dict). With mode='serve': the most "
       "requests/s per GPU within the SLOs, or the fewest GPUs for target_rate= (the dict of `plan --mode serve --json`). "
       "time_limit= seconds stops the search (its best so far, stopped_by_time_limit true); Ctrl-C interrupts it. "

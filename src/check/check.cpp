@@ -49,6 +49,11 @@ Expected<PlanDeployment> plan_deployment(const PlanFile& f, const std::string& f
     if (!e) return Error{file, "engine_settings.adp_balance", e.error().expected, e.error().found};
     engine = *e;
   }
+  if (f.cuda_graph_batch_sizes && engine.cuda_graph_batch_sizes.empty()) {  // (a --cuda-graph-batch-sizes given wins)
+    auto e = with_cuda_graph_batch_sizes(engine, *f.cuda_graph_batch_sizes);
+    if (!e) return Error{file, "engine_settings.cuda_graph_batch_sizes", e.error().expected, e.error().found};
+    engine = *e;
+  }
   PlanDeployment out{make_context(model, cluster, workload, params, engine), {f.plan, f.prefill_pool, {}}};
   if (f.prefill_max_num_seqs && !seqs_given) out.d.prefill_settings.max_num_seqs = *f.prefill_max_num_seqs;
   if (f.prefill_max_num_tokens && !tokens_given) out.d.prefill_settings.max_num_tokens = *f.prefill_max_num_tokens;

@@ -349,6 +349,7 @@ int run_plan(const PlanArgs& a, const CliOptions& cli) {
   if (ctx.engine.decode_steps > 1) file.decode_steps = ctx.engine.decode_steps;  // --decode-steps: replayed by simulate --plan and launch
   if (a.serve.max_num_seqs && ctx.workload.mode != Mode::kServe) file.max_num_seqs = *a.serve.max_num_seqs;  // the cap it was planned under
   if (ctx.engine.adp_timeout_iters > 0) file.adp_balance = std::pair{ctx.engine.adp_wait_iters, ctx.engine.adp_timeout_iters};  // --adp-balance
+  if (!ctx.engine.cuda_graph_batch_sizes.empty()) file.cuda_graph_batch_sizes = ctx.engine.cuda_graph_batch_sizes;  // --cuda-graph-batch-sizes
   file.cost = recorded_cost(a.cost);  // --kernel-tables / --silicon / --calibration: replayed by simulate --plan, check and launch
   if (ctx.workload.mode == Mode::kServe) return run_serve_plan(a, ctx, space, o.search, file, tty);
   if (a.phases) return run_phases_plan(a, ctx, space, o, file);

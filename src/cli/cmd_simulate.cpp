@@ -94,6 +94,7 @@ int run_simulate(SimulateArgs a) {
   std::optional<PhasePlan> file_phases;
   std::optional<std::int64_t> file_seqs, file_tokens, file_steps, file_pre_seqs, file_pre_tokens;
   std::optional<std::pair<std::int64_t, std::int64_t>> file_adp;  // engine_settings.adp_balance
+  std::optional<std::vector<std::int64_t>> file_graphs;           // engine_settings.cuda_graph_batch_sizes
   CostArgs cost = a.cost;  // the flags', else the cost model the plan file was made with
   bool engine_from_plan = false;
   InputSource src;
@@ -111,6 +112,7 @@ int run_simulate(SimulateArgs a) {
     cost = cost_for_plan(a.cost, *f);
     file_steps = f->decode_steps;
     file_adp = f->adp_balance;
+    file_graphs = f->cuda_graph_batch_sizes;
     // the engine the plan was made for, unless --engine names one
     if (!a.engine.name && f->engine) {
       a.engine.name = f->engine;
@@ -213,6 +215,11 @@ int run_simulate(SimulateArgs a) {
   if (file_adp && !a.engine.adp_balance) {
     auto e = with_adp_balance(*engine, file_adp->first, file_adp->second);
     if (!e) return fail(blame(e.error(), "--adp-balance", a.plan_file, "engine_settings.adp_balance"));
+    engine = std::move(e);
+  }
+  if (file_graphs && !a.engine.cuda_graph_batch_sizes) {
+    auto e = with_cuda_graph_batch_sizes(*engine, *file_graphs);
+    if (!e) return fail(blame(e.error(), "--cuda-graph-batch-sizes", a.plan_file, "engine_settings.cuda_graph_batch_sizes"));
     engine = std::move(e);
   }
   auto params = cost_params_of(cost, in->cluster.gpu.name);

@@ -169,6 +169,11 @@ void add_engine_flags(CLI::App* cmd, EngineArgs& e) {
                   "all decode, or until TIMEOUT iterations pass without (TensorRT-LLM's attention_dp_config: enable_balance, batching_wait_iters, "
                   "timeout_iters; default off)")
       ->type_name("WAIT,TIMEOUT");
+  cmd->add_option("--cuda-graph-batch-sizes", e.cuda_graph_batch_sizes,
+                  "The engine's CUDA-graph batch sizes per attention-DP rank: a decode-only iteration runs padded to the smallest "
+                  "at or above its batch (TensorRT-LLM cuda_graph_config batch_sizes with enable_padding, vLLM cudagraph_capture_sizes, "
+                  "SGLang --cuda-graph-bs; default: no padding modelled)")
+      ->type_name("B1,B2,...");
 }
 
 Expected<EngineTraits> engine_of(const EngineArgs& a) {
@@ -183,6 +188,12 @@ Expected<EngineTraits> engine_of(const EngineArgs& a) {
     if (!e && !e.error().field.empty()) {  // a value out of range: the flag's text as typed
       return Error{"--adp-balance", "", "WAIT from 0 to 1000 and TIMEOUT from 1 to 10000 iterations", "'" + *a.adp_balance + "'"};
     }
+  }
+  if (e && a.cuda_graph_batch_sizes) {
+    auto sizes = parse_cuda_graph_batch_sizes(*a.cuda_graph_batch_sizes);
+    if (!sizes) return sizes.error();
+    e = with_cuda_graph_batch_sizes(*e, *sizes);
+    if (!e) return Error{"--cuda-graph-batch-sizes", "", e.error().expected, "'" + *a.cuda_graph_batch_sizes + "'"};
   }
   return e;
 }

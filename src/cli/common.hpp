@@ -69,6 +69,7 @@ struct EngineArgs {
   std::optional<std::string> name, version;  // given empty ('') is an error, not "none"
   std::optional<std::int64_t> max_num_tokens, max_num_seqs, decode_steps;
   std::optional<std::string> adp_balance;  // "WAIT,TIMEOUT" (TensorRT-LLM's attention-DP balancing)
+  std::optional<std::string> cuda_graph_batch_sizes;  // "128,256,384,512" (decode-only iterations padded to them)
 };
 void add_engine_flags(CLI::App* cmd, EngineArgs& e);
 // The traits, with a note on stderr when the version is newer than the profile describes.

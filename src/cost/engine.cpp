@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/embedded_data.hpp"
@@ -219,6 +220,38 @@ Expected<std::pair<std::int64_t, std::int64_t>> parse_adp_balance(const std::str
   }
   return std::pair{w, t};
 }
+
+Expected<EngineTraits> with_cuda_graph_batch_sizes(EngineTraits e, std::vector<std::int64_t> sizes) {
+  const std::string expected = fmt::format("1 to {} batch sizes from 1 to {}", kMaxCudaGraphSizes, kMaxCudaGraphBatch);
+  if (sizes.empty() || sizes.size() > kMaxCudaGraphSizes) {
+    return Error{"--cuda-graph-batch-sizes", "", expected, sizes.empty() ? std::string("none") : fmt::format("{} sizes", sizes.size())};
+  }
+  for (const std::int64_t b : sizes) {
+    if (b < 1 || b > kMaxCudaGraphBatch) return Error{"--cuda-graph-batch-sizes", "", expected, std::to_string(b)};
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  e.cuda_graph_batch_sizes = std::move(sizes);
+  return e;
+}
+
+Expected<std::vector<std::int64_t>> parse_cuda_graph_batch_sizes(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string t = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return Error{"--cuda-graph-batch-sizes", "", "a comma-separated list of whole batch sizes, e.g. 128,256,384,512", "'" + text + "'"};
+    }
+    out.push_back(std::stoll(t));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::string cuda_graph_batch_sizes_text(const std::vector<std::int64_t>& sizes) { return fmt::format("{}", fmt::join(sizes, ",")); }
 
 Expected<EngineTraits> engine_traits_of(const std::optional<std::string>& name, const std::optional<std::string>& version,
                                         std::optional<std::int64_t> max_num_tokens, std::optional<std::int64_t> max_num_seqs,

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "cost/simulator.hpp"
@@ -39,6 +40,18 @@ Expected<EngineTraits> with_decode_steps(EngineTraits e, std::int64_t steps);
 Expected<EngineTraits> with_adp_balance(EngineTraits e, std::int64_t wait_iters, std::int64_t timeout_iters);
 // "3,9" -> (3, 9); errors name --adp-balance and the text as typed.
 Expected<std::pair<std::int64_t, std::int64_t>> parse_adp_balance(const std::string& text);
+// The engine with CUDA-graph batch sizes for its decode-only iterations, per attention-DP
+// rank (--cuda-graph-batch-sizes 128,256,384,512; the plan file's
+// engine_settings.cuda_graph_batch_sizes; the Python keyword cuda_graph_batch_sizes=): 1 to
+// kMaxCudaGraphSizes sizes from 1 to kMaxCudaGraphBatch, in any order (kept ascending, repeats
+// dropped). Errors name the flag.
+inline constexpr std::size_t kMaxCudaGraphSizes = 256;
+inline constexpr std::int64_t kMaxCudaGraphBatch = 65536;
+Expected<EngineTraits> with_cuda_graph_batch_sizes(EngineTraits e, std::vector<std::int64_t> sizes);
+// "128,256,384,512" -> the sizes; errors name --cuda-graph-batch-sizes and the text as typed.
+Expected<std::vector<std::int64_t>> parse_cuda_graph_batch_sizes(const std::string& text);
+// "128,256,384,512": a size list as the flag takes it (the one formatter of one).
+std::string cuda_graph_batch_sizes_text(const std::vector<std::int64_t>& sizes);
 // Bad input when the engine is not built for the GPU's vendor (TensorRT-LLM on an AMD GPU),
 // naming `flag`; nullopt for the generic engine and the engines that run there.
 std::optional<Error> engine_gpu_error(const EngineTraits& e, const GpuSpec& gpu, const std::string& flag);

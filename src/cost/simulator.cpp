@@ -16,6 +16,21 @@
 
 namespace shardwise {
 using namespace detail;
+
+std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp) {
+  if (e.cuda_graph_batch_sizes.empty() || b < 1) return b;
+  const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
+  const std::int64_t per_rank = (b + a - 1) / a;
+  const auto it = std::lower_bound(e.cuda_graph_batch_sizes.begin(), e.cuda_graph_batch_sizes.end(), per_rank);
+  return it == e.cuda_graph_batch_sizes.end() ? b : std::max(b, *it * a);
+}
+
+double graph_kv_share(std::int64_t b, std::int64_t padded, std::int64_t attn_dp) {
+  const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
+  const std::int64_t busiest = (b + a - 1) / a, per_rank = std::max<std::int64_t>(1, padded / a);
+  return std::min(1.0, static_cast<double>(busiest) / static_cast<double>(per_rank));
+}
+
 namespace {
 
 // The closed forms give one figure per plan, held to the mean SLO and to every
@@ -34,6 +49,20 @@ void check_slo(const Workload& w, Metrics& out, bool explain) {
   }
 }
 
+// A decode-only step of b sequences at context `seq` as the engine's CUDA graphs run it: the
+// padded batch (graph_padded_batch), its sequences at the context that keeps the busiest
+// rank's KV read its real sequences' (seq x ceil(b / attn_dp) / (padded / attn_dp), at least
+// 1 token)
+StepResult decode_step(const SimContext& ctx, const Plan& plan, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx, Breakdown* bd) {
+  const std::int64_t padded = graph_padded_batch(ctx.engine, b, plan.deg.attn_dp);
+  if (padded == b) return step(ctx, plan, Phase::kDecode, b, seq, kv_ctx, bd);
+  const double share = graph_kv_share(b, padded, plan.deg.attn_dp);
+  const auto scaled = [&](std::int64_t c) {
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(c) * share)));
+  };
+  return step(ctx, plan, Phase::kDecode, padded, scaled(seq), scaled(kv_ctx), bd);
+}
+
 // Metrics of a plan at a concrete batch.
 Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Breakdown* bd, bool explain) {
   const Workload& w = ctx.workload;
@@ -43,7 +72,7 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
   out.gpus_used = plan.deg.total_gpus();
   switch (w.mode) {
     case Mode::kDecode: {
-      const StepResult s = step(ctx, plan, Phase::kDecode, b, w.context, w.context + 1, bd);
+      const StepResult s = decode_step(ctx, plan, b, w.context, w.context + 1, bd);
       out.micro_batches = s.m;
       out.step_s = s.stage_s;
       out.tpot_s = static_cast<double>(std::max<std::int64_t>(s.m, plan.deg.pp)) * s.stage_s / tokens_per_step(w);
@@ -67,7 +96,7 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       // decode at the average context; prefill in chunks of kPrefillChunkTokens per attention
       // group, interleaved (the stages work concurrently in steady state)
       const std::int64_t ctx_avg = w.isl + w.osl / 2;
-      const StepResult d = step(ctx, plan, Phase::kDecode, b, ctx_avg, w.isl + w.osl, bd);
+      const StepResult d = decode_step(ctx, plan, b, ctx_avg, w.isl + w.osl, bd);
       const double tpot_dec = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s / tokens_per_step(w);
       const OfflinePrefill op = offline_prefill(w, b, plan.deg.attn_dp, ctx.engine.max_num_tokens);
       Plan pre = plan;

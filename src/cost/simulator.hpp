@@ -164,8 +164,26 @@ struct EngineTraits {
   // adp_wait_iters more iterations) or adp_timeout_iters iterations pass (docs/serving.md,
   // "Attention-DP balancing"). adp_timeout_iters 0: off.
   std::int64_t adp_wait_iters = 0, adp_timeout_iters = 0;
+  // The CUDA-graph batch sizes of decode-only iterations, per attention-DP rank, ascending
+  // (TensorRT-LLM's cuda_graph_config batch_sizes with enable_padding, vLLM's
+  // cudagraph_capture_sizes, SGLang's --cuda-graph-bs): such an iteration of b sequences on a
+  // rank runs as the smallest listed size at or above b, the padding rows computed and
+  // moved like real ones, the KV cache read for the real sequences only; above the largest
+  // size it runs as it is (eagerly). Empty: no padding modelled (every profile's default;
+  // docs/serving.md, "CUDA-graph batch padding").
+  std::vector<std::int64_t> cuda_graph_batch_sizes;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
+
+// The instance batch a decode-only iteration of b sequences over attn_dp ranks runs as under
+// the engine's CUDA graphs (EngineTraits::cuda_graph_batch_sizes): the per-rank batch
+// ceil(b / attn_dp) padded up to the smallest listed size at or above it, times attn_dp; b
+// itself with no sizes listed or above the largest.
+std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp);
+// The context scale of such a padded iteration: the busiest rank's real sequences over its
+// padded batch, ceil(b / attn_dp) / (padded / attn_dp) (at most 1), so that the padded batch at
+// the scaled context reads the KV cache the busiest rank's real sequences hold.
+double graph_kv_share(std::int64_t b, std::int64_t padded, std::int64_t attn_dp);
 
 // Everything derived once per (model, cluster, workload).
 // The terms of an evaluation that the GPU and the formats fix (bytes per element, the

@@ -92,9 +92,10 @@ std::string plan_to_json(const PlanFile& f) {
   if (o.requests) ov["requests"] = *o.requests;
   if (o.seed) ov["seed"] = *o.seed;
   if (!ov.empty()) j["workload_overrides"] = ov;
-  if (f.max_num_seqs || f.max_num_tokens || f.decode_steps || f.adp_balance) {
+  if (f.max_num_seqs || f.max_num_tokens || f.decode_steps || f.adp_balance || f.cuda_graph_batch_sizes) {
     json es = json::object();
     if (f.adp_balance) es["adp_balance"] = json{{"batching_wait_iters", f.adp_balance->first}, {"timeout_iters", f.adp_balance->second}};
+    if (f.cuda_graph_batch_sizes) es["cuda_graph_batch_sizes"] = *f.cuda_graph_batch_sizes;
     if (f.max_num_seqs) es["max_num_seqs"] = *f.max_num_seqs;
     if (f.max_num_tokens) es["max_num_tokens"] = *f.max_num_tokens;
     if (f.decode_steps) es["decode_steps"] = *f.decode_steps;
@@ -146,7 +147,12 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   f.workload = r.string_or("workload", "");
   if (auto d = r.object("degrees", true)) read_degrees(*d, f.plan.deg);
   if (auto es = r.object("engine_settings", false)) {
-    es->reject_unknown({"max_num_seqs", "max_num_tokens", "decode_steps", "adp_balance"});
+    es->reject_unknown({"max_num_seqs", "max_num_tokens", "decode_steps", "adp_balance", "cuda_graph_batch_sizes"});
+    if (es->has("cuda_graph_batch_sizes")) {
+      auto sizes = es->integer_list_or("cuda_graph_batch_sizes", 1, 65536);
+      if (sizes.empty() && !sink.failed()) es->fail_value("cuda_graph_batch_sizes", "a list of 1 or more batch sizes from 1 to 65536");
+      f.cuda_graph_batch_sizes = std::move(sizes);
+    }
     if (auto ab = es->object("adp_balance", false)) {
       ab->reject_unknown({"batching_wait_iters", "timeout_iters"});
       f.adp_balance = std::pair{ab->integer("batching_wait_iters", 0, 1000), ab->integer("timeout_iters", 1, 10000)};

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "plan/phases.hpp"
@@ -42,6 +43,9 @@ struct PlanFile {
   // TensorRT-LLM's attention-DP balancing the plan was made with ("engine_settings":
   // {"adp_balance": {"batching_wait_iters", "timeout_iters"}}; --adp-balance)
   std::optional<std::pair<std::int64_t, std::int64_t>> adp_balance = std::nullopt;
+  // the CUDA-graph batch sizes the plan was made with, per attention-DP rank, ascending
+  // ("engine_settings": {"cuda_graph_batch_sizes": [128, 256]}; --cuda-graph-batch-sizes)
+  std::optional<std::vector<std::int64_t>> cuda_graph_batch_sizes = std::nullopt;
   // The serving engine the plan was made for (plan --engine): JSON "engine": {"name",
   // "version"}; simulate --plan and launch use it unless --engine says otherwise. The name
   // and version are checked where they are used (the engine profiles live above plan/).

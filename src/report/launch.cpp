@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace shardwise {
 namespace {
@@ -531,6 +532,10 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
                                     w.mode == Mode::kPrefill ? "deepep_high_throughput" : "deepep_low_latency"));
       }
       if (!o.role.empty()) common.insert(common.end(), {"--kv-transfer-config", R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})"});
+      // the CUDA-graph batch sizes, as simulated (CompilationConfig.cudagraph_capture_sizes: decode batches padded up to them)
+      if (!ctx.engine.cuda_graph_batch_sizes.empty()) {
+        common.insert(common.end(), {"--compilation-config", fmt::format(R"({{"cudagraph_capture_sizes":[{}]}})", cuda_graph_batch_sizes_text(ctx.engine.cuda_graph_batch_sizes))});
+      }
       const std::int64_t rank_gpus = std::int64_t{d.tp} * d.pp;  // GPUs of one DP rank
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
@@ -591,6 +596,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (p.two_batch_overlap) common.insert(common.end(), {"--moe-a2a-backend", "deepep", "--enable-two-batch-overlap"});
       // decode iterations per scheduling decision, as simulated (server_args.py: num_continuous_decode_steps, default 1)
       if (ctx.engine.decode_steps > 1) common.insert(common.end(), {"--num-continuous-decode-steps", std::to_string(ctx.engine.decode_steps)});
+      // the CUDA-graph batch sizes, as simulated (server_args.py: cuda_graph_bs; decode batches padded up to them)
+      if (!ctx.engine.cuda_graph_batch_sizes.empty()) {
+        common.emplace_back("--cuda-graph-bs");
+        for (const std::int64_t b : ctx.engine.cuda_graph_batch_sizes) common.push_back(std::to_string(b));
+      }
       if (!o.role.empty()) common.insert(common.end(), {"--disaggregation-mode", o.role, "--disaggregation-transfer-backend", "mooncake"});
       each([&](std::int64_t k, const std::string& env, std::int64_t inst) {
         s += node_header(k, inst);
@@ -620,6 +630,11 @@ std::string launch_text(const SimContext& ctx, const PlanFile& file, const Engin
       if (dp && ctx.engine.adp_timeout_iters > 0) {
         config += fmt::format("attention_dp_config:\n  enable_balance: true\n  batching_wait_iters: {}\n  timeout_iters: {}\n", ctx.engine.adp_wait_iters,
                               ctx.engine.adp_timeout_iters);
+      }
+      // the CUDA-graph batch sizes, as simulated (llmapi/llm_args.py CudaGraphConfig: batch_sizes, enable_padding)
+      if (!ctx.engine.cuda_graph_batch_sizes.empty()) {
+        config += fmt::format("cuda_graph_config:\n  enable_padding: true\n  batch_sizes: [{}]\n",
+                              fmt::join(ctx.engine.cuda_graph_batch_sizes, ", "));
       }
       if (!o.role.empty()) {  // the KV cache leaves the context servers through the cache transceiver
         config += "cache_transceiver_config:\n  backend: UCX\n";

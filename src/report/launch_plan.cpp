@@ -137,6 +137,8 @@ Expected<std::string> launch_plan(const PlanFile& f, const std::string& file, co
     settings.adp_wait_iters = f.adp_balance->first;
     settings.adp_timeout_iters = f.adp_balance->second;
   }
+  // the CUDA-graph batch sizes, which every engine takes (launch.cpp writes them for each)
+  if (f.cuda_graph_batch_sizes) settings.cuda_graph_batch_sizes = *f.cuda_graph_batch_sizes;
   const SimContext ctx = make_context(model, cluster, workload, o.params ? *o.params : cost_params_for(cluster.gpu.name), settings);
   const SearchSpace space = make_space(model, cluster, workload, f.plan.redundant_experts);
   const EngineFit fit = fit_engine(o.engine, ctx, space, f.plan);

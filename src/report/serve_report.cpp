@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cost/engine.hpp"
 #include "plan/plan_json.hpp"
 #include "report/format.hpp"
 #include "report/simulate.hpp"
@@ -73,6 +74,10 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
     s += fmt::format("             attention-DP balancing: new prompts wait for every DP rank to have one ({} more iterations while all decode), "
                      "or for {} iterations without\n",
                      e.adp_wait_iters, e.adp_timeout_iters);
+  }
+  if (!e.cuda_graph_batch_sizes.empty()) {
+    s += fmt::format("             CUDA graphs: a decode-only iteration runs padded up to the next of {} sequences{}\n",
+                     cuda_graph_batch_sizes_text(e.cuda_graph_batch_sizes), plan.deg.attn_dp > 1 ? " per attention-DP rank" : "");
   }
   return s + serve_body(ctx, r, wall_s);
 }
@@ -162,7 +167,8 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
                  {"reserve_full_kv", ctx.engine.reserve_full_kv}, {"decode_steps", ctx.engine.decode_steps},
                  {"adp_balance", ctx.engine.adp_timeout_iters > 0 ? json{{"batching_wait_iters", ctx.engine.adp_wait_iters},
                                                                           {"timeout_iters", ctx.engine.adp_timeout_iters}}
-                                                                    : json(nullptr)}};
+                                                                    : json(nullptr)},
+                 {"cuda_graph_batch_sizes", ctx.engine.cuda_graph_batch_sizes.empty() ? json(nullptr) : json(ctx.engine.cuda_graph_batch_sizes)}};
   j["ttft_ms"] = r.ttft_ms.mean;
   j["tpot_ms"] = r.tpot_ms.mean;
   j["e2e_ms"] = r.e2e_ms.mean;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cost/engine.hpp"
 #include "report/format.hpp"
 
 namespace shardwise {
@@ -133,11 +134,14 @@ std::string context_lines(const SimContext& ctx) {
                                  ? fmt::format(" (the checkpoint's {})", ctx.model.quant.method)
                                  : "";
   s += fmt::format("formats      weights {}{}, KV cache {}\n", formats_label(ctx.formats, ctx.model.is_moe()), source, to_string(ctx.formats.kv));
-  if (ctx.engine.name != "generic" || ctx.engine.max_num_tokens != kPrefillChunkTokens) {
-    s += fmt::format("engine       {}{} (max_num_tokens {} per attention-DP rank{}{})\n", ctx.engine.name,
+  if (ctx.engine.name != "generic" || ctx.engine.max_num_tokens != kPrefillChunkTokens || !ctx.engine.cuda_graph_batch_sizes.empty()) {
+    s += fmt::format("engine       {}{} (max_num_tokens {} per attention-DP rank{}{}{})\n", ctx.engine.name,
                      ctx.engine.version.empty() ? "" : " " + ctx.engine.version, ctx.engine.max_num_tokens,
                      ctx.engine.limits_per_micro_batch ? " and pipeline micro-batch" : "",
-                     ctx.engine.gqa_grouped_kv_reads ? "" : "; decode attention reads KV once per query head");
+                     ctx.engine.gqa_grouped_kv_reads ? "" : "; decode attention reads KV once per query head",
+                     ctx.engine.cuda_graph_batch_sizes.empty()
+                         ? std::string()
+                         : "; decode-only steps padded to CUDA-graph batch sizes " + cuda_graph_batch_sizes_text(ctx.engine.cuda_graph_batch_sizes));
   }
   if (ctx.workload.spec_tokens > 0) {
     s += fmt::format("speculative  {} draft tokens at acceptance {:.2f}: {:.2f} tokens per sequence per step\n", ctx.workload.spec_tokens,

@@ -94,8 +94,14 @@ double StepTimes::prefill(std::int64_t tokens, std::int64_t pieces) {
   return interpolate(false, static_cast<double>(std::max<std::int64_t>(1, pieces)), static_cast<double>(tokens));
 }
 
+double StepTimes::graph_decode(std::int64_t n, double c) {
+  const std::int64_t padded = graph_padded_batch(ctx_->engine, n, plan_.deg.attn_dp);
+  if (padded == n) return decode(n, c);
+  return decode(padded, std::max(1.0, c * graph_kv_share(n, padded, plan_.deg.attn_dp)));
+}
+
 double StepTimes::mixed(std::int64_t n, double c, std::int64_t tokens, std::int64_t pieces) {
-  if (tokens <= 0) return decode(n, c);
+  if (tokens <= 0) return graph_decode(n, c);
   const double p = prefill(tokens, pieces);
   if (n <= 0) return p;
   if (floor_s_ < 0) floor_s_ = decode(1, 1.0);

@@ -21,9 +21,16 @@ class StepTimes {
   double decode(std::int64_t n, double c);
   // One prefill iteration of `tokens` prompt tokens over `pieces` requests.
   double prefill(std::int64_t tokens, std::int64_t pieces);
+  // A decode-only iteration of n sequences at mean context c as the engine's CUDA graphs run
+  // it (EngineTraits::cuda_graph_batch_sizes): decode() at the padded batch
+  // (graph_padded_batch), its sequences at the context that keeps the busiest rank's KV read
+  // its real sequences' (c x graph_kv_share); decode(n, c) where nothing is padded.
+  double graph_decode(std::int64_t n, double c);
   // An iteration that decodes n sequences and prefills `tokens` tokens of `pieces` prompts
   // together (chunked prefill): the prefill's time plus what the decodes add over the
-  // weight reads and overheads the two share, decode(n, c) - decode(1, 1).
+  // weight reads and overheads the two share, decode(n, c) - decode(1, 1); with no prompt
+  // tokens, the decode-only iteration (graph_decode: the engines capture decode-only
+  // iterations in CUDA graphs, not mixed ones).
   double mixed(std::int64_t n, double c, std::int64_t tokens, std::int64_t pieces);
 
   // The KV cache of one instance in tokens (every attention group's pool together), 0 when

@@ -390,6 +390,17 @@ expect 0 '^shardwise: note: --adp-balance has no effect: each instance has one a
 expect 0 ' met' -- plan --model deepseek-v3 --cluster b200x8 --engine trtllm --workload chat-1k-1k --mode serve --requests 200 --adp-balance 3,9 --out "$tmp/adp-plan.json"
 expect 0 'attention-DP balancing: new prompts wait .*or for 9 iterations without' -- simulate --plan "$tmp/adp-plan.json" --rate 5 --requests 200
 expect 0 'attention_dp_config:' -- launch --plan "$tmp/adp-plan.json"
+# CUDA-graph batch padding (docs/serving.md, "CUDA-graph batch padding"): the flag, the plan file, the launch of each engine
+expect 2 "^shardwise: --cuda-graph-batch-sizes: expected a comma-separated list of whole batch sizes, e.g. 128,256,384,512, found '128;256'" -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes '128;256'
+expect 2 "^shardwise: --cuda-graph-batch-sizes: expected 1 to 256 batch sizes from 1 to 65536, found '0,8'" -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes 0,8
+expect 0 'decode-only steps padded to CUDA-graph batch sizes 128,256' -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes 256,128
+expect 0 'CUDA graphs: a decode-only iteration runs padded up to the next of 64,128 sequences' -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --workload chat-1k-1k --mode serve --rate 5 --requests 100 --cuda-graph-batch-sizes 64,128
+expect 0 '"cuda_graph_batch_sizes": \[' -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --workload chat-1k-1k --mode serve --rate 5 --requests 100 --cuda-graph-batch-sizes 64,128 --json
+expect 0 ' met' -- plan --model llama-3.1-8b --cluster h100x8 --engine vllm --workload chat-1k-1k --mode serve --requests 200 --cuda-graph-batch-sizes 8,16,32,64 --out "$tmp/graph-plan.json"
+expect 0 'CUDA graphs: a decode-only iteration runs padded up to the next of 8,16,32,64 sequences' -- simulate --plan "$tmp/graph-plan.json" --rate 5 --requests 100
+expect 0 "--compilation-config '\\{\"cudagraph_capture_sizes\":\\[8,16,32,64\\]\\}'" -- launch --plan "$tmp/graph-plan.json" --engine vllm
+expect 0 '--cuda-graph-bs 8 16 32 64' -- launch --plan "$tmp/graph-plan.json" --engine sglang
+expect 0 'batch_sizes: \[8, 16, 32, 64\]' -- launch --plan "$tmp/graph-plan.json" --engine trtllm
 # the engines' dispatch and combine kernels: DeepEP's low-latency rows under SGLang with two-batch overlap in decode, the model under the generic engine
 expect 0 'moe:combine .* network +(transferred|extrapolated) +data/silicon/moe_comm.csv: h800 deepep_ll' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --engine sglang --two-batch-overlap --mode decode --context 2000 --batch 512 --explain --kernel-tables
 expect 0 'moe:combine .* network +model +-' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --mode decode --context 2000 --batch 512 --explain --kernel-tables

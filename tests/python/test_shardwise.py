@@ -202,6 +202,27 @@ class PlanAndLaunch(unittest.TestCase):
         with self.assertRaisesRegex(sw.Error, r"^decode_steps: "):
             sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="vllm", mode="serve", rate=4, requests=200, decode_steps=2)
 
+    def test_cuda_graph_batch_sizes_is_the_clis_flag(self):
+        # cuda_graph_batch_sizes= (a list or '128,256') is --cuda-graph-batch-sizes: decode-only
+        # iterations padded up to the sizes, recorded by the serve report and the plan
+        kw = dict(mode="decode", batch=100, context=1024)
+        off = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", **kw)
+        on = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes=[256, 128], **kw)
+        same = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes="128,256", **kw)
+        self.assertGreater(on["tpot_ms"], off["tpot_ms"])  # 100 sequences run as 128
+        self.assertEqual(on["tpot_ms"], same["tpot_ms"])
+        served = sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", engine="vllm", mode="serve", rate=5, requests=100,
+                             cuda_graph_batch_sizes="64,128")
+        self.assertEqual(served["engine"]["cuda_graph_batch_sizes"], [64, 128])
+        p = sw.plan("llama-3.1-8b", "h100x8", "chat-1k-1k", engine="vllm", mode="serve", requests=200, cuda_graph_batch_sizes=[8, 16])
+        self.assertEqual(p["plan"]["engine_settings"]["cuda_graph_batch_sizes"], [8, 16])
+        with self.assertRaisesRegex(sw.Error, r"^cuda_graph_batch_sizes: expected a comma-separated list"):
+            sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes="128;256", **kw)
+        with self.assertRaisesRegex(sw.Error, r"^cuda_graph_batch_sizes: expected 1 to 256 batch sizes from 1 to 65536, found 0$"):
+            sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes=[0, 8], **kw)
+        with self.assertRaisesRegex(sw.Error, r"^cuda_graph_batch_sizes: expected whole batch sizes"):
+            sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes=[1.5], **kw)
+
     def test_adp_balance_is_the_clis_flag(self):
         # adp_balance='W,T' is --adp-balance: TensorRT-LLM holds new prompts under attention DP,
         # the serve report and the plan record it, and another engine refuses it

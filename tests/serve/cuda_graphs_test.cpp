@@ -1,0 +1,135 @@
+// CUDA-graph batch padding of decode-only iterations (EngineTraits::cuda_graph_batch_sizes;
+// docs/serving.md, "CUDA-graph batch padding"): the padded batch by hand, the closed-form
+// decode step and the serving scheduler's iterations at it, the flag's and the plan file's
+// errors, and the invariant that padding never makes a step faster.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost/engine.hpp"
+#include "plan/plan_json.hpp"
+#include "serve/serving.hpp"
+#include "serve/step_times.hpp"
+#include "support/sim_context.hpp"
+
+namespace shardwise {
+namespace {
+
+EngineTraits graphs(std::vector<std::int64_t> sizes) {
+  auto e = with_cuda_graph_batch_sizes(EngineTraits{}, std::move(sizes));
+  EXPECT_TRUE(e.ok());
+  return e.ok() ? *e : EngineTraits{};
+}
+
+TEST(CudaGraphs, ThePaddedBatchByHand) {
+  const EngineTraits e = graphs({512, 128, 384, 256, 256});  // any order, repeats dropped
+  EXPECT_EQ(e.cuda_graph_batch_sizes, (std::vector<std::int64_t>{128, 256, 384, 512}));
+  EXPECT_EQ(graph_padded_batch(e, 157, 1), 256);   // the next size up
+  EXPECT_EQ(graph_padded_batch(e, 128, 1), 128);   // a listed size runs as it is
+  EXPECT_EQ(graph_padded_batch(e, 1, 1), 128);     // below the smallest: the smallest
+  EXPECT_EQ(graph_padded_batch(e, 600, 1), 600);   // above the largest: eager, unpadded
+  // 8 attention-DP ranks: 1,000 sequences are ceil(1000 / 8) = 125 per rank -> 128 -> 1,024
+  EXPECT_EQ(graph_padded_batch(e, 1000, 8), 1024);
+  // 4,100 over 8 ranks: 513 per rank, above 512: unpadded
+  EXPECT_EQ(graph_padded_batch(e, 4100, 8), 4100);
+  EXPECT_EQ(graph_padded_batch(EngineTraits{}, 157, 1), 157);  // none listed: no padding
+  // the context scale: 157 real of 256 on one rank = 0.61328125; 1,000 over 8 ranks: the
+  // busiest rank's 125 of 128 = 0.9765625; 1 sequence over 2 ranks padded to 1 each: 1
+  EXPECT_DOUBLE_EQ(graph_kv_share(157, 256, 1), 157.0 / 256.0);
+  EXPECT_DOUBLE_EQ(graph_kv_share(1000, 1024, 8), 125.0 / 128.0);
+  EXPECT_DOUBLE_EQ(graph_kv_share(1, 2, 2), 1.0);
+}
+
+TEST(CudaGraphs, TheFlagAndItsErrors) {
+  auto ok = parse_cuda_graph_batch_sizes("128,256,384,512");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, (std::vector<std::int64_t>{128, 256, 384, 512}));
+  for (const char* bad : {"", "128,,256", "128;256", "12x", "-4", "128,"}) {
+    auto e = parse_cuda_graph_batch_sizes(bad);
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().file, "--cuda-graph-batch-sizes");
+    EXPECT_NE(e.error().message().find(std::string("found '") + bad + "'"), std::string::npos) << e.error().message();
+  }
+  auto zero = with_cuda_graph_batch_sizes(EngineTraits{}, {0, 8});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message().find("found 0"), std::string::npos) << zero.error().message();
+  EXPECT_FALSE(with_cuda_graph_batch_sizes(EngineTraits{}, {}).ok());
+  EXPECT_FALSE(with_cuda_graph_batch_sizes(EngineTraits{}, {kMaxCudaGraphBatch + 1}).ok());
+  EXPECT_EQ(cuda_graph_batch_sizes_text({1, 2, 4}), "1,2,4");
+}
+
+TEST(CudaGraphs, TheDecodeStepRunsAtThePaddedBatchWithTheRealSequencesKv) {
+  // Llama-3.1-8B on one H100, 157 sequences at context 1,024 padded to 256: the step is the
+  // one of 256 sequences at context round(1024 x 157 / 256) = round(628) = 628 (the KV read
+  // of 157 x 1,024 tokens), its throughput that of the 157 real sequences
+  const Workload w = test_support::decode(1024);
+  SimContext c = test_support::ctx_for("llama-3.1-8b", "h100x1", w);
+  const Plan p = test_support::plan(1, 157);
+  const Metrics plain = evaluate(c, p);
+  c.engine = graphs({128, 256});
+  const Metrics padded = evaluate(c, p);
+  ASSERT_TRUE(plain.feasible() && padded.feasible()) << plain.reason << padded.reason;
+  const double at256 = step_time(c, p, Phase::kDecode, 256, 628, 629).iteration_s;
+  EXPECT_NEAR(padded.tpot_s, at256, 1e-12 * at256);
+  EXPECT_GT(padded.tpot_s, plain.tpot_s);  // 99 padding rows computed
+  EXPECT_NEAR(padded.output_tok_s_per_gpu, 157.0 / padded.tpot_s, 1e-9 * padded.output_tok_s_per_gpu);
+}
+
+TEST(CudaGraphs, OnlyDecodeOnlyIterationsArePaddedInTheScheduler) {
+  Workload w = test_support::serve_workload(512, 64);
+  SimContext c = test_support::ctx_for("llama-3.1-8b", "h100x1", w);
+  c.engine = graphs({64, 128});
+  const Plan p = test_support::plan(1, 0);
+  StepTimes st(c, p);
+  // 40 sequences at context 1,000: padded to 64 at context 1000 x 40 / 64 = 625
+  EXPECT_DOUBLE_EQ(st.graph_decode(40, 1000.0), st.decode(64, 625.0));
+  EXPECT_DOUBLE_EQ(st.mixed(40, 1000.0, 0, 0), st.graph_decode(40, 1000.0));
+  // an iteration with prompt tokens runs eagerly: the unpadded decodes
+  EXPECT_NEAR(st.mixed(40, 1000.0, 256, 1), st.prefill(256, 1) + st.decode(40, 1000.0) - st.decode(1, 1.0), 1e-12);
+  EXPECT_DOUBLE_EQ(st.graph_decode(200, 1000.0), st.decode(200, 1000.0));  // above 128: eager
+}
+
+TEST(CudaGraphs, PaddingNeverMakesAStepFaster) {
+  Workload w = test_support::serve_workload(512, 64);
+  SimContext plain = test_support::ctx_for("qwen3-30b-a3b", "h100x2", w);
+  SimContext padded = plain;
+  padded.engine = graphs({1, 2, 4, 8, 16, 32, 64, 128, 256});
+  Plan p = test_support::plan(1, 0);
+  p.deg.attn_dp = 2;
+  p.deg.ep = 2;
+  StepTimes a(plain, p, /*exact=*/true), b(padded, p, /*exact=*/true);  // the cost layer at every point, no grid
+  for (std::int64_t n = 1; n <= 400; n += 7) {
+    for (const double ctx : {100.0, 1000.0, 8000.0}) {
+      EXPECT_GE(b.graph_decode(n, ctx), a.graph_decode(n, ctx) * (1 - 1e-9)) << n << " at " << ctx;
+    }
+  }
+}
+
+TEST(CudaGraphs, ThePlanFileCarriesThemAndRefusesBadOnes) {
+  PlanFile f;
+  f.plan = test_support::plan(1, 8);
+  f.model = "llama-3.1-8b";
+  f.cluster = "h100x1";
+  f.workload = "chat-1k-1k";
+  f.cuda_graph_batch_sizes = std::vector<std::int64_t>{128, 256};
+  const std::string text = plan_to_json(f);
+  EXPECT_NE(text.find("\"cuda_graph_batch_sizes\""), std::string::npos) << text;
+  auto back = parse_plan_json(text, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_TRUE(back->cuda_graph_batch_sizes.has_value());
+  EXPECT_EQ(*back->cuda_graph_batch_sizes, (std::vector<std::int64_t>{128, 256}));
+  for (const char* bad : {"[]", "[0, 8]", "\"128,256\"", "[1.5]"}) {
+    // the list's value replaced, however the writer laid it out
+    std::string t = text;
+    const auto key = t.find("\"cuda_graph_batch_sizes\"");
+    const auto open = t.find('[', key);
+    t.replace(open, t.find(']', open) - open + 1, bad);
+    auto e = parse_plan_json(t, "plan.json");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().file, "plan.json");
+    EXPECT_NE(e.error().field.find("cuda_graph_batch_sizes"), std::string::npos) << e.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace shardwise
