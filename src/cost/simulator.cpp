@@ -96,7 +96,10 @@ Metrics evaluate_at(const SimContext& ctx, const Plan& plan, std::int64_t b, Bre
       // decode at the average context; prefill in chunks of kPrefillChunkTokens per attention
       // group, interleaved (the stages work concurrently in steady state)
       const std::int64_t ctx_avg = w.isl + w.osl / 2;
-      const StepResult d = decode_step(ctx, plan, b, ctx_avg, w.isl + w.osl, bd);
+      // not padded to the CUDA-graph sizes: in the steady state prompts join (nearly) every
+      // iteration, and the engines run such iterations eagerly (the serving simulation pads
+      // its decode-only ones)
+      const StepResult d = step(ctx, plan, Phase::kDecode, b, ctx_avg, w.isl + w.osl, bd);
       const double tpot_dec = static_cast<double>(std::max<std::int64_t>(d.m, plan.deg.pp)) * d.stage_s / tokens_per_step(w);
       const OfflinePrefill op = offline_prefill(w, b, plan.deg.attn_dp, ctx.engine.max_num_tokens);
       Plan pre = plan;
