@@ -135,17 +135,41 @@ def fp8_dtype():
     return getattr(torch, "float8_e4m3fnuz" if torch.version.hip else "float8_e4m3fn")
 
 
+def fp4_supported():
+    """Whether torch can run NVFP4 GEMMs here: torch's packed e2m1 dtype and a GPU with fp4
+    tensor cores (compute capability 10.x, Blackwell datacenter parts)."""
+    if torch.version.hip or not hasattr(torch, "float4_e2m1fn_x2"):
+        return False
+    return torch.cuda.get_device_capability(0)[0] == 10
+
+
+def nvfp4_operand(rows, k):
+    """A [rows, k] NVFP4 operand for torch._scaled_mm: random packed e2m1 pairs ([rows, k/2]
+    bytes; every bit pattern is a finite e2m1 value) and its e4m3 scales, one per 16 elements,
+    in cuBLAS's swizzled layout (round_up(rows, 128) x round_up(k / 16, 4), flattened)."""
+    x = torch.randint(0, 256, (rows, k // 2), dtype=torch.uint8, device="cuda").view(torch.float4_e2m1fn_x2)
+    n_scales = -(-rows // 128) * 128 * (-(-(k // 16) // 4) * 4)
+    s = (torch.rand(n_scales, device="cuda") + 0.5).to(torch.float8_e4m3fn)
+    return x, s
+
+
 def measure_gemm(facts, name, locator, quick, log):
     rows = []
     l2 = facts["l2_bytes"]
     shapes = GEMM_SHAPES[:4] if quick else GEMM_SHAPES
     ms = [1, 16, 256, 4096] if quick else GEMM_M
+    dtypes = ("bf16", "fp8", "fp4") if fp4_supported() else ("bf16", "fp8")
+    if "fp4" not in dtypes:
+        log("gemm fp4: not measured (needs torch.float4_e2m1fn_x2 and a GPU of compute capability 10.x)")
     for n, k in shapes:
-        for dtype in ("bf16", "fp8"):
-            wbytes = n * k * (2 if dtype == "bf16" else 1)
+        for dtype in dtypes:
+            wbytes = n * k * {"bf16": 2, "fp8": 1, "fp4": 0.5625}[dtype]
             copies = rotation(wbytes, l2)
             try:
-                w = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.05 for _ in range(copies)]
+                if dtype == "fp4":
+                    w = [nvfp4_operand(n, k) for _ in range(copies)]
+                else:
+                    w = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.05 for _ in range(copies)]
                 if dtype == "fp8":
                     w = [x.to(fp8_dtype()) for x in w]
             except torch.OutOfMemoryError:
@@ -157,6 +181,13 @@ def measure_gemm(facts, name, locator, quick, log):
                     if dtype == "bf16":
                         fn = lambda i, a=a: torch.nn.functional.linear(a, w[i % copies])
                         kernel = "torch linear (cuBLAS)"
+                    elif dtype == "fp4":
+                        # the activations already in NVFP4 (engines fuse their quantisation into the
+                        # kernel before): the GEMM alone, as the other formats' rows
+                        a4, sa = nvfp4_operand(m, k)
+                        fn = lambda i, a4=a4, sa=sa: torch._scaled_mm(a4, w[i % copies][0].t(), scale_a=sa, scale_b=w[i % copies][1],
+                                                                      out_dtype=torch.bfloat16)
+                        kernel = "torch._scaled_mm nvfp4 (e2m1, e4m3 scales per 16; cuBLASLt)"
                     else:
                         a8 = a.to(fp8_dtype())
                         sa = torch.rand(m, 1, device="cuda", dtype=torch.float32) + 0.5
@@ -165,7 +196,7 @@ def measure_gemm(facts, name, locator, quick, log):
                                                                              out_dtype=torch.bfloat16)
                         kernel = "torch._scaled_mm fp8 rowwise scales (cuBLASLt)"
                     us, reps = time_graph(fn, copies)
-                except (RuntimeError, torch.OutOfMemoryError) as err:
+                except (RuntimeError, torch.OutOfMemoryError, TypeError, ValueError) as err:
                     log(f"gemm M={m} N={n} K={k} {dtype}: {str(err).splitlines()[0][:160]}")
                     continue
                 tflops = 2.0 * m * n * k / (us * 1e-6) / 1e12
