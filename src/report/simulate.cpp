@@ -62,6 +62,11 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   if (!ctx.model.quant.method.empty()) j["formats"]["checkpoint"] = ctx.model.quant.method;
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
                  {"gqa_grouped_kv_reads", ctx.engine.gqa_grouped_kv_reads}};
+  if (!ctx.engine.cuda_graph_batch_sizes.empty()) {
+    j["engine"]["cuda_graph_batch_sizes"] = ctx.engine.cuda_graph_batch_sizes;
+    // the batch the decode step ran as (the closed form pads decode mode only)
+    if (ctx.workload.mode == Mode::kDecode) j["graph_padded_batch"] = graph_padded_batch(ctx.engine, m.batch, d.attn_dp);
+  }
   if (ctx.engine.name != "generic") j["engine"]["max_num_seqs"] = ctx.engine.max_num_seqs;  // the generic engine has no cap
   if (!ctx.engine.caps_origin.empty()) j["engine"]["caps_origin"] = ctx.engine.caps_origin;
   if (ctx.workload.spec_tokens > 0) {
@@ -172,6 +177,10 @@ std::string simulate_text(const SimContext& ctx, const Plan& plan, const Metrics
                               : " (the largest that fits memory and the SLOs)";
   s += fmt::format("workload     {} ({}), batch {}{}\n", ctx.workload.name, to_string(ctx.workload.mode), m.batch, why_batch);
   s += context_lines(ctx);
+  if (const std::int64_t padded = graph_padded_batch(ctx.engine, m.batch, plan.deg.attn_dp);
+      ctx.workload.mode == Mode::kDecode && padded != m.batch) {
+    s += fmt::format("cuda graphs  the decode step of {} sequences runs padded to {} (the ops below are the padded step's)\n", m.batch, padded);
+  }
   if (m.infeasible == Infeasible::kInvalidPlan) {
     s += fmt::format("INFEASIBLE   {}: {}\n", to_string(m.infeasible), m.reason);
     return s;
