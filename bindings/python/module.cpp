@@ -254,34 +254,33 @@ shardwise::EngineTraits engine_of(const py::handle& name, const py::handle& vers
     if (!balanced) raise(named(balanced.error()));
     e = *balanced;
   }
-  // cuda_graph_batch_sizes=: a list of batch sizes or '128,256' (as --cuda-graph-batch-sizes)
+  // cuda_graph_batch_sizes=: a list of batch sizes or '128,256' (as --cuda-graph-batch-sizes);
+  // errors name the keyword, and a string's value as typed
   if (!cuda_graph_batch_sizes.is_none()) {
     std::vector<std::int64_t> sizes;
-    if (py::isinstance<py::str>(cuda_graph_batch_sizes)) {
+    const bool text = py::isinstance<py::str>(cuda_graph_batch_sizes);
+    const auto named = [&](Error err) {
+      err.file = "cuda_graph_batch_sizes";
+      if (text) err.found = "'" + cuda_graph_batch_sizes.cast<std::string>() + "'";
+      return err;
+    };
+    if (text) {
       auto parsed = shardwise::parse_cuda_graph_batch_sizes(cuda_graph_batch_sizes.cast<std::string>());
-      if (!parsed) {
-        Error err = parsed.error();
-        err.file = "cuda_graph_batch_sizes";
-        raise(err);
-      }
+      if (!parsed) raise(named(parsed.error()));
       sizes = *parsed;
     } else if (py::isinstance<py::list>(cuda_graph_batch_sizes) || py::isinstance<py::tuple>(cuda_graph_batch_sizes)) {
       for (const auto& x : cuda_graph_batch_sizes) {
-        if (!py::isinstance<py::int_>(x) || py::isinstance<py::bool_>(x)) {
-          raise(Error{"cuda_graph_batch_sizes", "", "whole batch sizes (a list of int, or '128,256')", value_text(py::reinterpret_borrow<py::object>(x))});
+        if (is_bool(x) || !py::isinstance<py::int_>(x)) {
+          raise(Error{"cuda_graph_batch_sizes", "", "whole batch sizes (a list of int, or '128,256')", value_text(x)});
         }
-        sizes.push_back(x.cast<std::int64_t>());
+        sizes.push_back(as_int("cuda_graph_batch_sizes", x));
       }
     } else {
       raise(Error{"cuda_graph_batch_sizes", "", "a list of batch sizes or a comma-separated string such as '128,256'",
-                  value_text(py::reinterpret_borrow<py::object>(cuda_graph_batch_sizes))});
+                  value_text(cuda_graph_batch_sizes)});
     }
     auto padded = shardwise::with_cuda_graph_batch_sizes(e, std::move(sizes));
-    if (!padded) {
-      Error err = padded.error();
-      err.file = "cuda_graph_batch_sizes";
-      raise(err);
-    }
+    if (!padded) raise(named(padded.error()));
     e = *padded;
   }
   return e;

@@ -43,10 +43,8 @@ Expected<std::pair<std::int64_t, std::int64_t>> parse_adp_balance(const std::str
 // The engine with CUDA-graph batch sizes for its decode-only iterations, per attention-DP
 // rank (--cuda-graph-batch-sizes 128,256,384,512; the plan file's
 // engine_settings.cuda_graph_batch_sizes; the Python keyword cuda_graph_batch_sizes=): 1 to
-// kMaxCudaGraphSizes sizes from 1 to kMaxCudaGraphBatch, in any order (kept ascending, repeats
-// dropped). Errors name the flag.
-inline constexpr std::size_t kMaxCudaGraphSizes = 256;
-inline constexpr std::int64_t kMaxCudaGraphBatch = 65536;
+// kMaxCudaGraphSizes sizes from 1 to kMaxCudaGraphBatch (plan/plan.hpp), in any order (kept
+// ascending, repeats dropped). Errors name the flag.
 Expected<EngineTraits> with_cuda_graph_batch_sizes(EngineTraits e, std::vector<std::int64_t> sizes);
 // "128,256,384,512" -> the sizes; errors name --cuda-graph-batch-sizes and the text as typed.
 Expected<std::vector<std::int64_t>> parse_cuda_graph_batch_sizes(const std::string& text);

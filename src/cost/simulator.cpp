@@ -21,14 +21,29 @@ std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int6
   if (e.cuda_graph_batch_sizes.empty() || b < 1) return b;
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t per_rank = (b + a - 1) / a;
-  const auto it = std::lower_bound(e.cuda_graph_batch_sizes.begin(), e.cuda_graph_batch_sizes.end(), per_rank);
-  return it == e.cuda_graph_batch_sizes.end() ? b : std::max(b, *it * a);
+  // a named engine captures no graph above its running-sequence cap (vLLM filters its capture
+  // sizes by max_num_seqs, TensorRT-LLM's by max_batch_size, SGLang's by its running requests)
+  const auto end = e.name != "generic" && e.max_num_seqs > 0
+                       ? std::upper_bound(e.cuda_graph_batch_sizes.begin(), e.cuda_graph_batch_sizes.end(), e.max_num_seqs)
+                       : e.cuda_graph_batch_sizes.end();
+  const auto it = std::lower_bound(e.cuda_graph_batch_sizes.begin(), end, per_rank);
+  return it == end ? b : std::max(b, *it * a);
 }
 
 double graph_kv_share(std::int64_t b, std::int64_t padded, std::int64_t attn_dp) {
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t busiest = (b + a - 1) / a, per_rank = std::max<std::int64_t>(1, padded / a);
   return std::min(1.0, static_cast<double>(busiest) / static_cast<double>(per_rank));
+}
+
+DecodeShape graph_decode_shape(const EngineTraits& e, std::int64_t attn_dp, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx) {
+  const std::int64_t padded = graph_padded_batch(e, b, attn_dp);
+  if (padded == b) return {b, seq, kv_ctx};
+  const double share = graph_kv_share(b, padded, attn_dp);
+  const auto scaled = [&](std::int64_t c) {
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(c) * share)));
+  };
+  return {padded, scaled(seq), scaled(kv_ctx)};
 }
 
 namespace {
@@ -54,13 +69,8 @@ void check_slo(const Workload& w, Metrics& out, bool explain) {
 // rank's KV read its real sequences' (seq x ceil(b / attn_dp) / (padded / attn_dp), at least
 // 1 token)
 StepResult decode_step(const SimContext& ctx, const Plan& plan, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx, Breakdown* bd) {
-  const std::int64_t padded = graph_padded_batch(ctx.engine, b, plan.deg.attn_dp);
-  if (padded == b) return step(ctx, plan, Phase::kDecode, b, seq, kv_ctx, bd);
-  const double share = graph_kv_share(b, padded, plan.deg.attn_dp);
-  const auto scaled = [&](std::int64_t c) {
-    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(c) * share)));
-  };
-  return step(ctx, plan, Phase::kDecode, padded, scaled(seq), scaled(kv_ctx), bd);
+  const DecodeShape s = graph_decode_shape(ctx.engine, plan.deg.attn_dp, b, seq, kv_ctx);
+  return step(ctx, plan, Phase::kDecode, s.batch, s.seq, s.kv_ctx, bd);
 }
 
 // Metrics of a plan at a concrete batch.

@@ -178,12 +178,21 @@ struct EngineTraits {
 // The instance batch a decode-only iteration of b sequences over attn_dp ranks runs as under
 // the engine's CUDA graphs (EngineTraits::cuda_graph_batch_sizes): the per-rank batch
 // ceil(b / attn_dp) padded up to the smallest listed size at or above it, times attn_dp; b
-// itself with no sizes listed or above the largest.
+// itself with no sizes listed or above the largest (for a named engine, the largest at or
+// below its running-sequence cap, max_num_seqs: the engines capture no graph above it).
 std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp);
 // The context scale of such a padded iteration: the busiest rank's real sequences over its
 // padded batch, ceil(b / attn_dp) / (padded / attn_dp) (at most 1), so that the padded batch at
 // the scaled context reads the KV cache the busiest rank's real sequences hold.
 double graph_kv_share(std::int64_t b, std::int64_t padded, std::int64_t attn_dp);
+// The shape a decode-only step of b sequences at context seq (KV sized for kv_ctx) runs as
+// under the engine's CUDA graphs: the padded batch, its contexts scaled by graph_kv_share
+// (at least 1 token); b, seq and kv_ctx themselves where nothing is padded. The closed form
+// of decode mode and the exact search's decomposition both price this shape.
+struct DecodeShape {
+  std::int64_t batch = 0, seq = 0, kv_ctx = 0;
+};
+DecodeShape graph_decode_shape(const EngineTraits& e, std::int64_t attn_dp, std::int64_t b, std::int64_t seq, std::int64_t kv_ctx);
 
 // Everything derived once per (model, cluster, workload).
 // The terms of an evaluation that the GPU and the formats fix (bytes per element, the

@@ -13,6 +13,12 @@
 
 namespace shardwise {
 
+// The CUDA-graph batch sizes an engine may be given (EngineTraits::cuda_graph_batch_sizes,
+// the plan file's engine_settings.cuda_graph_batch_sizes): 1 to kMaxCudaGraphSizes sizes, each
+// from 1 to kMaxCudaGraphBatch sequences per attention-DP rank.
+inline constexpr std::size_t kMaxCudaGraphSizes = 256;
+inline constexpr std::int64_t kMaxCudaGraphBatch = 65536;
+
 // Ranks of one pipeline stage: W = tp x attn_dp. Attention runs in attn_dp
 // groups of tp ranks, each group with its own sequences; dense MLPs and the MoE
 // block run over all W ranks; experts are spread over ep groups and each expert

@@ -1,5 +1,7 @@
 #include "plan/plan_json.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -149,8 +151,12 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
   if (auto es = r.object("engine_settings", false)) {
     es->reject_unknown({"max_num_seqs", "max_num_tokens", "decode_steps", "adp_balance", "cuda_graph_batch_sizes"});
     if (es->has("cuda_graph_batch_sizes")) {
-      auto sizes = es->integer_list_or("cuda_graph_batch_sizes", 1, 65536);
-      if (sizes.empty() && !sink.failed()) es->fail_value("cuda_graph_batch_sizes", "a list of 1 or more batch sizes from 1 to 65536");
+      auto sizes = es->integer_list_or("cuda_graph_batch_sizes", 1, kMaxCudaGraphBatch);
+      if ((sizes.empty() || sizes.size() > kMaxCudaGraphSizes) && !sink.failed()) {
+        es->fail_value("cuda_graph_batch_sizes", fmt::format("a list of 1 to {} batch sizes from 1 to {}", kMaxCudaGraphSizes, kMaxCudaGraphBatch));
+      }
+      std::sort(sizes.begin(), sizes.end());  // kept ascending, repeats dropped (as the flag's)
+      sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
       f.cuda_graph_batch_sizes = std::move(sizes);
     }
     if (auto ab = es->object("adp_balance", false)) {

@@ -310,7 +310,10 @@ SearchResult search_exact(const SimContext& ctx, const SearchSpace& space, Searc
             if (ph.decode) {
               const std::int64_t seq = w.mode == Mode::kDecode ? w.context : w.isl + w.osl / 2;
               const std::int64_t kv = w.mode == Mode::kDecode ? w.context + 1 : w.isl + w.osl;
-              evaluate_grouped(ctx, p, Phase::kDecode, p.batch, seq, kv, &t.dec[i]);
+              // decode mode's step runs padded to the engine's CUDA-graph sizes, as the simulator prices it
+              const DecodeShape sh = w.mode == Mode::kDecode ? graph_decode_shape(ctx.engine, p.deg.attn_dp, p.batch, seq, kv)
+                                                            : DecodeShape{p.batch, seq, kv};
+              evaluate_grouped(ctx, p, Phase::kDecode, sh.batch, sh.seq, sh.kv_ctx, &t.dec[i]);
               ++best.evaluations;
             }
             if (ph.prefill) {

@@ -395,6 +395,8 @@ expect 2 "^shardwise: --cuda-graph-batch-sizes: expected a comma-separated list 
 expect 2 "^shardwise: --cuda-graph-batch-sizes: expected 1 to 256 batch sizes from 1 to 65536, found '0,8'" -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes 0,8
 expect 0 'decode-only steps padded to CUDA-graph batch sizes 128,256' -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes 256,128
 expect 0 'cuda graphs  the decode step of 100 sequences runs padded to 128' -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes 256,128
+# the exact search prices decode mode's padded step as the simulator does (it checks the two agree)
+expect 0 'chosen plan' -- plan --model llama-3.1-8b --cluster h100x8 --workload decode-16k --batch 100 --context 1024 --cuda-graph-batch-sizes 128,256
 expect 0 '"graph_padded_batch": 128' -- simulate --model llama-3.1-8b --cluster h100x1 --mode decode --batch 100 --cuda-graph-batch-sizes 256,128 --json
 expect 0 'CUDA graphs: a decode-only iteration runs padded up to the next of 64,128 sequences' -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --workload chat-1k-1k --mode serve --rate 5 --requests 100 --cuda-graph-batch-sizes 64,128
 expect 0 '"cuda_graph_batch_sizes": \[' -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --workload chat-1k-1k --mode serve --rate 5 --requests 100 --cuda-graph-batch-sizes 64,128 --json

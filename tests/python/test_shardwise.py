@@ -222,6 +222,10 @@ class PlanAndLaunch(unittest.TestCase):
             sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes=[0, 8], **kw)
         with self.assertRaisesRegex(sw.Error, r"^cuda_graph_batch_sizes: expected whole batch sizes"):
             sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes=[1.5], **kw)
+        with self.assertRaisesRegex(sw.Error, r"^cuda_graph_batch_sizes: expected an integer that fits 64 bits"):
+            sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes=[2**70], **kw)
+        with self.assertRaisesRegex(sw.Error, r"^cuda_graph_batch_sizes: expected 1 to 256 batch sizes from 1 to 65536, found '0,8'$"):
+            sw.simulate("llama-3.1-8b", "h100x1", "chat-1k-1k", cuda_graph_batch_sizes="0,8", **kw)
 
     def test_adp_balance_is_the_clis_flag(self):
         # adp_balance='W,T' is --adp-balance: TensorRT-LLM holds new prompts under attention DP,

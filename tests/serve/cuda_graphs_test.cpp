@@ -33,6 +33,13 @@ TEST(CudaGraphs, ThePaddedBatchByHand) {
   // 4,100 over 8 ranks: 513 per rank, above 512: unpadded
   EXPECT_EQ(graph_padded_batch(e, 4100, 8), 4100);
   EXPECT_EQ(graph_padded_batch(EngineTraits{}, 157, 1), 157);  // none listed: no padding
+  // a named engine captures nothing above its running-sequence cap: with max_num_seqs 200 the
+  // 256 graph is not there, so 150 runs unpadded and 100 still pads to 128
+  EngineTraits capped = e;
+  capped.name = "vllm";
+  capped.max_num_seqs = 200;
+  EXPECT_EQ(graph_padded_batch(capped, 150, 1), 150);
+  EXPECT_EQ(graph_padded_batch(capped, 100, 1), 128);
   // the context scale: 157 real of 256 on one rank = 0.61328125; 1,000 over 8 ranks: the
   // busiest rank's 125 of 128 = 0.9765625; 1 sequence over 2 ranks padded to 1 each: 1
   EXPECT_DOUBLE_EQ(graph_kv_share(157, 256, 1), 157.0 / 256.0);
@@ -118,7 +125,19 @@ TEST(CudaGraphs, ThePlanFileCarriesThemAndRefusesBadOnes) {
   ASSERT_TRUE(back.ok()) << back.error().message();
   ASSERT_TRUE(back->cuda_graph_batch_sizes.has_value());
   EXPECT_EQ(*back->cuda_graph_batch_sizes, (std::vector<std::int64_t>{128, 256}));
-  for (const char* bad : {"[]", "[0, 8]", "\"128,256\"", "[1.5]"}) {
+  {  // a list read is kept ascending, repeats dropped, as the flag's
+    std::string t = text;
+    const auto key = t.find("\"cuda_graph_batch_sizes\"");
+    const auto open = t.find('[', key);
+    t.replace(open, t.find(']', open) - open + 1, "[512, 128, 128]");
+    auto sorted = parse_plan_json(t, "plan.json");
+    ASSERT_TRUE(sorted.ok()) << sorted.error().message();
+    EXPECT_EQ(*sorted->cuda_graph_batch_sizes, (std::vector<std::int64_t>{128, 512}));
+  }
+  std::string many = "[";
+  for (int i = 1; i <= 257; ++i) many += std::to_string(i) + (i < 257 ? ", " : "]");
+  for (const std::string& bad : {std::string("[]"), std::string("[0, 8]"), std::string("\"128,256\""), std::string("[1.5]"),
+                                 std::string("[65537]"), many}) {
     // the list's value replaced, however the writer laid it out
     std::string t = text;
     const auto key = t.find("\"cuda_graph_batch_sizes\"");
