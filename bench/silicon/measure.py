@@ -177,7 +177,7 @@ def measure_gemm(facts, name, locator, quick, log):
                 continue
             for m in ms:
                 try:
-                    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * 0.05
+                    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * 0.05 if dtype != "fp4" else None
                     if dtype == "bf16":
                         fn = lambda i, a=a: torch.nn.functional.linear(a, w[i % copies])
                         kernel = "torch linear (cuBLAS)"
