@@ -229,9 +229,7 @@ Expected<EngineTraits> with_cuda_graph_batch_sizes(EngineTraits e, std::vector<s
   for (const std::int64_t b : sizes) {
     if (b < 1 || b > kMaxCudaGraphBatch) return Error{"--cuda-graph-batch-sizes", "", expected, std::to_string(b)};
   }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  e.cuda_graph_batch_sizes = std::move(sizes);
+  e.cuda_graph_batch_sizes = normalized_graph_sizes(std::move(sizes));
   return e;
 }
 

@@ -1,10 +1,12 @@
 // Plan: one model instance (parallelism degrees + per-slot sharding + batch),
 // replicated `replicas` times. Value type; validation says why a plan is illegal.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "graph/graph.hpp"
@@ -18,6 +20,12 @@ namespace shardwise {
 // from 1 to kMaxCudaGraphBatch sequences per attention-DP rank.
 inline constexpr std::size_t kMaxCudaGraphSizes = 256;
 inline constexpr std::int64_t kMaxCudaGraphBatch = 65536;
+// A size list as it is kept: ascending, repeats dropped.
+inline std::vector<std::int64_t> normalized_graph_sizes(std::vector<std::int64_t> sizes) {
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
 
 // Ranks of one pipeline stage: W = tp x attn_dp. Attention runs in attn_dp
 // groups of tp ranks, each group with its own sequences; dense MLPs and the MoE

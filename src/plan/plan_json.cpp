@@ -155,9 +155,7 @@ Expected<PlanFile> parse_plan_json(std::string_view text, const std::string& fil
       if ((sizes.empty() || sizes.size() > kMaxCudaGraphSizes) && !sink.failed()) {
         es->fail_value("cuda_graph_batch_sizes", fmt::format("a list of 1 to {} batch sizes from 1 to {}", kMaxCudaGraphSizes, kMaxCudaGraphBatch));
       }
-      std::sort(sizes.begin(), sizes.end());  // kept ascending, repeats dropped (as the flag's)
-      sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-      f.cuda_graph_batch_sizes = std::move(sizes);
+      f.cuda_graph_batch_sizes = normalized_graph_sizes(std::move(sizes));  // as the flag's
     }
     if (auto ab = es->object("adp_balance", false)) {
       ab->reject_unknown({"batching_wait_iters", "timeout_iters"});
