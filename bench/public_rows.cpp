@@ -474,6 +474,24 @@ double predict(const PublicRow& r, const CostParams& p) {
   return m.feasible() ? m.output_tok_s_per_gpu : 0.0;
 }
 
+std::string serving_detail(const PublicRow& r, const CostParams& p) {
+  if (!is_serve_metric(r.metric) && r.metric != RowMetric::kOfflineRun) return "";
+  const SimContext ctx = make_context(r.model, r.cluster, r.workload, p, r.engine);
+  const ServeResult s = simulate_serving(ctx, r.plan);
+  std::string out = fmt::format("    offered {:.3f} req/s, capacity {:.3f} req/s (load {:.2f}); {} requests, {} iterations, {} preemptions{}\n",
+                                s.offered_requests_per_s, s.capacity_requests_per_s,
+                                s.capacity_requests_per_s > 0 ? s.offered_requests_per_s / s.capacity_requests_per_s : 0.0, s.requests,
+                                s.iterations, s.preemptions, s.feasible ? "" : " (infeasible: " + s.reason + ")");
+  out += fmt::format("    per instance: {:.1f} running, {:.1f} in system; KV {} tokens; admission blocked by KV {:.0f}%, by the sequence cap {:.0f}%\n",
+                     s.mean_running, s.mean_in_system, s.kv_tokens, s.kv_blocked_share * 100.0, s.seq_cap_share * 100.0);
+  out += fmt::format("    mean request: queue {:.1f} ms, prefill {:.1f} ms, decode {:.1f} ms; TTFT mean/p50/p99 {:.1f}/{:.1f}/{:.1f}, TPOT {:.2f}/{:.2f}/{:.2f} ms\n",
+                     s.queue_ms, s.prefill_ms, s.decode_ms, s.ttft_ms.mean, s.ttft_ms.p50, s.ttft_ms.p99, s.tpot_ms.mean, s.tpot_ms.p50,
+                     s.tpot_ms.p99);
+  out += fmt::format("    output {:.1f} tok/s per GPU; bottleneck {} ({}); steady {} (halves differ {:.1f}%)\n", s.output_tok_s_per_gpu,
+                     to_string(s.bottleneck), s.bottleneck_note, s.stable ? "yes" : "no", s.halves_diff * 100.0);
+  return out;
+}
+
 bool is_serve_metric(RowMetric m) {
   return m == RowMetric::kServeOutput || m == RowMetric::kServeTtft || m == RowMetric::kServeTpot || m == RowMetric::kServeTtftP50 ||
          m == RowMetric::kServeTtftP99 || m == RowMetric::kServeTpotP50 || m == RowMetric::kServeTpotP99;

@@ -50,6 +50,10 @@ struct PublicRow {
 Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, std::vector<std::string>* skipped = nullptr);
 // The prediction for a row under the given parameters (same unit as measured).
 double predict(const PublicRow& r, const CostParams& p);
+// A serving or MLPerf Offline row's simulation, its internals in a few lines (validate_public
+// --detail): offered rate and capacity, mean running and in system, where the mean request's
+// time goes, the caps that blocked admission; "" for a row the serving simulation does not run.
+std::string serving_detail(const PublicRow& r, const CostParams& p);
 double abs_pct_error(double predicted, double measured);
 // The metrics that run the request-level serving simulation.
 bool is_serve_metric(RowMetric m);

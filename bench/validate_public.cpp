@@ -6,7 +6,8 @@
 // --kernel-tables: the dense GEMMs from the measured kernel tables (data/silicon/,
 // docs/silicon.md) instead of the fitted GEMM priors, with the same calibration otherwise.
 // --held-out: then each file of data/validation/ (rows no fit has seen), summarised.
-//   usage: validate_public [--kernel-tables] [--matched-load] [--held-out] [CSV]
+// --detail ID: that row's serving simulation in a few lines (its load, batch, queue, caps).
+//   usage: validate_public [--kernel-tables] [--matched-load] [--held-out] [--detail ID] [CSV]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   using namespace shardwise;
   using namespace shardwise::bench;
   bool tables = false, matched = false, held_out = false;
+  int detail = 0;  // --detail ID: that row's serving simulation, its internals
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -39,18 +41,28 @@ int main(int argc, char** argv) {
       matched = true;
     } else if (a == "--held-out") {
       held_out = true;
+    } else if (a == "--detail") {
+      const std::string v = i + 1 < argc ? argv[++i] : "";
+      char* end = nullptr;
+      const long id = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || id <= 0 || id > 1000000) {
+        std::fprintf(stderr, "validate_public: --detail: '%s': expected a row id (a positive integer)\n", v.c_str());
+        return 2;
+      }
+      detail = static_cast<int>(id);
     } else if (a == "-h" || a == "--help") {
       fmt::print(
-          "usage: validate_public [--kernel-tables] [--matched-load] [--held-out] [CSV]\n"
+          "usage: validate_public [--kernel-tables] [--matched-load] [--held-out] [--detail ID] [CSV]\n"
           "  every row of CSV (default: {}) predicted and compared with its stated metrics;\n"
           "  --kernel-tables prices the steps from data/silicon/; --matched-load also runs each MLPerf\n"
           "  Server row at the measured load: its rate times the predicted over the measured Offline\n"
           "  throughput of the same submission, the serving simulation apart from the capacity's error;\n"
-          "  --held-out then summarises each file of {} (rows no fit has seen)\n",
+          "  --held-out then summarises each file of {} (rows no fit has seen);\n"
+          "  --detail ID prints row ID's serving simulation: load, mean batch, where the time goes\n",
           default_csv_path(), held_out_dir());
       return 0;
     } else if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "validate_public: '%s': unknown flag (expected --kernel-tables, --matched-load, --held-out, --help or a CSV path)\n", a.c_str());
+      std::fprintf(stderr, "validate_public: '%s': unknown flag (expected --kernel-tables, --matched-load, --held-out, --detail ID, --help or a CSV path)\n", a.c_str());
       return 2;
     } else {
       path = a;
@@ -82,6 +94,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("{:>4}  {:<54} {:>12} {:>12} {:>8}  {}\n", "row", "case", "measured", "predicted", "error", "fit");
   std::vector<double> all;
+  bool detailed = false;  // --detail's row printed (once, under its first metric)
   std::map<std::string, std::vector<double>> by_family, by_gpu, by_silicon, by_scenario, by_engine, by_serve_metric;
   // the serving latencies (every statistic of TTFT, of TPOT) by family, GPU family, engine and load
   std::map<std::string, std::vector<double>> serve_ttft_by, serve_tpot_by;
@@ -115,6 +128,10 @@ int main(int argc, char** argv) {
       const char* unit = r.metric == RowMetric::kServeOutput ? "t" : "ms";
       fmt::print("{:>4}  {:<54} {:>9.1f} {:<2} {:>9.1f} {:<2} {:>7.1f}%  {} (serving simulation; not fitted)\n", r.id, r.label, r.measured,
                  unit, pred, unit, e, p.gpu);
+      if (r.id == detail && !detailed) {
+        fmt::print("{}", serving_detail(r, p));
+        detailed = true;
+      }
       continue;
     }
     all.push_back(e);
@@ -127,6 +144,10 @@ int main(int argc, char** argv) {
     fmt::print("{:>4}  {:<54} {:>9.1f} {:<2} {:>9.1f} {:<2} {:>7.1f}%  {}{}{}\n", r.id, r.label, r.measured, unit, pred, unit, e, p.gpu,
                p.calibrated ? "" : " (uncalibrated)",
                r.metric == RowMetric::kOfflineRun ? fmt::format(" (the run's {} samples at once: serving simulation)", r.workload.serve.requests) : "");
+    if (r.id == detail && !detailed) {
+      fmt::print("{}", serving_detail(r, p));
+      detailed = true;
+    }
   }
   fmt::print("\n(t = output tokens/s per GPU, i = input tokens/s per GPU, ms = first-token latency)\n\nabsolute error:\n");
   summary("all", all);

@@ -32,7 +32,8 @@ void weight_only_capped(Env& e) {
 }  // namespace
 
 // Roofline: max(FLOPs / (peak x eff(rows)), bytes / (HBM x mem_eff)) + overhead,
-// eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows x ramp), ramp 1 for GEMMs
+// eff(rows) = gemm_efficiency x ceiling x rows / (rows + gemm_half_rows x ramp x half), half the
+// fitted ramp carried to this GPU's ridge (SimContext::half_rows_bf16 / _fp8 / _fp4), ramp 1 for GEMMs
 // in the weights' own format and stored / computed bytes per weight for weight-only ones
 // (weight_only_ramp: the few-row ramp at the same FLOPs per weight byte), ceiling the GPU's measured
 // best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
@@ -69,7 +70,8 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   }
   const DType fmt = tensor_format(e.ctx->cluster.gpu, peak);
   const double ceiling = fmt == DType::kBf16 ? e.ctx->ceiling_bf16 : fmt == DType::kFp4 ? e.ctx->ceiling_fp4 : e.ctx->ceiling_fp8;
-  const double fitted = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows * ramp);
+  const double half = fmt == DType::kBf16 ? e.ctx->half_rows_bf16 : fmt == DType::kFp4 ? e.ctx->half_rows_fp4 : e.ctx->half_rows_fp8;
+  const double fitted = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows * ramp * half);
   const bool capped = wo < 1.0 && fitted > e.wo_compute;
   const double tc = flops / (peak * std::max(capped ? e.wo_compute : fitted, 1e-6));
   const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency * wo : e.p->mem_efficiency));

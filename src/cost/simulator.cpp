@@ -263,6 +263,20 @@ double infeasibility_excess(const Metrics& m, const Workload& w) {
   return std::numeric_limits<double>::infinity();
 }
 
+namespace {
+// The fitted few-row ramp's span on `gpu` for one tensor format, over the fitted silicon's:
+// (peak x ceiling x bytes per weight / HBM bandwidth) here over (bf16 peak x 2 / bandwidth)
+// there. The ramp's few-row time, gemm_half_rows x 2 N K / (peak x gemm_efficiency x ceiling),
+// is then the fitted silicon's bf16 one times bytes per weight / 2 times its bandwidth over
+// this GPU's: a weight read, whatever the format and whatever the GPU's compute. 1 where a
+// peak or a bandwidth is unknown.
+double ridge_scale(const GpuSpec& gpu, const GpuSpec& fit, double peak, double bytes_per_weight, double ceiling) {
+  const double here = peak * ceiling * bytes_per_weight / gpu.hbm_bandwidth.value();
+  const double there = fit.bf16.value() * 2.0 / fit.hbm_bandwidth.value();
+  return here > 0 && there > 0 && std::isfinite(here / there) ? here / there : 1.0;
+}
+}  // namespace
+
 SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload& w, const CostParams& p, EngineTraits engine) {
   SimContext ctx;
   ctx.model = m;
@@ -332,6 +346,11 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
       // fp8/bf16 kernels its rows ran, and fp4 kernels reach another share of their spec
       // (B200: 63.4% against fp8's 76.3%; docs/silicon.md)
       ctx.ceiling_fp4 = mine.fp4.ceiling_ratio / fit.fp8.ceiling_ratio;
+    }
+    if (const auto fit_gpu = find_gpu(p.gpu)) {
+      ctx.half_rows_bf16 = ridge_scale(c.gpu, *fit_gpu, c.gpu.bf16.value(), 2.0, ctx.ceiling_bf16);
+      ctx.half_rows_fp8 = ridge_scale(c.gpu, *fit_gpu, c.gpu.fp8.value(), 1.0, ctx.ceiling_fp8);
+      ctx.half_rows_fp4 = ridge_scale(c.gpu, *fit_gpu, c.gpu.fp4.value(), 0.5, ctx.ceiling_fp4);
     }
   }
   // the measured kernels (docs/silicon.md); a profile given is kept, none without kernel_tables

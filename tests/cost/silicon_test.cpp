@@ -13,6 +13,7 @@
 #include "cost/engine.hpp"
 #include "cost/silicon.hpp"
 #include "cost/simulator.hpp"
+#include "hardware/gpu.hpp"
 #include "report/simulate.hpp"
 #include "support/sim_context.hpp"
 
@@ -325,6 +326,60 @@ TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
     EXPECT_NEAR((slow.ops[i].compute_s - oh) / (fast.ops[i].compute_s - oh), 80.3 / 51.4, 1e-9);
   }
   EXPECT_TRUE(saw);
+}
+
+TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
+  using namespace test_support;
+  auto m = load_model("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  const auto ctx_on = [&](const std::string& cluster) {
+    auto c = cluster_from_preset(cluster);
+    EXPECT_TRUE(c.ok());
+    return make_context(*m, *c, decode(1000), cost_params_for(c->gpu.name));
+  };
+  // H100 on the H100 fit: bf16 989.4 x 2 B / 3.35 TB/s over itself = 1; fp8 1978.9 x 1 B x 1 / 3.35
+  // over 989.4 x 2 / 3.35 = 1.0000 (the datasheet's fp8 is twice bf16 to 4 digits)
+  const SimContext h100 = ctx_on("h100x8");
+  EXPECT_DOUBLE_EQ(h100.half_rows_bf16, 1.0);
+  EXPECT_NEAR(h100.half_rows_fp8, 1.0, 1e-3);
+  // H200: the same compute, 4.8 TB/s: fp8 2 x 989.4 x (73.4 / 70.9) x 1 B / 4.8 over 989.4 x 2 / 3.35
+  // = 1.03526 x 3.35 / 4.8 = 0.7225
+  const SimContext h200 = ctx_on("h200x8");
+  EXPECT_NEAR(h200.half_rows_fp8, h200.cluster.gpu.fp8.value() / (2.0 * 989.4e12) * (73.4 / 70.9) * 3.35 / 4.8, 1e-9);
+  EXPECT_NEAR(h200.half_rows_fp8, 0.7225, 1e-3);
+  // MI300X on the Hopper fit: bf16 1307.4 x (51.4 / 80.3) x 2 B / 5.3 over 989.4 x 2 / 3.35
+  // = 1.3214 x 0.6401 x 0.6321 = 0.5347
+  const SimContext mi = ctx_on("mi300xx8");
+  EXPECT_NEAR(mi.half_rows_bf16, 0.5347, 1e-3);
+  // B200 on its own fit: fp4 9,000 x (63.4 / 76.3) x 0.5 B over 2,250 x 2 = 0.8309 (the fp4
+  // ceiling cancels in the ramp's time: below)
+  const SimContext b200 = ctx_on("b200x8");
+  EXPECT_NEAR(b200.half_rows_fp4, b200.ceiling_fp4 * b200.cluster.gpu.fp4.value() * 0.5 / (2.0 * b200.cluster.gpu.bf16.value()), 1e-9);
+  // The property: at few rows the fitted GEMM's time per weight byte, gemm_half_rows x half x
+  // 2 / (peak x gemm_efficiency x ceiling x bytes per weight), is the fitted silicon's bf16 one
+  // times its bandwidth over this GPU's, on every GPU of the catalog and in every format it
+  // computes in: a weight read, not a share of compute
+  for (const GpuSpec& g : gpu_catalog()) {
+    const SimContext c = ctx_on(g.name + "x1");
+    const auto fit = find_gpu(c.params.gpu);
+    ASSERT_TRUE(fit.has_value()) << g.name;
+    const double ref = c.params.gemm_half_rows * 2.0 / (fit->bf16.value() * c.params.gemm_efficiency * 2.0);
+    const struct {
+      double peak, bytes, ceiling, half;
+    } fmts[] = {{g.bf16.value(), 2.0, c.ceiling_bf16, c.half_rows_bf16},
+                {g.fp8.value(), 1.0, c.ceiling_fp8, c.half_rows_fp8},
+                {g.fp4.value(), 0.5, c.ceiling_fp4, c.half_rows_fp4}};
+    for (const auto& f : fmts) {
+      if (!(f.peak > 0)) continue;
+      const double per_byte = c.params.gemm_half_rows * f.half * 2.0 / (f.peak * c.params.gemm_efficiency * f.ceiling * f.bytes);
+      EXPECT_NEAR(per_byte / ref, fit->hbm_bandwidth.value() / g.hbm_bandwidth.value(), 1e-9) << g.name << " at " << f.bytes << " B";
+    }
+  }
+  // and so one-row GEMMs (bf16 here) run faster on the H200 than on the H100 (before, its ramp was the
+  // H100's and its 43% more bandwidth bought nothing): Llama-3.1-8B's decode step at batch 1
+  const double t100 = breakdown_step(h100, plan(1, 1), Phase::kDecode, 1, 1000).stage_s;
+  const double t200 = breakdown_step(h200, plan(1, 1), Phase::kDecode, 1, 1000).stage_s;
+  EXPECT_LT(t200, t100 * 0.9);
 }
 
 TEST(Silicon, ManyDistinctRowCountsAreBinnedAtHalfOctaves) {
