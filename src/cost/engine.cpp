@@ -113,14 +113,17 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   bool matched = false;
   for (std::size_t i = 0; i < vs->size(); ++i) {
     const FieldReader v((*vs)[i], file, sink, fmt::format("versions[{}].", i));
-    v.reject_unknown({"since", "gqa_grouped_kv_reads"});
+    v.reject_unknown({"since", "gqa_grouped_kv_reads", "cuda_graphs"});
     const std::string since = v.string("since");
     const bool grouped = v.boolean_or("gqa_grouped_kv_reads", true);
+    const std::string graphs = v.has("cuda_graphs") ? v.string("cuda_graphs") : "none";
+    if (!sink.failed() && graphs != "none" && graphs != "vllm") v.fail_value("cuda_graphs", "none or vllm");
     if (sink.failed()) return *sink.first;
     const auto cmp = compare_versions(since, e.version);
     if (!cmp) return Error{file, fmt::format("versions[{}].since", i), "a version (dotted numbers)", "'" + since + "'"};
     if (*cmp <= 0) {  // entries are oldest first: the last at or below the version wins
       e.gqa_grouped_kv_reads = grouped;
+      e.graph_defaults = graphs == "vllm" ? EngineTraits::GraphDefaults::kVllm : EngineTraits::GraphDefaults::kNone;
       matched = true;
     }
   }

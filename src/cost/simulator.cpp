@@ -18,16 +18,27 @@ namespace shardwise {
 using namespace detail;
 
 std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp) {
-  if (e.cuda_graph_batch_sizes.empty() || b < 1) return b;
+  // the sizes given, else the engine's own defaults (make_context's)
+  const std::vector<std::int64_t>& sizes = e.cuda_graph_batch_sizes.empty() ? e.graph_defaults_sizes : e.cuda_graph_batch_sizes;
+  if (sizes.empty() || b < 1) return b;
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t per_rank = (b + a - 1) / a;
   // a named engine captures no graph above its running-sequence cap (vLLM filters its capture
   // sizes by max_num_seqs, TensorRT-LLM's by max_batch_size, SGLang's by its running requests)
-  const auto end = e.name != "generic" && e.max_num_seqs > 0
-                       ? std::upper_bound(e.cuda_graph_batch_sizes.begin(), e.cuda_graph_batch_sizes.end(), e.max_num_seqs)
-                       : e.cuda_graph_batch_sizes.end();
-  const auto it = std::lower_bound(e.cuda_graph_batch_sizes.begin(), end, per_rank);
+  const auto end = e.name != "generic" && e.max_num_seqs > 0 ? std::upper_bound(sizes.begin(), sizes.end(), e.max_num_seqs) : sizes.end();
+  const auto it = std::lower_bound(sizes.begin(), end, per_rank);
   return it == end ? b : std::max(b, *it * a);
+}
+
+std::vector<std::int64_t> vllm_default_graph_sizes(std::int64_t max_num_seqs, std::int64_t max_num_tokens) {
+  const std::int64_t m = std::min({max_num_seqs * 2, std::int64_t{512}, max_num_tokens});
+  std::vector<std::int64_t> out;
+  for (const std::int64_t b : {1, 2, 4}) {
+    if (b <= m) out.push_back(b);
+  }
+  for (std::int64_t b = 8; b < 256 && b <= m; b += 8) out.push_back(b);
+  for (std::int64_t b = 256; b <= m; b += 16) out.push_back(b);
+  return out;
 }
 
 double graph_kv_share(std::int64_t b, std::int64_t padded, std::int64_t attn_dp) {
@@ -326,6 +337,12 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
     }
   }
   ctx.engine = std::move(engine);
+  // the engine's own capture sizes where the deployment lists none (vLLM's counts tokens:
+  // not modelled under speculative drafts)
+  ctx.engine.graph_defaults_sizes.clear();
+  if (ctx.engine.graph_defaults == EngineTraits::GraphDefaults::kVllm && ctx.engine.cuda_graph_batch_sizes.empty() && w.spec_tokens == 0) {
+    ctx.engine.graph_defaults_sizes = vllm_default_graph_sizes(ctx.engine.max_num_seqs, ctx.engine.max_num_tokens);
+  }
   ctx.formats = resolve_formats(m, w);
   ctx.terms = format_terms(c.gpu, ctx.formats, m.attention);
   ctx.weights_given = w.weights_dtype.has_value();

@@ -172,6 +172,13 @@ struct EngineTraits {
   // size it runs as it is (eagerly). Empty: no padding modelled (every profile's default;
   // docs/serving.md, "CUDA-graph batch padding").
   std::vector<std::int64_t> cuda_graph_batch_sizes;
+  // The engine's own capture sizes where none are given (its profile's versions[].cuda_graphs):
+  // kNone, no padding (TensorRT-LLM pads only with enable_padding, off by default; SGLang's
+  // list depends on a memory heuristic not modelled); kVllm, vLLM's default ladder
+  // (vllm_default_graph_sizes), filled into graph_defaults by make_context.
+  enum class GraphDefaults : std::uint8_t { kNone, kVllm };
+  GraphDefaults graph_defaults = GraphDefaults::kNone;
+  std::vector<std::int64_t> graph_defaults_sizes;  // make_context's, used when cuda_graph_batch_sizes is empty
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -181,6 +188,11 @@ struct EngineTraits {
 // itself with no sizes listed or above the largest (for a named engine, the largest at or
 // below its running-sequence cap, max_num_seqs: the engines capture no graph above it).
 std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp);
+// vLLM's default CUDA-graph capture sizes (vllm/config/vllm.py, _set_cudagraph_sizes, at
+// vllm-project/vllm@09f030ea): up to m = min(max_num_seqs x 2, 512, max_num_batched_tokens),
+// 1, 2, 4, then every 8 below 256, then every 16 from 256 to m (sizes at most m). They count
+// tokens; with speculative drafts (decode_query_len above 1) none are returned (not modelled).
+std::vector<std::int64_t> vllm_default_graph_sizes(std::int64_t max_num_seqs, std::int64_t max_num_tokens);
 // The context scale of such a padded iteration: the busiest rank's real sequences over its
 // padded batch, ceil(b / attn_dp) / (padded / attn_dp) (at most 1), so that the padded batch at
 // the scaled context reads the KV cache the busiest rank's real sequences hold.

@@ -62,10 +62,12 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
   if (!ctx.model.quant.method.empty()) j["formats"]["checkpoint"] = ctx.model.quant.method;
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
                  {"gqa_grouped_kv_reads", ctx.engine.gqa_grouped_kv_reads}};
-  if (!ctx.engine.cuda_graph_batch_sizes.empty()) {
-    j["engine"]["cuda_graph_batch_sizes"] = ctx.engine.cuda_graph_batch_sizes;
-    // the batch the decode step ran as (the closed form pads decode mode only)
-    if (ctx.workload.mode == Mode::kDecode) j["graph_padded_batch"] = graph_padded_batch(ctx.engine, m.batch, d.attn_dp);
+  if (!ctx.engine.cuda_graph_batch_sizes.empty()) j["engine"]["cuda_graph_batch_sizes"] = ctx.engine.cuda_graph_batch_sizes;
+  // the engine's own sizes where none were given (vLLM's default ladder)
+  if (!ctx.engine.graph_defaults_sizes.empty()) j["engine"]["default_cuda_graph_batch_sizes"] = ctx.engine.graph_defaults_sizes;
+  // the batch the decode step ran as (the closed form pads decode mode only)
+  if ((!ctx.engine.cuda_graph_batch_sizes.empty() || !ctx.engine.graph_defaults_sizes.empty()) && ctx.workload.mode == Mode::kDecode) {
+    j["graph_padded_batch"] = graph_padded_batch(ctx.engine, m.batch, d.attn_dp);
   }
   if (ctx.engine.name != "generic") j["engine"]["max_num_seqs"] = ctx.engine.max_num_seqs;  // the generic engine has no cap
   if (!ctx.engine.caps_origin.empty()) j["engine"]["caps_origin"] = ctx.engine.caps_origin;

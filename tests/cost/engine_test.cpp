@@ -81,6 +81,28 @@ TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
   EXPECT_FALSE(load_engine_profile("sglang")->limits_per_micro_batch);
 }
 
+TEST(EngineProfile, CudaGraphDefaultsAreReadByVersion) {
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n"
+                           "scheduler:\n  order: decode-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n";
+  const std::string vs = "versions:\n  - since: \"0.0\"\n  - since: \"0.5\"\n    cuda_graphs: vllm\n";
+  auto old = parse_engine_profile(head + vs, "x.yaml", "0.4");
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_EQ(old->graph_defaults, EngineTraits::GraphDefaults::kNone);  // absent: none
+  auto now = parse_engine_profile(head + vs, "x.yaml", "");
+  ASSERT_TRUE(now.ok()) << now.error().message();
+  EXPECT_EQ(now->graph_defaults, EngineTraits::GraphDefaults::kVllm);
+  auto typo = parse_engine_profile(head + "versions:\n  - since: \"0.0\"\n    cuda_graphs: sglang\n", "x.yaml", "");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message().find("x.yaml"), std::string::npos) << typo.error().message();
+  EXPECT_NE(typo.error().message().find("cuda_graphs"), std::string::npos) << typo.error().message();
+  EXPECT_NE(typo.error().message().find("none or vllm"), std::string::npos) << typo.error().message();
+  // the shipped profiles: vLLM's from 0.11 (its default version), none before and elsewhere
+  EXPECT_EQ(load_engine_profile("vllm")->graph_defaults, EngineTraits::GraphDefaults::kVllm);
+  EXPECT_EQ(load_engine_profile("vllm", "0.10")->graph_defaults, EngineTraits::GraphDefaults::kNone);
+  EXPECT_EQ(load_engine_profile("trtllm")->graph_defaults, EngineTraits::GraphDefaults::kNone);
+  EXPECT_EQ(load_engine_profile("sglang")->graph_defaults, EngineTraits::GraphDefaults::kNone);
+}
+
 TEST(EngineProfile, VendorsSayWhichGpusAnEngineRunsOn) {
   // the shipped profiles: TensorRT-LLM on NVIDIA only; vLLM and SGLang also on AMD (ROCm)
   EXPECT_EQ(load_engine_profile("trtllm")->vendors, std::vector<std::string>{"nvidia"});

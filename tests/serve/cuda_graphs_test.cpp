@@ -7,6 +7,9 @@
 #include <cmath>
 
 #include "cost/engine.hpp"
+#include "cost/params.hpp"
+#include "hardware/cluster.hpp"
+#include "model/loader.hpp"
 #include "plan/plan_json.hpp"
 #include "serve/serving.hpp"
 #include "serve/step_times.hpp"
@@ -45,6 +48,54 @@ TEST(CudaGraphs, ThePaddedBatchByHand) {
   EXPECT_DOUBLE_EQ(graph_kv_share(157, 256, 1), 157.0 / 256.0);
   EXPECT_DOUBLE_EQ(graph_kv_share(1000, 1024, 8), 125.0 / 128.0);
   EXPECT_DOUBLE_EQ(graph_kv_share(1, 2, 2), 1.0);
+}
+
+TEST(CudaGraphs, VllmsDefaultLadderByHand) {
+  // vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes @09f030ea): up to
+  // m = min(2 x max_num_seqs, 512, max_num_batched_tokens); 1, 2, 4, every 8 below 256, every
+  // 16 from 256. max_num_seqs 1024, 8192 tokens: m = 512: 3 + 31 (8..248) + 17 (256..512) = 51
+  const auto big = vllm_default_graph_sizes(1024, 8192);
+  ASSERT_EQ(big.size(), 51u);
+  EXPECT_EQ(big[3], 8);
+  EXPECT_EQ(big[33], 248);
+  EXPECT_EQ(big[34], 256);
+  EXPECT_EQ(big[35], 272);
+  EXPECT_EQ(big.back(), 512);
+  // max_num_seqs 64: m = 128: 1, 2, 4, 8, ..., 128 = 3 + 16 = 19
+  const auto small = vllm_default_graph_sizes(64, 8192);
+  ASSERT_EQ(small.size(), 19u);
+  EXPECT_EQ(small.back(), 128);
+  // a token budget of 100 caps it: m = 100: 1, 2, 4, 8..96 = 3 + 12 = 15; max_num_seqs 2: m = 4
+  EXPECT_EQ(vllm_default_graph_sizes(1024, 100).back(), 96);
+  EXPECT_EQ(vllm_default_graph_sizes(2, 8192), (std::vector<std::int64_t>{1, 2, 4}));
+  // vLLM's profile (0.11) carries them into the context where no sizes are given: 157 -> 160,
+  // 300 -> 304 (every 16 above 256), 513 unpadded (above 512); given sizes replace them; the
+  // profile's older versions, TensorRT-LLM (padding off by default) and SGLang have none
+  auto vllm = load_engine_profile("vllm");
+  ASSERT_TRUE(vllm.ok());
+  const Workload w = test_support::decode(1024);
+  auto m = load_model("llama-3.1-8b");
+  auto cl = cluster_from_preset("h100x1");
+  ASSERT_TRUE(m.ok() && cl.ok());
+  const SimContext c = make_context(*m, *cl, w, cost_params_for("h100"), *vllm);
+  EXPECT_EQ(c.engine.graph_defaults_sizes, big);
+  EXPECT_EQ(graph_padded_batch(c.engine, 157, 1), 160);
+  EXPECT_EQ(graph_padded_batch(c.engine, 300, 1), 304);
+  EXPECT_EQ(graph_padded_batch(c.engine, 513, 1), 513);
+  EXPECT_TRUE(c.engine.cuda_graph_batch_sizes.empty());  // nothing written to plans or launch
+  auto given = with_cuda_graph_batch_sizes(*vllm, {256});
+  ASSERT_TRUE(given.ok());
+  const SimContext g = make_context(*m, *cl, w, cost_params_for("h100"), *given);
+  EXPECT_TRUE(g.engine.graph_defaults_sizes.empty());
+  EXPECT_EQ(graph_padded_batch(g.engine, 157, 1), 256);
+  Workload spec = w;
+  spec.spec_tokens = 2;  // vLLM's sizes count tokens: not modelled under drafts
+  EXPECT_TRUE(make_context(*m, *cl, spec, cost_params_for("h100"), *vllm).engine.graph_defaults_sizes.empty());
+  for (const auto& [name, version] : {std::pair<const char*, const char*>{"vllm", "0.10"}, {"trtllm", ""}, {"sglang", ""}}) {
+    auto e = load_engine_profile(name, version);
+    ASSERT_TRUE(e.ok()) << name;
+    EXPECT_TRUE(make_context(*m, *cl, w, cost_params_for("h100"), *e).engine.graph_defaults_sizes.empty()) << name << " " << version;
+  }
 }
 
 TEST(CudaGraphs, TheFlagAndItsErrors) {
