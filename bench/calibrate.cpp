@@ -44,9 +44,9 @@ struct Silicon {
 const Silicon kSilicon[] = {{"h100", "Hopper (H100, H200)", {"h100", "h200"}, true},
                             {"b200", "Blackwell (B200, GB200)", {"b200", "gb200"}, false}};
 
-// The MLPerf Inference v5.1 rows (300-323) came after the fits as their out-of-sample
-// check: never fitted (validate_public predicts them; --lgo reads them as Blackwell rows)
-constexpr int kFirstHeldOutRow = 300;
+// The MLPerf Inference v5.1 rows (300-323, kFirstHeldOutRow on) came after the fits as their
+// out-of-sample check: never fitted (validate_public predicts them; --lgo reads them as
+// Blackwell rows)
 
 bool of(const Silicon& s, const PublicRow& r) { return std::find(s.gpus.begin(), s.gpus.end(), r.gpu) != s.gpus.end(); }
 

@@ -48,6 +48,9 @@ struct PublicRow {
 // Rows it cannot map (another model, GPU or scenario) are left out and listed in
 // `skipped` with the reason, when given; only a file it cannot read is an error.
 Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, std::vector<std::string>* skipped = nullptr);
+// The first row id no fit sees (MLPerf Inference v5.1, rows 300-323): bench/calibrate fits
+// below it only, bench/validate_public summarises the rows from it on as never fitted.
+constexpr int kFirstHeldOutRow = 300;
 // The prediction for a row under the given parameters (same unit as measured).
 double predict(const PublicRow& r, const CostParams& p);
 // A serving or MLPerf Offline row's simulation, its internals in a few lines (validate_public
