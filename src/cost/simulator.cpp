@@ -18,27 +18,43 @@ namespace shardwise {
 using namespace detail;
 
 std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp) {
-  // the sizes given, else the engine's own defaults (make_context's)
-  const std::vector<std::int64_t>& sizes = e.cuda_graph_batch_sizes.empty() ? e.graph_defaults_sizes : e.cuda_graph_batch_sizes;
-  if (sizes.empty() || b < 1) return b;
+  const bool defaults = e.cuda_graph_batch_sizes.empty() && e.graph_defaults_on;
+  if ((e.cuda_graph_batch_sizes.empty() && !defaults) || b < 1) return b;
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t per_rank = (b + a - 1) / a;
   // a named engine captures no graph above its running-sequence cap (vLLM filters its capture
   // sizes by max_num_seqs, TensorRT-LLM's by max_batch_size, SGLang's by its running requests)
-  const auto end = e.name != "generic" && e.max_num_seqs > 0 ? std::upper_bound(sizes.begin(), sizes.end(), e.max_num_seqs) : sizes.end();
+  const bool capped = e.name != "generic" && e.max_num_seqs > 0;
+  if (defaults) {  // the engine's own ladder at its current caps
+    const std::int64_t g = vllm_default_graph_size(per_rank, e.max_num_seqs, e.max_num_tokens);
+    return g == 0 || (capped && g > e.max_num_seqs) ? b : std::max(b, g * a);
+  }
+  const auto& sizes = e.cuda_graph_batch_sizes;
+  const auto end = capped ? std::upper_bound(sizes.begin(), sizes.end(), e.max_num_seqs) : sizes.end();
   const auto it = std::lower_bound(sizes.begin(), end, per_rank);
   return it == end ? b : std::max(b, *it * a);
 }
 
-std::vector<std::int64_t> vllm_default_graph_sizes(std::int64_t max_num_seqs, std::int64_t max_num_tokens) {
+std::int64_t vllm_default_graph_size(std::int64_t b, std::int64_t max_num_seqs, std::int64_t max_num_tokens) {
   const std::int64_t m = std::min({max_num_seqs * 2, std::int64_t{512}, max_num_tokens});
+  const std::int64_t g = b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : (b + 7) / 8 * 8;
+  return g <= m ? g : 0;
+}
+
+std::vector<std::int64_t> vllm_default_graph_sizes(std::int64_t max_num_seqs, std::int64_t max_num_tokens) {
   std::vector<std::int64_t> out;
-  for (const std::int64_t b : {1, 2, 4}) {
-    if (b <= m) out.push_back(b);
+  for (std::int64_t b = 1; b <= 512;) {
+    const std::int64_t g = vllm_default_graph_size(b, max_num_seqs, max_num_tokens);
+    if (g == 0) break;
+    out.push_back(g);
+    b = g + 1;
   }
-  for (std::int64_t b = 8; b < 256 && b <= m; b += 8) out.push_back(b);
-  for (std::int64_t b = 256; b <= m; b += 16) out.push_back(b);
   return out;
+}
+
+std::vector<std::int64_t> default_graph_sizes(const EngineTraits& e) {
+  if (!e.graph_defaults_on || !e.cuda_graph_batch_sizes.empty()) return {};
+  return vllm_default_graph_sizes(e.max_num_seqs, e.max_num_tokens);
 }
 
 double graph_kv_share(std::int64_t b, std::int64_t padded, std::int64_t attn_dp) {
@@ -339,10 +355,8 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   ctx.engine = std::move(engine);
   // the engine's own capture sizes where the deployment lists none (vLLM's counts tokens:
   // not modelled under speculative drafts)
-  ctx.engine.graph_defaults_sizes.clear();
-  if (ctx.engine.graph_defaults == EngineTraits::GraphDefaults::kVllm && ctx.engine.cuda_graph_batch_sizes.empty() && w.spec_tokens == 0) {
-    ctx.engine.graph_defaults_sizes = vllm_default_graph_sizes(ctx.engine.max_num_seqs, ctx.engine.max_num_tokens);
-  }
+  ctx.engine.graph_defaults_on =
+      ctx.engine.graph_defaults == EngineTraits::GraphDefaults::kVllm && ctx.engine.cuda_graph_batch_sizes.empty() && w.spec_tokens == 0;
   ctx.formats = resolve_formats(m, w);
   ctx.terms = format_terms(c.gpu, ctx.formats, m.attention);
   ctx.weights_given = w.weights_dtype.has_value();
@@ -364,17 +378,24 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
       // (B200: 63.4% against fp8's 76.3%; docs/silicon.md)
       ctx.ceiling_fp4 = mine.fp4.ceiling_ratio / fit.fp8.ceiling_ratio;
     }
-    if (const auto fit_gpu = find_gpu(p.gpu)) {
-      ctx.half_rows_bf16 = ridge_scale(c.gpu, *fit_gpu, c.gpu.bf16.value(), 2.0, ctx.ceiling_bf16);
-      ctx.half_rows_fp8 = ridge_scale(c.gpu, *fit_gpu, c.gpu.fp8.value(), 1.0, ctx.ceiling_fp8);
-      ctx.half_rows_fp4 = ridge_scale(c.gpu, *fit_gpu, c.gpu.fp4.value(), 0.5, ctx.ceiling_fp4);
-    }
   }
   // the measured kernels (docs/silicon.md); a profile given is kept, none without kernel_tables
   if (!p.kernel_tables) {
     ctx.params.gemm = GemmProfile{};
   } else if (!p.gemm.present) {
     ctx.params.gemm = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
+  }
+  // the fitted GEMM model's few-row ramp carried to this GPU's ridge, wherever the fitted
+  // model prices GEMMs (the tables off, or on for a GPU they do not profile)
+  if (!ctx.params.gemm.present) {
+    if (const auto fit_gpu = find_gpu(p.gpu)) {
+      ctx.half_rows_bf16 = ridge_scale(c.gpu, *fit_gpu, c.gpu.bf16.value(), 2.0, ctx.ceiling_bf16);
+      ctx.half_rows_fp8 = ridge_scale(c.gpu, *fit_gpu, c.gpu.fp8.value(), 1.0, ctx.ceiling_fp8);
+      ctx.half_rows_fp4 = ridge_scale(c.gpu, *fit_gpu, c.gpu.fp4.value(), 0.5, ctx.ceiling_fp4);
+      // a GPU whose fp4 peak equals its fp8 one: tensor_format reads that peak as fp4, and its
+      // fp8 GEMMs (the commoner) keep fp8's span (fp4 weights there run W4A8, at fp8's rate)
+      if (c.gpu.fp4.value() > 0 && c.gpu.fp4.value() == c.gpu.fp8.value()) ctx.half_rows_fp4 = ctx.half_rows_fp8;
+    }
   }
   if (m.is_moe() && ctx.engine.moe_kernel == EngineTraits::MoeKernel::kTritonFusedMoe) {
     const GemmProfile g = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());

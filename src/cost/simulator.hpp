@@ -174,11 +174,13 @@ struct EngineTraits {
   std::vector<std::int64_t> cuda_graph_batch_sizes;
   // The engine's own capture sizes where none are given (its profile's versions[].cuda_graphs):
   // kNone, no padding (TensorRT-LLM pads only with enable_padding, off by default; SGLang's
-  // list depends on a memory heuristic not modelled); kVllm, vLLM's default ladder
-  // (vllm_default_graph_sizes), filled into graph_defaults by make_context.
+  // list depends on a memory heuristic not modelled); kVllm, vLLM 0.11's default ladder
+  // (vllm_default_graph_size), read at the engine's current caps.
   enum class GraphDefaults : std::uint8_t { kNone, kVllm };
   GraphDefaults graph_defaults = GraphDefaults::kNone;
-  std::vector<std::int64_t> graph_defaults_sizes;  // make_context's, used when cuda_graph_batch_sizes is empty
+  // make_context's: the defaults apply (graph_defaults kVllm, no sizes given, no speculative
+  // drafts: vLLM's sizes count tokens)
+  bool graph_defaults_on = false;
   friend bool operator==(const EngineTraits&, const EngineTraits&) = default;
 };
 
@@ -188,11 +190,16 @@ struct EngineTraits {
 // itself with no sizes listed or above the largest (for a named engine, the largest at or
 // below its running-sequence cap, max_num_seqs: the engines capture no graph above it).
 std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp);
-// vLLM's default CUDA-graph capture sizes (vllm/config/vllm.py, _set_cudagraph_sizes, at
-// vllm-project/vllm@09f030ea): up to m = min(max_num_seqs x 2, 512, max_num_batched_tokens),
-// 1, 2, 4, then every 8 below 256, then every 16 from 256 to m (sizes at most m). They count
-// tokens; with speculative drafts (decode_query_len above 1) none are returned (not modelled).
+// vLLM 0.11's default CUDA-graph capture sizes (cuda_graph_sizes [min(max_num_seqs x 2, 512)]
+// expanded to [1, 2, 4] + [8 i ...], then filtered by max_num_batched_tokens: 67 graphs at 512,
+// vllm@6c728f77 vllm/model_executor/models/config.py as quoted in SemiAnalysisAI/InferenceX#117,
+// and vllm-project/vllm#18698): 1, 2, 4, then every 8 up to m = min(2 max_num_seqs, 512,
+// max_num_tokens). vllm_default_graph_size: the smallest at or above b, 0 above m (eager);
+// vllm_default_graph_sizes: the list (reports). Later vLLM steps by 16 from 256 (vllm@09f030ea).
+std::int64_t vllm_default_graph_size(std::int64_t b, std::int64_t max_num_seqs, std::int64_t max_num_tokens);
 std::vector<std::int64_t> vllm_default_graph_sizes(std::int64_t max_num_seqs, std::int64_t max_num_tokens);
+// The engine's default sizes in force for `e` (empty: none; graph_defaults_on)
+std::vector<std::int64_t> default_graph_sizes(const EngineTraits& e);
 // The context scale of such a padded iteration: the busiest rank's real sequences over its
 // padded batch, ceil(b / attn_dp) / (padded / attn_dp) (at most 1), so that the padded batch at
 // the scaled context reads the KV cache the busiest rank's real sequences hold.
@@ -267,8 +274,8 @@ struct SimContext {
   // holds a GEMM's time at few rows to its weight read (on the fitted silicon gemm_half_rows is
   // about its ridge point, ~240 rows on the H100 in bf16 and fp8 alike), so the rows it spans
   // scale with this GPU's peak x ceiling x bytes per weight over its HBM bandwidth, against the
-  // fitted silicon's bf16 (ridge_scale in simulator.cpp; 1 on the fitted GPU itself, 0.70 on the
-  // H200, 0.53 on the MI300X; docs/cost-model.md, "Compute")
+  // fitted silicon's bf16 (ridge_scale in simulator.cpp; 1 on the fitted GPU itself, 0.70 in bf16
+  // and 0.72 in fp8 on the H200, 0.53 on the MI300X, 0.125 on the compute-poor H20; docs/cost-model.md, "Compute")
   double half_rows_bf16 = 1.0, half_rows_fp8 = 1.0, half_rows_fp4 = 1.0;
   // The engine's tensor-parallel MoE kernel as measured on this GPU (engine.moe_kernel's
   // curve for the experts' format; an empty curve where none is measured or carried) and the

@@ -78,10 +78,9 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
   if (!e.cuda_graph_batch_sizes.empty()) {
     s += fmt::format("             CUDA graphs: a decode-only iteration runs padded up to the next of {} sequences{}\n",
                      cuda_graph_batch_sizes_text(e.cuda_graph_batch_sizes), plan.deg.attn_dp > 1 ? " per attention-DP rank" : "");
-  } else if (!e.graph_defaults_sizes.empty()) {
+  } else if (const auto d = default_graph_sizes(e); !d.empty()) {
     s += fmt::format("             CUDA graphs: the engine's default capture sizes ({} to {}, {} of them): a decode-only iteration runs padded up to the next{}\n",
-                     e.graph_defaults_sizes.front(), e.graph_defaults_sizes.back(), e.graph_defaults_sizes.size(),
-                     plan.deg.attn_dp > 1 ? " per attention-DP rank" : "");
+                     d.front(), d.back(), d.size(), plan.deg.attn_dp > 1 ? " per attention-DP rank" : "");
   }
   return s + serve_body(ctx, r, wall_s);
 }
@@ -173,7 +172,7 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
                                                                           {"timeout_iters", ctx.engine.adp_timeout_iters}}
                                                                     : json(nullptr)},
                  {"cuda_graph_batch_sizes", ctx.engine.cuda_graph_batch_sizes.empty() ? json(nullptr) : json(ctx.engine.cuda_graph_batch_sizes)},
-                 {"default_cuda_graph_batch_sizes", ctx.engine.graph_defaults_sizes.empty() ? json(nullptr) : json(ctx.engine.graph_defaults_sizes)}};
+                 {"default_cuda_graph_batch_sizes", default_graph_sizes(ctx.engine).empty() ? json(nullptr) : json(default_graph_sizes(ctx.engine))}};
   j["ttft_ms"] = r.ttft_ms.mean;
   j["tpot_ms"] = r.tpot_ms.mean;
   j["e2e_ms"] = r.e2e_ms.mean;

@@ -64,9 +64,10 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
                  {"gqa_grouped_kv_reads", ctx.engine.gqa_grouped_kv_reads}};
   if (!ctx.engine.cuda_graph_batch_sizes.empty()) j["engine"]["cuda_graph_batch_sizes"] = ctx.engine.cuda_graph_batch_sizes;
   // the engine's own sizes where none were given (vLLM's default ladder)
-  if (!ctx.engine.graph_defaults_sizes.empty()) j["engine"]["default_cuda_graph_batch_sizes"] = ctx.engine.graph_defaults_sizes;
+  const auto defaults = default_graph_sizes(ctx.engine);
+  if (!defaults.empty()) j["engine"]["default_cuda_graph_batch_sizes"] = defaults;
   // the batch the decode step ran as (the closed form pads decode mode only)
-  if ((!ctx.engine.cuda_graph_batch_sizes.empty() || !ctx.engine.graph_defaults_sizes.empty()) && ctx.workload.mode == Mode::kDecode) {
+  if ((!ctx.engine.cuda_graph_batch_sizes.empty() || !defaults.empty()) && ctx.workload.mode == Mode::kDecode) {
     j["graph_padded_batch"] = graph_padded_batch(ctx.engine, m.batch, d.attn_dp);
   }
   if (ctx.engine.name != "generic") j["engine"]["max_num_seqs"] = ctx.engine.max_num_seqs;  // the generic engine has no cap
@@ -115,7 +116,10 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
                     {"measured_share", e.backed()},
                     {"gemm_ceiling_bf16", ctx.ceiling_bf16},
                     {"gemm_ceiling_fp8", ctx.ceiling_fp8},
-                    {"gemm_ceiling_fp4", ctx.ceiling_fp4}};
+                    {"gemm_ceiling_fp4", ctx.ceiling_fp4},
+                    {"gemm_half_rows_bf16", ctx.half_rows_bf16},
+                    {"gemm_half_rows_fp8", ctx.half_rows_fp8},
+                    {"gemm_half_rows_fp4", ctx.half_rows_fp4}};
   }
   return j.dump(2);
 }
@@ -281,6 +285,11 @@ std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
   if (!ctx.params.gemm.present && (ctx.ceiling_bf16 != 1.0 || ctx.ceiling_fp8 != 1.0 || ctx.ceiling_fp4 != 1.0)) {
     s += fmt::format("GEMM efficiency carried to {} by its measured best-shape ceiling over the {} fit's: x{:.3f} (bf16), x{:.3f} (fp8), x{:.3f} (fp4)\n",
                      ctx.cluster.gpu.name, ctx.params.gpu, ctx.ceiling_bf16, ctx.ceiling_fp8, ctx.ceiling_fp4);
+  }
+  if (!ctx.params.gemm.present && (ctx.half_rows_bf16 != 1.0 || ctx.half_rows_fp8 != 1.0 || ctx.half_rows_fp4 != 1.0)) {
+    s += fmt::format("GEMM few-row ramp carried to {}'s ridge (its peak x ceiling x bytes per weight over its HBM bandwidth, against the {} fit's): "
+                     "x{:.3f} (bf16), x{:.3f} (fp8), x{:.3f} (fp4) of gemm_half_rows\n",
+                     ctx.cluster.gpu.name, ctx.params.gpu, ctx.half_rows_bf16, ctx.half_rows_fp8, ctx.half_rows_fp4);
   }
   return s;
 }

@@ -375,6 +375,45 @@ TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
       EXPECT_NEAR(per_byte / ref, fit->hbm_bandwidth.value() / g.hbm_bandwidth.value(), 1e-9) << g.name << " at " << f.bytes << " B";
     }
   }
+  // gemm_time reads the span of the format it computes in: Llama-3.1-8B in fp8 at one row on the
+  // H200, qkv_proj (4096 x 6144 = 25,165,824 weights): its compute is max(tc, tm) + the 8 us
+  // floor, tc = 2 x 25,165,824 / (fp8 peak x 0.7 x ceiling_fp8 x 1 / (1 + 256 x half_rows_fp8))
+  // = 50.33e6 / (1979e12 x 0.7 x 1.0353 / 185.96) = 6.5 us
+  {
+    Workload w8 = decode(1000);
+    w8.weights_dtype = DType::kFp8;
+    auto c = cluster_from_preset("h200x1");
+    ASSERT_TRUE(c.ok());
+    const SimContext x = make_context(*m, *c, w8, cost_params_for("h200"));
+    const Breakdown bd = breakdown_step(x, plan(1, 1), Phase::kDecode, 1, 1000);
+    bool seen = false;
+    for (const OpCost& op : bd.ops) {
+      if (op.op != "qkv_proj") continue;
+      seen = true;
+      const double weights = 4096.0 * 6144.0;
+      const double eff = x.params.gemm_efficiency * x.ceiling_fp8 * 1.0 / (1.0 + x.params.gemm_half_rows * x.half_rows_fp8);
+      const double tc = 2.0 * weights / (x.cluster.gpu.fp8.value() * eff);
+      const double tm = op.hbm_bytes / (x.cluster.gpu.hbm_bandwidth.value() * x.params.mem_efficiency);
+      EXPECT_NEAR(op.compute_s, (std::max(tc, tm) + x.params.kernel_overhead_us * 1e-6) * x.params.scales.gemm, 1e-12) << op.bound;
+      // the ramp's time (6.5 us; 9.0 at the H100's span) above the weight read's (6.0 us): the check
+      // sees the span (the floor's 8 us makes the op latency-bound all the same)
+      EXPECT_GT(tc, tm);
+    }
+    EXPECT_TRUE(seen);
+  }
+  // a GPU the kernel tables do not profile (a cluster YAML's own name) is priced by the fitted
+  // model even with --kernel-tables, at its own ridge: an H200 renamed, bf16 989.4 x 2 / 4.8 over
+  // 989.4 x 2 / 3.35 = 0.6979 (no measured ceiling for the name: 1)
+  {
+    auto c = cluster_from_preset("h200x1");
+    ASSERT_TRUE(c.ok());
+    c->gpu.name = "mygpu";
+    CostParams tp = cost_params_for("h200");
+    tp.kernel_tables = true;
+    const SimContext x = make_context(*m, *c, decode(1000), tp);
+    EXPECT_FALSE(x.params.gemm.present);
+    EXPECT_NEAR(x.half_rows_bf16, 3.35 / 4.8, 1e-9);
+  }
   // and so one-row GEMMs (bf16 here) run faster on the H200 than on the H100 (before, its ramp was the
   // H100's and its 43% more bandwidth bought nothing): Llama-3.1-8B's decode step at batch 1
   const double t100 = breakdown_step(h100, plan(1, 1), Phase::kDecode, 1, 1000).stage_s;

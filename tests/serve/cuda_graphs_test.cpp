@@ -51,50 +51,69 @@ TEST(CudaGraphs, ThePaddedBatchByHand) {
 }
 
 TEST(CudaGraphs, VllmsDefaultLadderByHand) {
-  // vLLM's default capture sizes (vllm/config/vllm.py _set_cudagraph_sizes @09f030ea): up to
-  // m = min(2 x max_num_seqs, 512, max_num_batched_tokens); 1, 2, 4, every 8 below 256, every
-  // 16 from 256. max_num_seqs 1024, 8192 tokens: m = 512: 3 + 31 (8..248) + 17 (256..512) = 51
+  // vLLM 0.11's default capture sizes: 1, 2, 4, then every 8 up to m = min(2 x max_num_seqs,
+  // 512, max_num_batched_tokens). max_num_seqs 1024, 8192 tokens: m = 512: 3 + 64 = 67 sizes
+  // (vLLM 0.11's own count: "from 67 to 81" when GPT-OSS raises 512 to 992)
   const auto big = vllm_default_graph_sizes(1024, 8192);
-  ASSERT_EQ(big.size(), 51u);
+  ASSERT_EQ(big.size(), 67u);
   EXPECT_EQ(big[3], 8);
-  EXPECT_EQ(big[33], 248);
   EXPECT_EQ(big[34], 256);
-  EXPECT_EQ(big[35], 272);
+  EXPECT_EQ(big[35], 264);
   EXPECT_EQ(big.back(), 512);
   // max_num_seqs 64: m = 128: 1, 2, 4, 8, ..., 128 = 3 + 16 = 19
   const auto small = vllm_default_graph_sizes(64, 8192);
   ASSERT_EQ(small.size(), 19u);
   EXPECT_EQ(small.back(), 128);
   // a token budget of 100 caps it: m = 100: 1, 2, 4, 8..96 = 3 + 12 = 15; max_num_seqs 2: m = 4
+  EXPECT_EQ(vllm_default_graph_sizes(1024, 100).size(), 15u);
   EXPECT_EQ(vllm_default_graph_sizes(1024, 100).back(), 96);
   EXPECT_EQ(vllm_default_graph_sizes(2, 8192), (std::vector<std::int64_t>{1, 2, 4}));
-  // vLLM's profile (0.11) carries them into the context where no sizes are given: 157 -> 160,
-  // 300 -> 304 (every 16 above 256), 513 unpadded (above 512); given sizes replace them; the
-  // profile's older versions, TensorRT-LLM (padding off by default) and SGLang have none
+  // the next size by hand: 3 -> 4, 157 -> 160, 257 -> 264, 512 -> 512, 513 -> none (eager);
+  // under a 100-token budget 97 -> 104 > 100: none
+  EXPECT_EQ(vllm_default_graph_size(3, 1024, 8192), 4);
+  EXPECT_EQ(vllm_default_graph_size(157, 1024, 8192), 160);
+  EXPECT_EQ(vllm_default_graph_size(257, 1024, 8192), 264);
+  EXPECT_EQ(vllm_default_graph_size(512, 1024, 8192), 512);
+  EXPECT_EQ(vllm_default_graph_size(513, 1024, 8192), 0);
+  EXPECT_EQ(vllm_default_graph_size(97, 1024, 100), 0);
+  // vLLM's profile (0.11) applies them where no sizes are given: 157 -> 160, 300 -> 304, 513
+  // unpadded (above 512); given sizes replace them; the profile's older versions, TensorRT-LLM
+  // (padding off by default) and SGLang have none
   auto vllm = load_engine_profile("vllm");
   ASSERT_TRUE(vllm.ok());
   const Workload w = test_support::decode(1024);
   auto m = load_model("llama-3.1-8b");
   auto cl = cluster_from_preset("h100x1");
   ASSERT_TRUE(m.ok() && cl.ok());
-  const SimContext c = make_context(*m, *cl, w, cost_params_for("h100"), *vllm);
-  EXPECT_EQ(c.engine.graph_defaults_sizes, big);
+  SimContext c = make_context(*m, *cl, w, cost_params_for("h100"), *vllm);
+  EXPECT_TRUE(c.engine.graph_defaults_on);
+  EXPECT_EQ(default_graph_sizes(c.engine), big);
   EXPECT_EQ(graph_padded_batch(c.engine, 157, 1), 160);
   EXPECT_EQ(graph_padded_batch(c.engine, 300, 1), 304);
   EXPECT_EQ(graph_padded_batch(c.engine, 513, 1), 513);
+  EXPECT_EQ(graph_padded_batch(c.engine, 1000, 8), 1024);  // 8 ranks: ceil(1000 / 8) = 125 per rank -> 128, x 8
   EXPECT_TRUE(c.engine.cuda_graph_batch_sizes.empty());  // nothing written to plans or launch
+  // the caps as they are when a step is priced (serve_plan and launch set them after
+  // make_context): max_num_seqs 64 caps the ladder at 128, and 100 sequences then run eagerly
+  // (above the running cap); raised to 200, 150 pads to 152
+  c.engine.max_num_seqs = 64;
+  EXPECT_EQ(default_graph_sizes(c.engine).back(), 128);
+  EXPECT_EQ(graph_padded_batch(c.engine, 60, 1), 64);
+  c.engine.max_num_seqs = 200;
+  EXPECT_EQ(graph_padded_batch(c.engine, 150, 1), 152);
   auto given = with_cuda_graph_batch_sizes(*vllm, {256});
   ASSERT_TRUE(given.ok());
   const SimContext g = make_context(*m, *cl, w, cost_params_for("h100"), *given);
-  EXPECT_TRUE(g.engine.graph_defaults_sizes.empty());
+  EXPECT_FALSE(g.engine.graph_defaults_on);
+  EXPECT_TRUE(default_graph_sizes(g.engine).empty());
   EXPECT_EQ(graph_padded_batch(g.engine, 157, 1), 256);
   Workload spec = w;
   spec.spec_tokens = 2;  // vLLM's sizes count tokens: not modelled under drafts
-  EXPECT_TRUE(make_context(*m, *cl, spec, cost_params_for("h100"), *vllm).engine.graph_defaults_sizes.empty());
+  EXPECT_FALSE(make_context(*m, *cl, spec, cost_params_for("h100"), *vllm).engine.graph_defaults_on);
   for (const auto& [name, version] : {std::pair<const char*, const char*>{"vllm", "0.10"}, {"trtllm", ""}, {"sglang", ""}}) {
     auto e = load_engine_profile(name, version);
     ASSERT_TRUE(e.ok()) << name;
-    EXPECT_TRUE(make_context(*m, *cl, w, cost_params_for("h100"), *e).engine.graph_defaults_sizes.empty()) << name << " " << version;
+    EXPECT_FALSE(make_context(*m, *cl, w, cost_params_for("h100"), *e).engine.graph_defaults_on) << name << " " << version;
   }
 }
 
