@@ -285,15 +285,18 @@ TEST(Silicon, AFolderThatIsNotOneIsRefusedWithTheFlag) {
   EXPECT_NE(num.error().message().find("row 2 value"), std::string::npos) << num.error().message();
 }
 
+// Llama-3.1-8B-style decode at context 1,000 on a cluster preset, priced by its GPU's shipped fit
+SimContext fitted_decode_ctx(const ModelSpec& m, const std::string& cluster) {
+  auto c = cluster_from_preset(cluster);
+  EXPECT_TRUE(c.ok()) << cluster;
+  return make_context(m, *c, test_support::decode(1000), cost_params_for(c->gpu.name));
+}
+
 TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
   using namespace test_support;
   auto m = load_model("llama-3.1-8b");
   ASSERT_TRUE(m.ok());
-  const auto ctx_on = [&](const std::string& cluster) {
-    auto c = cluster_from_preset(cluster);
-    EXPECT_TRUE(c.ok());
-    return make_context(*m, *c, decode(1000), cost_params_for(c->gpu.name));
-  };
+  const auto ctx_on = [&](const std::string& cluster) { return fitted_decode_ctx(*m, cluster); };
   // H100 on the H100 fit: itself
   EXPECT_DOUBLE_EQ(ctx_on("h100x8").ceiling_bf16, 1.0);
   EXPECT_DOUBLE_EQ(ctx_on("h100x8").ceiling_fp8, 1.0);
@@ -332,11 +335,7 @@ TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
   using namespace test_support;
   auto m = load_model("llama-3.1-8b");
   ASSERT_TRUE(m.ok());
-  const auto ctx_on = [&](const std::string& cluster) {
-    auto c = cluster_from_preset(cluster);
-    EXPECT_TRUE(c.ok());
-    return make_context(*m, *c, decode(1000), cost_params_for(c->gpu.name));
-  };
+  const auto ctx_on = [&](const std::string& cluster) { return fitted_decode_ctx(*m, cluster); };
   // H100 on the H100 fit: bf16 989.4 x 2 B / 3.35 TB/s over itself = 1; fp8 1978.9 x 1 B x 1 / 3.35
   // over 989.4 x 2 / 3.35 = 1.0000 (the datasheet's fp8 is twice bf16 to 4 digits)
   const SimContext h100 = ctx_on("h100x8");
