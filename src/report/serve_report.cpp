@@ -79,7 +79,7 @@ std::string serve_text(const SimContext& ctx, const Plan& plan, const ServeResul
     s += fmt::format("             CUDA graphs: a decode-only iteration runs padded up to the next of {} sequences{}\n",
                      cuda_graph_batch_sizes_text(e.cuda_graph_batch_sizes), plan.deg.attn_dp > 1 ? " per attention-DP rank" : "");
   } else if (const auto d = default_graph_sizes(e); !d.empty()) {
-    s += fmt::format("             CUDA graphs: the engine's default capture sizes ({} to {}, {} of them): a decode-only iteration runs padded up to the next{}\n",
+    s += fmt::format("             CUDA graphs: the engine's default capture sizes ({} to {}, {} of them): a decode-only iteration runs padded up to the next of them{}\n",
                      d.front(), d.back(), d.size(), plan.deg.attn_dp > 1 ? " per attention-DP rank" : "");
   }
   return s + serve_body(ctx, r, wall_s);

@@ -405,6 +405,17 @@ expect 0 'CUDA graphs: a decode-only iteration runs padded up to the next of 8,1
 expect 0 "--compilation-config '\\{\"cudagraph_capture_sizes\":\\[8,16,32,64\\]\\}'" -- launch --plan "$tmp/graph-plan.json" --engine vllm
 expect 0 '--cuda-graph-bs 8 16 32 64' -- launch --plan "$tmp/graph-plan.json" --engine sglang
 expect 0 'batch_sizes: \[8, 16, 32, 64\]' -- launch --plan "$tmp/graph-plan.json" --engine trtllm
+# vLLM's own capture ladder where none are given (1, 2, 4, every 8 to 512: 67 sizes): the serve report names it,
+# the JSON lists it and decode pads 157 to 160; a plan made without sizes launches none (vLLM applies its own)
+expect 0 "CUDA graphs: the engine's default capture sizes \\(1 to 512, 67 of them\\)" -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --workload chat-1k-1k --mode serve --rate 5 --requests 100
+expect 0 '"default_cuda_graph_batch_sizes": \[' -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --mode decode --batch 157 --context 1000 --json
+expect 0 '"graph_padded_batch": 160' -- simulate --model llama-3.1-8b --cluster h100x1 --engine vllm --mode decode --batch 157 --context 1000 --json
+expect 0 ' met' -- plan --model llama-3.1-8b --cluster h100x8 --engine vllm --workload chat-1k-1k --mode serve --requests 200 --out "$tmp/ladder-plan.json"
+if grep -q cuda_graph "$tmp/ladder-plan.json" || "$bin" launch --plan "$tmp/ladder-plan.json" --engine vllm 2>&1 | grep -q cudagraph_capture_sizes; then
+  bad "a plan made without CUDA-graph sizes carries some (the engine's defaults must stay the engine's)"
+else
+  ok
+fi
 # the engines' dispatch and combine kernels: DeepEP's low-latency rows under SGLang with two-batch overlap in decode, the model under the generic engine
 expect 0 'moe:combine .* network +(transferred|extrapolated) +data/silicon/moe_comm.csv: h800 deepep_ll' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --engine sglang --two-batch-overlap --mode decode --context 2000 --batch 512 --explain --kernel-tables
 expect 0 'moe:combine .* network +model +-' -- simulate --model deepseek-v3 --cluster h200x8 --attn-dp 8 --ep 8 --mode decode --context 2000 --batch 512 --explain --kernel-tables
