@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
       if (std::filesystem::path(file).filename().string().rfind("mlperf", 0) == 0) never_fitted.insert(never_fitted.end(), every.begin(), every.end());
     }
     fmt::print("\nMLPerf runs no fit has seen (capacity rows from {} on and the held-out MLPerf files):\n", kFirstHeldOutRow);
-    summary("never fitted, all", never_fitted);
+    summary("MLPerf, never fitted", never_fitted);
   }
   return 0;
 }

@@ -22,15 +22,19 @@ std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int6
   if ((e.cuda_graph_batch_sizes.empty() && !defaults) || b < 1) return b;
   const std::int64_t a = std::max<std::int64_t>(1, attn_dp);
   const std::int64_t per_rank = (b + a - 1) / a;
-  // a named engine captures no graph above its running-sequence cap (vLLM filters its capture
-  // sizes by max_num_seqs, TensorRT-LLM's by max_batch_size, SGLang's by its running requests)
-  const bool capped = e.name != "generic" && e.max_num_seqs > 0;
-  if (defaults) {  // the engine's own ladder at its current caps
+  // vLLM's own ladder at its current caps: it reaches twice max_num_seqs precisely so that a
+  // batch at the cap pads to the next size above it (bounded by the ladder's m alone)
+  if (defaults) {
     const std::int64_t g = vllm_default_graph_size(per_rank, e.max_num_seqs, e.max_num_tokens);
-    return g == 0 || (capped && g > e.max_num_seqs) ? b : std::max(b, g * a);
+    return g == 0 ? b : std::max(b, g * a);
   }
+  // sizes given to a named engine: TensorRT-LLM and SGLang capture none above the running-
+  // sequence cap (max_batch_size, the running requests); vLLM none above its token budget
+  // (max_num_batched_tokens: the sizes count tokens), so a batch at its cap still pads
+  const bool named = e.name != "generic";
+  const std::int64_t limit = !named ? 0 : e.name == "vllm" ? e.max_num_tokens : e.max_num_seqs;
   const auto& sizes = e.cuda_graph_batch_sizes;
-  const auto end = capped ? std::upper_bound(sizes.begin(), sizes.end(), e.max_num_seqs) : sizes.end();
+  const auto end = limit > 0 ? std::upper_bound(sizes.begin(), sizes.end(), limit) : sizes.end();
   const auto it = std::lower_bound(sizes.begin(), end, per_rank);
   return it == end ? b : std::max(b, *it * a);
 }

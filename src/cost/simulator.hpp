@@ -187,8 +187,10 @@ struct EngineTraits {
 // The instance batch a decode-only iteration of b sequences over attn_dp ranks runs as under
 // the engine's CUDA graphs (EngineTraits::cuda_graph_batch_sizes): the per-rank batch
 // ceil(b / attn_dp) padded up to the smallest listed size at or above it, times attn_dp; b
-// itself with no sizes listed or above the largest (for a named engine, the largest at or
-// below its running-sequence cap, max_num_seqs: the engines capture no graph above it).
+// itself with no sizes listed or above the largest (for sizes given to TensorRT-LLM or SGLang,
+// the largest at or below the running-sequence cap, max_num_seqs; to vLLM, at or below its
+// token budget, max_num_tokens, as vLLM filters them; vLLM's own ladder reaches 2 x max_num_seqs,
+// so a batch at the cap pads to the size above it).
 std::int64_t graph_padded_batch(const EngineTraits& e, std::int64_t b, std::int64_t attn_dp);
 // vLLM 0.11's default CUDA-graph capture sizes (cuda_graph_sizes [min(max_num_seqs x 2, 512)]
 // expanded to [1, 2, 4] + [8 i ...], then filtered by max_num_batched_tokens: 67 graphs at 512,

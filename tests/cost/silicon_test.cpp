@@ -413,6 +413,17 @@ TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
     EXPECT_FALSE(x.params.gemm.present);
     EXPECT_NEAR(x.half_rows_bf16, 3.35 / 4.8, 1e-9);
   }
+  // a GPU whose fp4 peak equals its fp8 peak (a cluster YAML may say so): tensor_format reads
+  // that peak as fp4, so its fp4 span is fp8's (its fp8 GEMMs keep their own span)
+  {
+    auto c = cluster_from_preset("b200x1");
+    ASSERT_TRUE(c.ok());
+    c->gpu.name = "samepeak";
+    c->gpu.fp4 = c->gpu.fp8;
+    const SimContext x = make_context(*m, *c, decode(1000), cost_params_for("b200"));
+    EXPECT_DOUBLE_EQ(x.half_rows_fp4, x.half_rows_fp8);
+    EXPECT_NEAR(x.half_rows_fp8, 1.0, 1e-9);  // 4,500 x 1 B / 8 over 2,250 x 2 / 8 on the B200 fit
+  }
   // and so one-row GEMMs (bf16 here) run faster on the H200 than on the H100 (before, its ramp was the
   // H100's and its 43% more bandwidth bought nothing): Llama-3.1-8B's decode step at batch 1
   const double t100 = breakdown_step(h100, plan(1, 1), Phase::kDecode, 1, 1000).stage_s;

@@ -36,13 +36,20 @@ TEST(CudaGraphs, ThePaddedBatchByHand) {
   // 4,100 over 8 ranks: 513 per rank, above 512: unpadded
   EXPECT_EQ(graph_padded_batch(e, 4100, 8), 4100);
   EXPECT_EQ(graph_padded_batch(EngineTraits{}, 157, 1), 157);  // none listed: no padding
-  // a named engine captures nothing above its running-sequence cap: with max_num_seqs 200 the
+  // TensorRT-LLM captures nothing above its running-sequence cap: with max_num_seqs 200 the
   // 256 graph is not there, so 150 runs unpadded and 100 still pads to 128
   EngineTraits capped = e;
-  capped.name = "vllm";
+  capped.name = "trtllm";
   capped.max_num_seqs = 200;
   EXPECT_EQ(graph_padded_batch(capped, 150, 1), 150);
   EXPECT_EQ(graph_padded_batch(capped, 100, 1), 128);
+  // vLLM filters given sizes by its token budget, not its cap: 150 pads to 256 under a cap of 200
+  // and an 8,192-token budget, and runs unpadded under a 200-token one
+  capped.name = "vllm";
+  capped.max_num_tokens = 8192;
+  EXPECT_EQ(graph_padded_batch(capped, 150, 1), 256);
+  capped.max_num_tokens = 200;
+  EXPECT_EQ(graph_padded_batch(capped, 150, 1), 150);
   // the context scale: 157 real of 256 on one rank = 0.61328125; 1,000 over 8 ranks: the
   // busiest rank's 125 of 128 = 0.9765625; 1 sequence over 2 ranks padded to 1 each: 1
   EXPECT_DOUBLE_EQ(graph_kv_share(157, 256, 1), 157.0 / 256.0);
@@ -94,13 +101,21 @@ TEST(CudaGraphs, VllmsDefaultLadderByHand) {
   EXPECT_EQ(graph_padded_batch(c.engine, 1000, 8), 1024);  // 8 ranks: ceil(1000 / 8) = 125 per rank -> 128, x 8
   EXPECT_TRUE(c.engine.cuda_graph_batch_sizes.empty());  // nothing written to plans or launch
   // the caps as they are when a step is priced (serve_plan and launch set them after
-  // make_context): max_num_seqs 64 caps the ladder at 128, and 100 sequences then run eagerly
-  // (above the running cap); raised to 200, 150 pads to 152
+  // make_context): max_num_seqs 64 caps the ladder at 2 x 64 = 128, and a batch at the cap
+  // pads above it (vLLM captures to twice the cap for that): 60 -> 64, 129 -> unpadded;
+  // max_num_seqs 157: 157 -> 160; a token budget lowered to 100 after make_context: 97 runs
+  // eagerly (104 > 100), 90 -> 96
   c.engine.max_num_seqs = 64;
   EXPECT_EQ(default_graph_sizes(c.engine).back(), 128);
   EXPECT_EQ(graph_padded_batch(c.engine, 60, 1), 64);
-  c.engine.max_num_seqs = 200;
-  EXPECT_EQ(graph_padded_batch(c.engine, 150, 1), 152);
+  EXPECT_EQ(graph_padded_batch(c.engine, 129, 1), 129);
+  c.engine.max_num_seqs = 157;
+  EXPECT_EQ(graph_padded_batch(c.engine, 157, 1), 160);
+  c.engine.max_num_seqs = 1024;
+  c.engine.max_num_tokens = 100;
+  EXPECT_EQ(graph_padded_batch(c.engine, 97, 1), 97);
+  EXPECT_EQ(graph_padded_batch(c.engine, 90, 1), 96);
+  c.engine.max_num_tokens = 8192;
   auto given = with_cuda_graph_batch_sizes(*vllm, {256});
   ASSERT_TRUE(given.ok());
   const SimContext g = make_context(*m, *cl, w, cost_params_for("h100"), *given);
