@@ -165,6 +165,7 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
                        {"stable", r.stable}, {"length_runs", r.length_runs}, {"automatic_length", w.serve.requests == 0}};
   j["gpus"] = plan.deg.total_gpus();
   j["plan"] = json::parse(plan_to_json(PlanFile{plan, ctx.model.name, ctx.cluster.name, w.name, {}, std::nullopt}));
+  const std::vector<std::int64_t> defaults = default_graph_sizes(ctx.engine);  // the engine's own ladder (vLLM's)
   j["engine"] = {{"name", ctx.engine.name}, {"version", ctx.engine.version}, {"max_num_tokens", ctx.engine.max_num_tokens},
                  {"max_num_seqs", ctx.engine.max_num_seqs}, {"prefill_first", ctx.engine.prefill_first},
                  {"reserve_full_kv", ctx.engine.reserve_full_kv}, {"decode_steps", ctx.engine.decode_steps},
@@ -172,7 +173,7 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
                                                                           {"timeout_iters", ctx.engine.adp_timeout_iters}}
                                                                     : json(nullptr)},
                  {"cuda_graph_batch_sizes", ctx.engine.cuda_graph_batch_sizes.empty() ? json(nullptr) : json(ctx.engine.cuda_graph_batch_sizes)},
-                 {"default_cuda_graph_batch_sizes", default_graph_sizes(ctx.engine).empty() ? json(nullptr) : json(default_graph_sizes(ctx.engine))}};
+                 {"default_cuda_graph_batch_sizes", defaults.empty() ? json(nullptr) : json(defaults)}};
   j["ttft_ms"] = r.ttft_ms.mean;
   j["tpot_ms"] = r.tpot_ms.mean;
   j["e2e_ms"] = r.e2e_ms.mean;
