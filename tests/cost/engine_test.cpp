@@ -52,9 +52,14 @@ TEST(EngineProfile, StatedBudgetOverridesAndBadInputNamesTheFlag) {
   EXPECT_NE(version.error().message().find("--engine-version"), std::string::npos);
 }
 
+// A minimal engine profile up to its scheduler block (the scheduler's fields may follow it)
+std::string profile_head(const char* order) {
+  return std::string("name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\nscheduler:\n  order: ") + order +
+         "\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n";
+}
+
 TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n"
-                           "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n";
+  const std::string head = profile_head("prefill-first");
   const std::string tail = "versions:\n  - since: \"0.0\"\n";
   auto def = parse_engine_profile(head + tail, "x.yaml", "");
   ASSERT_TRUE(def.ok()) << def.error().message();
@@ -82,8 +87,7 @@ TEST(EngineProfile, DecodeStepsAreReadAndBoundedByName) {
 }
 
 TEST(EngineProfile, CudaGraphDefaultsAreReadByVersion) {
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n"
-                           "scheduler:\n  order: decode-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n";
+  const std::string head = profile_head("decode-first");
   const std::string vs = "versions:\n  - since: \"0.0\"\n  - since: \"0.5\"\n    cuda_graphs: vllm\n";
   auto old = parse_engine_profile(head + vs, "x.yaml", "0.4");
   ASSERT_TRUE(old.ok()) << old.error().message();
