@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "cost/silicon.hpp"
 #include "public_rows.hpp"
 
 namespace {
@@ -94,7 +95,8 @@ const Knob kKnobs[] = {{"gemm_efficiency", &CostParams::gemm_efficiency, 0.4, 0.
                        {"expert_skew", &CostParams::expert_skew, 0.1, 1.0, true},
                        {"expert_mem_efficiency", &CostParams::expert_mem_efficiency, 0.3, 0.92, true}};
 
-enum class Knobs { kAll, kGeneral, kMoe };
+// kCarried: every knob but gemm_efficiency, which is carried (a silicon fitted from another's fit)
+enum class Knobs { kAll, kGeneral, kMoe, kCarried };
 
 // Coordinate descent from `p` over the knobs of `which`.
 CostParams descend(const std::vector<const PublicRow*>& rows, CostParams p, Knobs which, bool verbose,
@@ -108,6 +110,7 @@ CostParams descend(const std::vector<const PublicRow*>& rows, CostParams p, Knob
       improved = false;
       for (const Knob& k : kKnobs) {
         if ((which == Knobs::kGeneral && k.moe) || (which == Knobs::kMoe && !k.moe)) continue;
+        if (which == Knobs::kCarried && k.field == &CostParams::gemm_efficiency) continue;
         for (double f : {step, 1.0 / step}) {
           CostParams q = p;
           q.*k.field = std::clamp(p.*k.field * f, k.lo, k.hi);
@@ -143,8 +146,17 @@ CostParams fit(const std::vector<const PublicRow*>& rows, const std::string& gpu
                const CostParams* from = nullptr) {
   if (!dense_first) {
     CostParams p = from ? *from : start_params(gpu, tables);
+    const bool carried = from && from->gpu != gpu;
+    if (carried) {
+      // Hopper's GEMM efficiency carried to this silicon as the fitted model carries it to any
+      // GPU (its measured share of spec over the fit silicon's, at the engines' shapes where
+      // both are measured there), and held: measured, not fitted. No Blackwell row the fit
+      // reads is a dense model; its MoE rows would push it to the knob's bound, against the
+      // dense GEMMs measured on the B200 (docs/silicon.md, "Carrying GEMM efficiency")
+      p.gemm_efficiency *= gemm_profile_for(gpu).fp8.ceiling_ratio / gemm_profile_for(from->gpu).fp8.ceiling_ratio;
+    }
     p.gpu = gpu;
-    return descend(rows, p, Knobs::kAll, verbose);
+    return descend(rows, p, carried ? Knobs::kCarried : Knobs::kAll, verbose);
   }
   std::vector<const PublicRow*> dense, moe;
   for (const PublicRow* r : rows) (r->family == "moe" ? moe : dense).push_back(r);

@@ -6,8 +6,10 @@ copied, never edited: each keeps its source locator. Re-run after the shared fil
 Also reads the project's own measurements, bench/silicon/results/*/ (written by
 bench/silicon/measure.py on a lent GPU, each folder with its meta.json and log).
 Also reads data/silicon/published/*.csv: published rows the shared folder lacks (B200 fp4
-GEMMs), transcribed in the shared files' columns with their source and locator.
-Writes data/silicon/gemm.csv, gemm_ceiling.csv and grouped_gemm.csv (docs/silicon.md)."""
+GEMMs; B200 bf16/fp8 GEMMs at Llama-3.1-8B's shapes), transcribed in the shared files'
+columns with their source and locator.
+Writes data/silicon/gemm.csv, gemm_carry.csv, gemm_ceiling.csv and grouped_gemm.csv
+(docs/silicon.md)."""
 import csv
 import glob
 import os
@@ -78,6 +80,15 @@ for r in published:
     if r["dtype"] in FP4 and r["gpu"] in GPU and r["metric"] in ("throughput", "time"):
         gemm.append([GPU[r["gpu"]], "fp4", r["library"], r["M"], r["N"], r["K"], r["value"], r["unit"], r["source_locator"]])
 write("gemm.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], gemm)
+# published bf16/fp8 GEMMs of a GPU without a table of its own (B200 rows from vLLM's SM100
+# pull requests), at shapes the H100's rows hold: they carry the fitted GEMM efficiency and
+# the H100's curves to that GPU (the share it reaches there over the H100's) and build no curve
+carry = []
+for r in published:
+    dtype = "bf16" if r["dtype"] == "BF16" else "fp8" if r["dtype"].startswith("FP8 e4m3") else None
+    if dtype and r["gpu"] in GPU and r["metric"] == "throughput":
+        carry.append([GPU[r["gpu"]], dtype, r["library"], r["M"], r["N"], r["K"], r["value"], r["unit"], r["source_locator"]])
+write("gemm_carry.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], carry)
 
 ceiling = []
 for r in rows:

@@ -353,6 +353,27 @@ double median(std::vector<double> v) {
 }
 }  // namespace detail
 
+double measured_share_ratio(const std::vector<GemmRow>& rows, const std::string& gpu, const std::string& format) {
+  const auto me = find_gpu(gpu), ref = find_gpu("h100");
+  if (!me || !ref) return 0.0;
+  const bool fp8 = format == "fp8";
+  const double my_peak = fp8 ? me->fp8.value() : me->bf16.value(), ref_peak = fp8 ? ref->fp8.value() : ref->bf16.value();
+  if (!(my_peak > 0) || !(ref_peak > 0)) return 0.0;
+  // each shape's seconds on either side: the median of its rows
+  std::map<std::array<double, 3>, std::pair<std::vector<double>, std::vector<double>>> shapes;
+  for (const GemmRow& r : rows) {
+    if (r.m < kShareMinRows || (fp8 ? !is_fp8(r.dtype) : !is_bf16(r.dtype))) continue;
+    if (r.silicon == gpu) shapes[{r.m, r.n, r.k}].first.push_back(r.seconds);
+    if (r.silicon == "h100") shapes[{r.m, r.n, r.k}].second.push_back(r.seconds);
+  }
+  std::vector<double> ratios;
+  for (const auto& [shape, t] : shapes) {
+    if (t.first.empty() || t.second.empty()) continue;
+    ratios.push_back(detail::median(t.second) / detail::median(t.first) * ref_peak / my_peak);
+  }
+  return static_cast<int>(ratios.size()) >= kShareMinShapes ? detail::median(ratios) : 0.0;
+}
+
 const SiliconTables::Source* SiliconTables::source(const std::string& gpu) const {
   for (const auto& [k, s] : sources) {
     if (k == gpu) return &s;
@@ -375,6 +396,11 @@ Expected<SiliconTables> make_silicon_tables(SiliconTables t) {
   for (std::size_t i = 0; i < t.grouped.size(); ++i) {
     if (auto e = add_key(t.grouped[i].silicon, "grouped_gemm.csv", i)) return *e;
   }
+  for (std::size_t i = 0; i < t.carry.size(); ++i) {
+    if (auto e = add_key(t.carry[i].silicon, "gemm_carry.csv", i)) return *e;
+  }
+  std::vector<GemmRow> dense = t.gemm;  // what the share ratios read: the tables' dense rows and the carry rows
+  dense.insert(dense.end(), t.carry.begin(), t.carry.end());
   for (const auto& k : keys) {
     const auto gpu = find_gpu(k);
     SiliconTables::Source s;
@@ -399,6 +425,10 @@ Expected<SiliconTables> make_silicon_tables(SiliconTables t) {
     s.grouped_fp8 = format_curve(t.grouped, k, Fmt::kFp8, "grouped_gemm.csv", t, *gpu, s.floor_s, true);
     s.routed_bf16 = format_curve(t.grouped, k, Fmt::kBf16, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
     s.routed_fp8 = format_curve(t.grouped, k, Fmt::kFp8, "grouped_gemm.csv", t, *gpu, s.floor_s, true, true);
+    if (k != "h100") {  // the H100 is the reference (its ratio is 1 by definition)
+      s.share_ratio_bf16 = measured_share_ratio(dense, k, "bf16");
+      s.share_ratio_fp8 = measured_share_ratio(dense, k, "fp8");
+    }
     if (k == "h100") {
       t.sources.insert(t.sources.begin(), {k, std::move(s)});
     } else {
@@ -413,6 +443,7 @@ const SiliconTables& builtin_silicon() {
   static const SiliconTables t = [] {
     SiliconTables s;
     auto rows = parse_gemm_table(text_of_embedded("gemm"), "data/silicon/gemm.csv");
+    auto carry = parse_gemm_table(text_of_embedded("gemm_carry"), "data/silicon/gemm_carry.csv");
     auto ceilings = parse_ceiling_table(text_of_embedded("gemm_ceiling"), "data/silicon/gemm_ceiling.csv");
     auto grouped = parse_grouped_table(text_of_embedded("grouped_gemm"), "data/silicon/grouped_gemm.csv");
     auto allreduce = parse_allreduce_table(text_of_embedded("allreduce"), "data/silicon/allreduce.csv");
@@ -421,7 +452,8 @@ const SiliconTables& builtin_silicon() {
     auto moe_comm = parse_moe_comm_table(text_of_embedded("moe_comm"), "data/silicon/moe_comm.csv");
     auto kernels = parse_attention_kernel_table(text_of_embedded("attention"), "data/silicon/attention.csv");
     auto prefill = parse_prefill_ceiling_table(text_of_embedded("attention_prefill"), "data/silicon/attention_prefill.csv");
-    for (const Error* e : {rows.ok() ? nullptr : &rows.error(), ceilings.ok() ? nullptr : &ceilings.error(), grouped.ok() ? nullptr : &grouped.error(),
+    for (const Error* e : {rows.ok() ? nullptr : &rows.error(), carry.ok() ? nullptr : &carry.error(), ceilings.ok() ? nullptr : &ceilings.error(),
+                           grouped.ok() ? nullptr : &grouped.error(),
                            allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
                            attention.ok() ? nullptr : &attention.error(), moe_comm.ok() ? nullptr : &moe_comm.error(),
                            kernels.ok() ? nullptr : &kernels.error(), prefill.ok() ? nullptr : &prefill.error()}) {
@@ -431,6 +463,7 @@ const SiliconTables& builtin_silicon() {
       }
     }
     s.gemm = std::move(rows).value();
+    s.carry = std::move(carry).value();
     s.ceilings = std::move(ceilings).value();
     s.grouped = std::move(grouped).value();
     s.allreduce = std::move(allreduce).value();
@@ -483,6 +516,10 @@ Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::stri
                         [](const GemmRow& r) { return r.silicon; }, &t.dir_gemm)) {
     return *e;
   }
+  // a GPU and format the folder measures: its own rows carry it, not the built-in carry rows
+  std::erase_if(t.carry, [&](const GemmRow& r) {
+    return std::find(t.dir_gemm.begin(), t.dir_gemm.end(), source_key(r.silicon) + "/" + fmt_of(r.dtype)) != t.dir_gemm.end();
+  });
   // grouped rows replace by (GPU, format, routed or not): measuring torch's grouped GEMMs
   // keeps the built-in rows of the engines' fused MoE, and the other way round
   const auto grouped_key = [&](const GroupedRow& r) {
@@ -571,12 +608,33 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   // the GPU whose measured ceiling stands for the target: its own, else its die's sibling
   const std::string me = gpu_name == "gb300" ? "b300" : gpu_name == "h20" ? "h100" : gpu_name == "a100-40gb" ? "a100" : gpu_name;
   const bool hopper_die = gpu_name == "h100" || gpu_name == "h200" || gpu_name == "h20";
+  // the share this GPU's GEMMs reach at the engines' shapes over the H100's (measured_share_ratio):
+  // its own rows', else its architecture sibling's carried by the two chips' best-shape ceilings
+  // (GB200, B300 and GB300 from the B200's), else 0 (unmeasured)
+  const auto share = [&](const std::string& g, const char* d) -> double {
+    const SiliconTables::Source* s = t.source(source_key(g));
+    return !s ? 0.0 : std::string(d) == "fp8" ? s->share_ratio_fp8 : s->share_ratio_bf16;
+  };
+  const std::string sibling = detail::architecture_sibling(gpu_name);
+  const auto shape_share = [&](const char* d) -> double {
+    if (const double own_share = share(me, d); own_share > 0) return own_share;
+    const double sib = sibling.empty() ? 0.0 : share(sibling, d);
+    const double mine_c = ceiling(me, d), sib_c = ceiling(sibling, d);
+    return sib > 0 && mine_c > 0 && sib_c > 0 ? sib * mine_c / sib_c : 0.0;
+  };
   using Member = SiliconTables::Curve SiliconTables::Source::*;
   const auto fill = [&](GemmFormatProfile& f, Member member, const char* d) {
-    // the measured best-shape ceilings, this GPU's over the H100's
+    // what carries the fitted efficiency and the H100's curves here: the share measured at the
+    // engines' shapes where it is (docs/silicon.md, "Carrying GEMM efficiency between GPUs"),
+    // else the measured best-shape ceilings, this GPU's over the H100's
     const double mine_c = ceiling(me, d), theirs = ceiling("h100", d);
     Basis carried = Basis::kExtrapolated;  // no ceiling measured for this GPU: Hopper's curve as it is
-    if (hopper_die) {
+    const char* by = "the measured best-shape ceilings";
+    if (const double at_shapes = shape_share(d); at_shapes > 0) {
+      carried = Basis::kTransferred;
+      f.ceiling_ratio = at_shapes;
+      by = "the shares measured at the engines' shapes";
+    } else if (hopper_die) {
       carried = Basis::kTransferred;  // the same die at the same clocks
       if (mine_c > 0 && theirs > 0) f.ceiling_ratio = mine_c / theirs;
     } else if (mine_c > 0 && theirs > 0) {
@@ -598,7 +656,7 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     f.curve = src.curve;
     f.basis = carried;
     f.ratio = f.ceiling_ratio;
-    f.source = src.source + (f.ratio != 1.0 ? fmt::format(", x{:.3f} by the measured best-shape ceilings", f.ratio) : "");
+    f.source = src.source + (f.ratio != 1.0 ? fmt::format(", x{:.3f} by {}", f.ratio, by) : "");
   };
   fill(p.bf16, &SiliconTables::Source::bf16, "bf16");
   fill(p.fp8, &SiliconTables::Source::fp8, "fp8");
@@ -639,7 +697,15 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     p.fp4 = p.fp8;
     p.fp4.basis = Basis::kExtrapolated;  // no fp4 GEMM table: fp8's shares at fp4's peak
   }
-  p.fp4.ceiling_ratio = fp4_ceiling > 0 && h100_8 > 0 ? fp4_ceiling / h100_8 : p.fp8.ceiling_ratio;
+  // the fp4 ceiling over the H100's fp8 one carries the fitted model; where fp8 is carried by the
+  // shares measured at the engines' shapes, fp4 takes the same discount: its best-shape ceiling
+  // over this GPU's fp8 best-shape ceiling, times fp8's measured share ratio
+  const double mine8 = ceiling(me, "fp8");
+  if (const double at_shapes = shape_share("fp8"); at_shapes > 0 && fp4_ceiling > 0 && mine8 > 0) {
+    p.fp4.ceiling_ratio = fp4_ceiling / mine8 * at_shapes;
+  } else {
+    p.fp4.ceiling_ratio = fp4_ceiling > 0 && h100_8 > 0 ? fp4_ceiling / h100_8 : p.fp8.ceiling_ratio;
+  }
   p.grouped_fp4 = p.grouped_fp8;
   if (p.grouped_fp4.curve.n > 0) p.grouped_fp4.basis = Basis::kExtrapolated;
   p.present = true;

@@ -166,6 +166,16 @@ GemmCurve build_grouped_curve(const std::vector<GroupedRow>& rows, double peak, 
 // The small-kernel floor the rows measure: the least time any of them takes beyond its
 // roofline (a GEMM of a few KFLOP still takes a launch and a tail), never below 0.
 double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight);
+// How much of its spec a GPU's dense GEMMs reach at the shapes the engines run, against the
+// H100's at the same shapes: over every (M, N, K) that `rows` hold for both `gpu` and the H100
+// in `format` ("bf16" or "fp8") at M >= kShareMinRows (compute-bound), the median of
+// (H100 seconds / this GPU's seconds) x (H100 peak / this GPU's peak), each shape's seconds the
+// median of its rows. 0 with fewer than kShareMinShapes shapes in common. (A best-shape ceiling
+// says what a GPU's library reaches at the shape it suits best; this says what it reaches at the
+// shapes a model has: the B200 reaches 0.85 of the H100's share there, against 1.08 at best.)
+inline constexpr double kShareMinRows = 512;
+inline constexpr int kShareMinShapes = 3;
+double measured_share_ratio(const std::vector<GemmRow>& rows, const std::string& gpu, const std::string& format);
 
 // Every kernel table the cost model reads, and the curves built once from them for each
 // source silicon (an H800's rows count as the H100's: the same die, clocks and HBM).
@@ -179,8 +189,15 @@ struct SiliconTables {
     double floor_s = 0;
     Curve bf16, fp8, fp4, grouped_bf16, grouped_fp8;
     Curve routed_bf16, routed_fp8;  // grouped rows of layout `routed` (the engines' fused MoE)
+    // measured_share_ratio of this silicon's bf16 and fp8 rows (gemm.csv and gemm_carry.csv)
+    // over the H100's at the same shapes; 0 where too few shapes match
+    double share_ratio_bf16 = 0, share_ratio_fp8 = 0;
   };
   std::vector<GemmRow> gemm;
+  // dense GEMMs of a GPU without a table of its own, measured at projection shapes the H100's
+  // rows also hold (data/silicon/gemm_carry.csv): they carry the fitted GEMM efficiency and
+  // the H100's curves to it (measured_share_ratio), and build no curve
+  std::vector<GemmRow> carry;
   std::vector<CeilingRow> ceilings;
   std::vector<GroupedRow> grouped;
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)

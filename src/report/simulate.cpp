@@ -283,7 +283,8 @@ std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
                    " -> {:.1f}% rests on measured or transferred rows\n",
                    e.total_s * 1e3, pct(e.measured_s), pct(e.transferred_s), pct(e.extrapolated_s), pct(e.model_s), 100.0 * e.backed());
   if (!ctx.params.gemm.present && (ctx.ceiling_bf16 != 1.0 || ctx.ceiling_fp8 != 1.0 || ctx.ceiling_fp4 != 1.0)) {
-    s += fmt::format("GEMM efficiency carried to {} by its measured best-shape ceiling over the {} fit's: x{:.3f} (bf16), x{:.3f} (fp8), x{:.3f} (fp4)\n",
+    s += fmt::format("GEMM efficiency carried to {} by its measured share of spec over the {} fit's (at the engines' shapes where both are "
+                     "measured there, else at their best shapes): x{:.3f} (bf16), x{:.3f} (fp8), x{:.3f} (fp4)\n",
                      ctx.cluster.gpu.name, ctx.params.gpu, ctx.ceiling_bf16, ctx.ceiling_fp8, ctx.ceiling_fp4);
   }
   if (!ctx.params.gemm.present && (ctx.half_rows_bf16 != 1.0 || ctx.half_rows_fp8 != 1.0 || ctx.half_rows_fp4 != 1.0)) {

@@ -3,6 +3,8 @@
 // measured ceilings, and the GEMM cost that uses them. Arithmetic in the comments.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -85,9 +87,11 @@ TEST(Silicon, ProfilesTransferByTheMeasuredCeilings) {
   EXPECT_EQ(h100.grouped_fp4.basis, Basis::kExtrapolated);
   EXPECT_EQ(gemm_profile_for("h200").grouped_fp8.basis, Basis::kMeasured);  // its own rows (bench/silicon on a lent H200)
   EXPECT_EQ(gemm_profile_for("h20").grouped_fp8.basis, Basis::kTransferred);  // the H100 die's
-  // own rows keep the ceiling ratio that carries the fitted model: H200 fp8 73.4% / 70.9%
+  // own rows keep the ratio that carries the fitted model: the H200's share of spec over the
+  // H100's at the 144 shapes both measure at 512 rows and above (median 1.0193; its best-shape
+  // ceilings say 73.4% / 70.9% = 1.0353)
   EXPECT_DOUBLE_EQ(gemm_profile_for("h200").fp8.ratio, 1.0);
-  EXPECT_NEAR(gemm_profile_for("h200").fp8.ceiling_ratio, 73.4 / 70.9, 1e-9);
+  EXPECT_NEAR(gemm_profile_for("h200").fp8.ceiling_ratio, 1.0193, 1e-4);
   EXPECT_EQ(h100.fp4.basis, Basis::kExtrapolated);
   EXPECT_DOUBLE_EQ(h100.bf16.ratio, 1.0);
   // the floor measured by the table: no GEMM of it takes less than 4 us (vidur's min over
@@ -100,21 +104,25 @@ TEST(Silicon, ProfilesTransferByTheMeasuredCeilings) {
   EXPECT_EQ(mi.bf16.basis, Basis::kTransferred);
   EXPECT_EQ(mi.fp8.basis, Basis::kExtrapolated);  // no fp8 ceiling measured on MI300X: its bf16 ratio
   EXPECT_NEAR(mi.fp8.ratio, 51.4 / 80.3, 1e-9);
-  // B200 fp8: 76.3% against H100's 70.9% -> 1.0762
-  EXPECT_NEAR(gemm_profile_for("b200").fp8.ratio, 76.3 / 70.9, 1e-9);
-  // GB300 has no row of its own: B300's (the same Blackwell Ultra die)
-  EXPECT_NEAR(gemm_profile_for("gb300").bf16.ratio, 78.6 / 80.3, 1e-9);
+  // B200 fp8: its share at the engines' shapes over the H100's (0.8489: below), not its
+  // best-shape 76.3% against H100's 70.9% (1.0762)
+  EXPECT_NEAR(gemm_profile_for("b200").fp8.ratio, 0.84888, 1e-4);
+  // GB300 has no row of its own: B300's best-shape ceiling (the same Blackwell Ultra die) over
+  // the B200's, times the B200's share at the engines' shapes (below)
+  EXPECT_NEAR(gemm_profile_for("gb300").bf16.ratio, gemm_profile_for("b200").bf16.ratio * 78.6 / 77.6, 1e-9);
   EXPECT_FALSE(gemm_profile_for("no-such-gpu").present);
 }
 
 TEST(Silicon, Fp4GemmsFromTheBlackwellRows) {
   // the B200's own fp4 rows (DeepGEMM PR 348, FlashInfer PR 1979 / issue 1732: data/silicon/
   // published/fp4_gemm.csv): measured; its fp4 ceiling 63.4% (5,702 of 9,000 TFLOP/s at
-  // 8192^3) over the H100's fp8 ceiling 70.9% carries the fitted model: 0.8942
+  // 8192^3) over its fp8 ceiling 76.3%, times fp8's share ratio at the engines' shapes
+  // (0.84888), carries the fitted model: 0.83093 x 0.84888 = 0.70536 (was 63.4 / 70.9 = 0.8942)
   const GemmProfile b200 = gemm_profile_for("b200");
   EXPECT_EQ(b200.fp4.basis, Basis::kMeasured);
   EXPECT_GT(b200.fp4.curve.n, 3);
-  EXPECT_NEAR(b200.fp4.ceiling_ratio, 63.4 / 70.9, 1e-9);
+  EXPECT_NEAR(b200.fp4.ceiling_ratio, 63.4 / 76.3 * b200.fp8.ceiling_ratio, 1e-9);
+  EXPECT_NEAR(b200.fp4.ceiling_ratio, 0.70536, 1e-4);
   EXPECT_DOUBLE_EQ(b200.fp4.ratio, 1.0);
   // the GB200 is the B200's die: transferred, scaled by the two chips' fp8 ceilings
   // (72.3 / 76.3 = 0.94758), as no fp4 ceiling of its own is measured
@@ -265,6 +273,32 @@ TEST(Silicon, AFolderOfOnesOwnRowsReplacesTheBuiltInRowsItMeasures) {
   EXPECT_NE(a.params.gemm.grouped_bf16, b.params.gemm.grouped_bf16);
 }
 
+TEST(Silicon, AFoldersOwnB200RowsCarryItInPlaceOfThePublishedOnes) {
+  // a B200 measured with bench/silicon at three of the H100's fp8 shapes (512 / 1024 / 2048 x
+  // 4096 x 4096), each row taking the H100's median time there x (1978.9 / 4500) / 0.95: every
+  // shape's share ratio, (H100 s / B200 s) x (1978.9 / 4500), is 0.95, so the median is 0.95;
+  // the folder's rows carry the B200's fp8 and its built-in carry rows of fp8 no longer count
+  const SiliconTables& b = builtin_silicon();
+  const auto h100_us = [&](double m) {
+    std::vector<double> v;
+    for (const GemmRow& r : b.gemm) {
+      if (r.silicon == "h100" && r.dtype == "fp8" && r.m == m && r.n == 4096 && r.k == 4096) v.push_back(r.seconds * 1e6);
+    }
+    return detail::median(v);
+  };
+  const double scale = find_gpu("h100")->fp8.value() / find_gpu("b200")->fp8.value() / 0.95;
+  std::string rows = kHeader;
+  for (double m : {512.0, 1024.0, 2048.0}) rows += fmt::format("b200,fp8,mine,{},4096,4096,{:.9f},us,my lab\n", m, h100_us(m) * scale);
+  SiliconDir d("shardwise_silicon_test_b200");
+  d.write("gemm.csv", rows);
+  auto t = load_silicon_dir(d.path.string());
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  EXPECT_TRUE(std::none_of(t->carry.begin(), t->carry.end(), [](const GemmRow& r) { return r.silicon == "b200" && r.dtype == "fp8"; }));
+  EXPECT_TRUE(std::any_of(t->carry.begin(), t->carry.end(), [](const GemmRow& r) { return r.silicon == "b200" && r.dtype == "bf16"; }));
+  EXPECT_NEAR(gemm_profile_for("b200", *t).fp8.ceiling_ratio, 0.95, 1e-6);
+  EXPECT_NEAR(gemm_profile_for("b200", *t).bf16.ceiling_ratio, gemm_profile_for("b200").bf16.ceiling_ratio, 1e-12);
+}
+
 TEST(Silicon, AFolderThatIsNotOneIsRefusedWithTheFlag) {
   auto missing = load_silicon_dir("/no/such/folder");
   ASSERT_FALSE(missing.ok());
@@ -306,9 +340,15 @@ TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
   // GB200 on the B200 fit: 72.9% / 77.6% = 0.9394 (bf16), 72.3% / 76.3% = 0.9476 (fp8)
   EXPECT_NEAR(ctx_on("gb200x72").ceiling_bf16, 72.9 / 77.6, 1e-9);
   EXPECT_NEAR(ctx_on("gb200x72").ceiling_fp8, 72.3 / 76.3, 1e-9);
-  // H200 on the H100 fit: fp8 73.4% / 70.9% (no bf16 row for H200: the die's, 1)
-  EXPECT_NEAR(ctx_on("h200x8").ceiling_fp8, 73.4 / 70.9, 1e-9);
-  EXPECT_DOUBLE_EQ(ctx_on("h200x8").ceiling_bf16, 1.0);
+  // H200 on the H100 fit: its shares at the shapes both measure (fp8 1.0193, bf16 0.9897)
+  EXPECT_NEAR(ctx_on("h200x8").ceiling_fp8, 1.0193, 1e-4);
+  EXPECT_NEAR(ctx_on("h200x8").ceiling_bf16, 0.9897, 1e-4);
+  // B200 on the H100 fit (leave-generation-out): fp8 0.8489 / 1, not its best-shape 1.0762
+  {
+    auto c = cluster_from_preset("b200x8");
+    ASSERT_TRUE(c.ok());
+    EXPECT_NEAR(make_context(*m, *c, decode(1000), cost_params_for("h100")).ceiling_fp8, 0.84888, 1e-4);
+  }
   // fp4 against the fit silicon's fp8 ceiling: B200 on its own fit 63.4% / 76.3% = 0.8309;
   // GB200 (the B200's fp4 ceiling carried by the fp8 ones, 63.4 x 72.3 / 76.3) / 76.3 = 0.7874;
   // H100 (no fp4 ceiling: fp8's, 1)
@@ -331,6 +371,60 @@ TEST(Silicon, TheFittedModelCarriesTheMeasuredCeilings) {
   EXPECT_TRUE(saw);
 }
 
+TEST(Silicon, SharesMeasuredAtTheEnginesShapesCarryTheFit) {
+  // by hand: a B200 and an H100 at three fp8 shapes (and one the B200 alone measures, one
+  // under 512 rows, one in bf16: none of them counts). Each shape's ratio is
+  // (H100 seconds / B200 seconds) x (H100 fp8 peak / B200 fp8 peak), 1978.9 / 4500 = 0.439756:
+  //   512 x 4096 x 4096:  (20 / 10) x 0.439756 = 0.879511
+  //   1024 x 4096 x 4096: H100 rows 40 and 44 us (median 42) / 20 -> 2.1 x 0.439756 = 0.923487
+  //   2048 x 4096 x 4096: (80 / 50) x 0.439756 = 0.703609
+  // median 0.879511
+  const std::string t = std::string(kHeader) + "b200,fp8,k,512,4096,4096,10,us,x\n" + "h100,fp8,k,512,4096,4096,20,us,x\n" +
+                        "b200,fp8,k,1024,4096,4096,20,us,x\n" + "h100,fp8,k,1024,4096,4096,40,us,x\n" + "h100,fp8,k,1024,4096,4096,44,us,x\n" +
+                        "b200,fp8,k,2048,4096,4096,50,us,x\n" + "h100,fp8,k,2048,4096,4096,80,us,x\n" + "b200,fp8,k,4096,4096,4096,90,us,x\n" +
+                        "b200,fp8,k,256,4096,4096,1,us,x\n" + "h100,fp8,k,256,4096,4096,9,us,x\n" + "b200,bf16,k,512,4096,4096,1,us,x\n" +
+                        "h100,bf16,k,512,4096,4096,9,us,x\n";
+  auto rows = parse_gemm_table(t, "g.csv");
+  ASSERT_TRUE(rows.ok()) << rows.error().message();
+  const double peaks = find_gpu("h100")->fp8.value() / find_gpu("b200")->fp8.value();
+  EXPECT_NEAR(measured_share_ratio(*rows, "b200", "fp8"), 2.0 * peaks, 1e-12);
+  EXPECT_NEAR(measured_share_ratio(*rows, "b200", "fp8"), 0.879511, 1e-6);
+  // one bf16 shape in common: fewer than kShareMinShapes (3), unmeasured
+  EXPECT_DOUBLE_EQ(measured_share_ratio(*rows, "b200", "bf16"), 0.0);
+  EXPECT_DOUBLE_EQ(measured_share_ratio(*rows, "no-such-gpu", "fp8"), 0.0);
+  // the built-in rows: the B200's (data/silicon/gemm_carry.csv, vLLM's SM100 pull requests) at
+  // Llama-3.1-8B's shapes against the H100's. fp8, five shapes, e.g. 512 x 6144 x 4096: the B200's
+  // 1,795.57 TFLOP/s take 2 x 512 x 6144 x 4096 / 1795.57e12 = 14.352 us, the H100's 27.704 us:
+  // 27.704 / 14.352 x 0.439756 = 0.84888, the median of 0.8174, 0.8358, 0.8489, 0.8710, 0.9589
+  const SiliconTables& b = builtin_silicon();
+  EXPECT_NEAR(measured_share_ratio([&] {
+                std::vector<GemmRow> all = b.gemm;
+                all.insert(all.end(), b.carry.begin(), b.carry.end());
+                return all;
+              }(),
+                                   "b200", "fp8"),
+              0.84888, 1e-4);
+  const GemmProfile b200 = gemm_profile_for("b200");
+  EXPECT_NEAR(b200.fp8.ceiling_ratio, 0.84888, 1e-4);
+  // bf16: six shapes, the median of 0.8168, 0.8450, 0.8613, 0.9190, 0.9194, 0.9254 = 0.89012
+  // (against its best-shape 77.6 / 80.3 = 0.9664)
+  EXPECT_NEAR(b200.bf16.ceiling_ratio, 0.89012, 1e-4);
+  EXPECT_NE(b200.fp8.source.find("by the shares measured at the engines' shapes"), std::string::npos) << b200.fp8.source;
+  // the B200's die siblings take its shares, carried by the two chips' best-shape ceilings:
+  // GB200 fp8 0.84888 x 72.3 / 76.3, B300 x 74.5 / 76.3, GB300 as the B300
+  EXPECT_NEAR(gemm_profile_for("gb200").fp8.ceiling_ratio, b200.fp8.ceiling_ratio * 72.3 / 76.3, 1e-9);
+  EXPECT_NEAR(gemm_profile_for("gb200").bf16.ceiling_ratio, b200.bf16.ceiling_ratio * 72.9 / 77.6, 1e-9);
+  EXPECT_NEAR(gemm_profile_for("b300").fp8.ceiling_ratio, b200.fp8.ceiling_ratio * 74.5 / 76.3, 1e-9);
+  EXPECT_NEAR(gemm_profile_for("gb300").fp8.ceiling_ratio, gemm_profile_for("b300").fp8.ceiling_ratio, 1e-12);
+  // GPUs measured at no shape the H100 has keep the best-shape rule: MI300X 51.4 / 80.3
+  EXPECT_NEAR(gemm_profile_for("mi300x").bf16.ceiling_ratio, 51.4 / 80.3, 1e-9);
+  // the H100 is the reference
+  EXPECT_DOUBLE_EQ(gemm_profile_for("h100").fp8.ceiling_ratio, 1.0);
+  // the shipped Blackwell fit carries Hopper's GEMM efficiency by that ratio (no Blackwell row
+  // it fits is dense: data/calibration/b200.yaml): 0.70 x 0.84888 = 0.5942
+  EXPECT_NEAR(cost_params_for("b200").gemm_efficiency, cost_params_for("h100").gemm_efficiency * b200.fp8.ceiling_ratio, 1e-4);
+}
+
 TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
   using namespace test_support;
   auto m = load_model("llama-3.1-8b");
@@ -341,11 +435,11 @@ TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
   const SimContext h100 = ctx_on("h100x8");
   EXPECT_DOUBLE_EQ(h100.half_rows_bf16, 1.0);
   EXPECT_NEAR(h100.half_rows_fp8, 1.0, 1e-3);
-  // H200: the same compute, 4.8 TB/s: fp8 2 x 989.4 x (73.4 / 70.9) x 1 B / 4.8 over 989.4 x 2 / 3.35
-  // = 1.03526 x 3.35 / 4.8 = 0.7225
+  // H200: the same compute, 4.8 TB/s: fp8 2 x 989.4 x 1.01929 (its share ratio) x 1 B / 4.8 over
+  // 989.4 x 2 / 3.35 = 1.01929 x 3.35 / 4.8 = 0.71138
   const SimContext h200 = ctx_on("h200x8");
-  EXPECT_NEAR(h200.half_rows_fp8, h200.cluster.gpu.fp8.value() / (2.0 * 989.4e12) * (73.4 / 70.9) * 3.35 / 4.8, 1e-9);
-  EXPECT_NEAR(h200.half_rows_fp8, 0.7225, 1e-3);
+  EXPECT_NEAR(h200.half_rows_fp8, h200.cluster.gpu.fp8.value() / (2.0 * 989.4e12) * h200.ceiling_fp8 * 3.35 / 4.8, 1e-9);
+  EXPECT_NEAR(h200.half_rows_fp8, 0.71138, 1e-3);
   // MI300X on the Hopper fit: bf16 1307.4 x (51.4 / 80.3) x 2 B / 5.3 over 989.4 x 2 / 3.35
   // = 1.3214 x 0.6401 x 0.6321 = 0.5347
   const SimContext mi = ctx_on("mi300xx8");
@@ -377,7 +471,7 @@ TEST(Silicon, TheFittedFewRowRampSpansThisGpusRidge) {
   // gemm_time reads the span of the format it computes in: Llama-3.1-8B in fp8 at one row on the
   // H200, qkv_proj (4096 x 6144 = 25,165,824 weights): its compute is max(tc, tm) + the 8 us
   // floor, tc = 2 x 25,165,824 / (fp8 peak x 0.7 x ceiling_fp8 x 1 / (1 + 256 x half_rows_fp8))
-  // = 50.33e6 / (1979e12 x 0.7 x 1.0353 / 185.96) = 6.5 us
+  // = 50.33e6 / (1979e12 x 0.7 x 1.0193 / 183.11) = 6.5 us
   {
     Workload w8 = decode(1000);
     w8.weights_dtype = DType::kFp8;
