@@ -7,7 +7,7 @@
 //   --loo  also reports leave-one-out error (each row predicted by a fit without it)
 //   --lfo  also reports leave-family-out error (fit without the MoE rows, predict them)
 //   --lgo  also reports leave-generation-out error (Hopper's fit, carried by the measured
-//          best-shape ceilings, predicts every Blackwell row: a silicon it never saw)
+//          share ratios, predicts every Blackwell row: a silicon it never saw)
 //   --joint  fits Hopper's every parameter on all its rows at once (for comparison; not written)
 //   --with-serve  also fits on the closed-loop rows' output tok/s and mean TPOT (their mean
 //            TTFT carries a tail no steady-state model reproduces: docs/serving.md) and prints
@@ -315,8 +315,8 @@ int main(int argc, char** argv) {
   }
   if (lgo) {
     // Hopper's fit (as written above) on every Blackwell row: the GEMM efficiency carried by
-    // the measured best-shape ceilings (fp4 GEMMs by the B200's published fp4 ceiling over the
-    // H100's fp8 one), every other term as fitted on Hopper
+    // the measured share ratios (the B200's shares at the engines' shapes; fp4 GEMMs by its fp4
+    // ceiling over its fp8 one times fp8's share), every other term as fitted on Hopper
     std::vector<std::pair<const PublicRow*, double>> errs;
     for (const PublicRow& row : *rows) {
       if (!of(kSilicon[1], row)) continue;  // every Blackwell row, the held-out MLPerf rows too

@@ -82,11 +82,12 @@ for r in published:
 write("gemm.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], gemm)
 # published bf16/fp8 GEMMs of a GPU without a table of its own (B200 rows from vLLM's SM100
 # pull requests), at shapes the H100's rows hold: they carry the fitted GEMM efficiency and
-# the H100's curves to that GPU (the share it reaches there over the H100's) and build no curve
+# the H100's curves to that GPU (the share it reaches there over the H100's) and build no
+# curve. Never the H100's: its rows in gemm.csv are the reference every ratio is taken against
 carry = []
 for r in published:
     dtype = "bf16" if r["dtype"] == "BF16" else "fp8" if r["dtype"].startswith("FP8 e4m3") else None
-    if dtype and r["gpu"] in GPU and r["metric"] == "throughput":
+    if dtype and r["gpu"] in GPU and GPU[r["gpu"]] not in ("h100", "h800") and r["metric"] == "throughput":
         carry.append([GPU[r["gpu"]], dtype, r["library"], r["M"], r["N"], r["K"], r["value"], r["unit"], r["source_locator"]])
 write("gemm_carry.csv", ["silicon", "dtype", "kernel", "M", "N", "K", "value", "unit", "source_locator"], carry)
 

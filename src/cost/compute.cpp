@@ -36,7 +36,7 @@ void weight_only_capped(Env& e) {
 // fitted ramp carried to this GPU's ridge (SimContext::half_rows_bf16 / _fp8 / _fp4), ramp 1 for GEMMs
 // in the weights' own format and stored / computed bytes per weight for weight-only ones
 // (weight_only_ramp: the few-row ramp at the same FLOPs per weight byte), ceiling the GPU's measured
-// best-shape ceiling over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
+// share of spec over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
 // the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs); a
 // weight-only expert GEMM streams at kWeightOnlyMoeStream of it and computes at no more than
 // its GPU's measured W4A16 share of peak (weight_only_compute).

@@ -356,10 +356,11 @@ double median(std::vector<double> v) {
 double measured_share_ratio(const std::vector<GemmRow>& rows, const std::string& gpu, const std::string& format) {
   const auto me = find_gpu(gpu), ref = find_gpu("h100");
   if (!me || !ref) return 0.0;
+  if (format != "fp8" && format != "bf16") return 0.0;
   const bool fp8 = format == "fp8";
   const double my_peak = fp8 ? me->fp8.value() : me->bf16.value(), ref_peak = fp8 ? ref->fp8.value() : ref->bf16.value();
   if (!(my_peak > 0) || !(ref_peak > 0)) return 0.0;
-  // each shape's seconds on either side: the median of its rows
+  // each shape's seconds on either side: the fastest of its rows (what an engine would run)
   std::map<std::array<double, 3>, std::pair<std::vector<double>, std::vector<double>>> shapes;
   for (const GemmRow& r : rows) {
     if (r.m < kShareMinRows || (fp8 ? !is_fp8(r.dtype) : !is_bf16(r.dtype))) continue;
@@ -369,7 +370,8 @@ double measured_share_ratio(const std::vector<GemmRow>& rows, const std::string&
   std::vector<double> ratios;
   for (const auto& [shape, t] : shapes) {
     if (t.first.empty() || t.second.empty()) continue;
-    ratios.push_back(detail::median(t.second) / detail::median(t.first) * ref_peak / my_peak);
+    ratios.push_back(*std::min_element(t.second.begin(), t.second.end()) / *std::min_element(t.first.begin(), t.first.end()) * ref_peak /
+                     my_peak);
   }
   return static_cast<int>(ratios.size()) >= kShareMinShapes ? detail::median(ratios) : 0.0;
 }
@@ -399,8 +401,15 @@ Expected<SiliconTables> make_silicon_tables(SiliconTables t) {
   for (std::size_t i = 0; i < t.carry.size(); ++i) {
     if (auto e = add_key(t.carry[i].silicon, "gemm_carry.csv", i)) return *e;
   }
-  std::vector<GemmRow> dense = t.gemm;  // what the share ratios read: the tables' dense rows and the carry rows
-  dense.insert(dense.end(), t.carry.begin(), t.carry.end());
+  // what the share ratios read: the tables' dense rows and the carry rows of every GPU but the
+  // H100, and the reference H100 rows (the built-in ones, whatever a folder replaced)
+  std::vector<GemmRow> dense;
+  for (const auto* v : {&t.gemm, &t.carry}) {
+    for (const GemmRow& r : *v) {
+      if (r.silicon != "h100" || t.share_reference.empty()) dense.push_back(r);
+    }
+  }
+  dense.insert(dense.end(), t.share_reference.begin(), t.share_reference.end());
   for (const auto& k : keys) {
     const auto gpu = find_gpu(k);
     SiliconTables::Source s;
@@ -464,6 +473,9 @@ const SiliconTables& builtin_silicon() {
     }
     s.gemm = std::move(rows).value();
     s.carry = std::move(carry).value();
+    for (const GemmRow& r : s.gemm) {
+      if (r.silicon == "h100") s.share_reference.push_back(r);
+    }
     s.ceilings = std::move(ceilings).value();
     s.grouped = std::move(grouped).value();
     s.allreduce = std::move(allreduce).value();
@@ -617,6 +629,8 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   };
   const std::string sibling = detail::architecture_sibling(gpu_name);
   const auto shape_share = [&](const char* d) -> double {
+    // the GPU's own rows (a folder's GB300, H20 or A100-40GB rows), else its stand-in's
+    if (const double own_share = share(gpu_name, d); own_share > 0) return own_share;
     if (const double own_share = share(me, d); own_share > 0) return own_share;
     const double sib = sibling.empty() ? 0.0 : share(sibling, d);
     const double mine_c = ceiling(me, d), sib_c = ceiling(sibling, d);
@@ -634,6 +648,10 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
       carried = Basis::kTransferred;
       f.ceiling_ratio = at_shapes;
       by = "the shares measured at the engines' shapes";
+    } else if (const double at16 = shape_share("bf16"); at16 > 0) {
+      carried = Basis::kTransferred;
+      f.ceiling_ratio = at16;  // this format unmeasured at those shapes: bf16's share there
+      by = "the shares measured at the engines' shapes (bf16's)";
     } else if (hopper_die) {
       carried = Basis::kTransferred;  // the same die at the same clocks
       if (mine_c > 0 && theirs > 0) f.ceiling_ratio = mine_c / theirs;
@@ -701,8 +719,9 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   // shares measured at the engines' shapes, fp4 takes the same discount: its best-shape ceiling
   // over this GPU's fp8 best-shape ceiling, times fp8's measured share ratio
   const double mine8 = ceiling(me, "fp8");
-  if (const double at_shapes = shape_share("fp8"); at_shapes > 0 && fp4_ceiling > 0 && mine8 > 0) {
-    p.fp4.ceiling_ratio = fp4_ceiling / mine8 * at_shapes;
+  if (const double at_shapes = shape_share("fp8"); at_shapes > 0 && fp4_ceiling > 0) {
+    // (no fp8 best-shape ceiling to take the fp4 one against: fp8's share as it is)
+    p.fp4.ceiling_ratio = mine8 > 0 ? fp4_ceiling / mine8 * at_shapes : at_shapes;
   } else {
     p.fp4.ceiling_ratio = fp4_ceiling > 0 && h100_8 > 0 ? fp4_ceiling / h100_8 : p.fp8.ceiling_ratio;
   }

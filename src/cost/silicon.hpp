@@ -2,7 +2,8 @@
 // curated from ../shared/silicon by scripts/curate_silicon.py; docs/silicon.md). A dense
 // GEMM's time is the roofline over the share of it the measured kernels reach at that many
 // rows, plus the measured small-kernel floor; a GPU without its own rows borrows a sibling's
-// curve scaled by the two GPUs' measured best-shape ceilings, and says so (Basis).
+// curve scaled by the share of spec each reaches (at the engines' shapes where both are measured
+// there, else their best-shape ceilings), and says so (Basis).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -40,9 +41,11 @@ struct GemmCurve {
 // One GPU's dense-GEMM profile for one tensor-core format.
 struct GemmFormatProfile {
   GemmCurve curve;     // on the source silicon
-  double ratio = 1.0;  // the target's measured best-shape ceiling over the source's (compute-bound GEMMs)
-  // the target's measured best-shape ceiling over the H100's, whatever the curve's source
-  // (what carries the fitted model's GEMM efficiency to this GPU: SimContext::ceiling_bf16)
+  double ratio = 1.0;  // the target's measured share of spec over the source's (compute-bound GEMMs)
+  // the target's measured share of spec over the H100's, whatever the curve's source: at the
+  // engines' shapes where both are measured there (measured_share_ratio), else at their best
+  // shapes (gemm_ceiling.csv); what carries the fitted model's GEMM efficiency to this GPU
+  // (SimContext::ceiling_bf16)
   double ceiling_ratio = 1.0;
   Basis basis = Basis::kModel;
   std::string source;  // "vidur h100 fp16 (1,680 rows)" etc., for --explain
@@ -168,11 +171,13 @@ GemmCurve build_grouped_curve(const std::vector<GroupedRow>& rows, double peak, 
 double gemm_floor(const std::vector<GemmRow>& rows, double peak, double hbm, double bytes_per_weight);
 // How much of its spec a GPU's dense GEMMs reach at the shapes the engines run, against the
 // H100's at the same shapes: over every (M, N, K) that `rows` hold for both `gpu` and the H100
-// in `format` ("bf16" or "fp8") at M >= kShareMinRows (compute-bound), the median of
-// (H100 seconds / this GPU's seconds) x (H100 peak / this GPU's peak), each shape's seconds the
-// median of its rows. 0 with fewer than kShareMinShapes shapes in common. (A best-shape ceiling
-// says what a GPU's library reaches at the shape it suits best; this says what it reaches at the
-// shapes a model has: the B200 reaches 0.85 of the H100's share there, against 1.08 at best.)
+// (rows of silicon "h100"; an H800's DeepGEMM rows are another kernel and do not count) in
+// `format` ("bf16" or "fp8"; any other: 0) at M >= kShareMinRows (compute-bound), the median of
+// (H100 seconds / this GPU's seconds) x (H100 peak / this GPU's peak), each side's seconds the
+// fastest of its rows at that shape (the kernel an engine would pick). 0 with fewer than
+// kShareMinShapes shapes in common. (A best-shape ceiling says what a GPU's library reaches at
+// the shape it suits best; this says what it reaches at the shapes a model has: the B200
+// reaches 0.85 of the H100's share there, against 1.08 at best.)
 inline constexpr double kShareMinRows = 512;
 inline constexpr int kShareMinShapes = 3;
 double measured_share_ratio(const std::vector<GemmRow>& rows, const std::string& gpu, const std::string& format);
@@ -198,6 +203,9 @@ struct SiliconTables {
   // rows also hold (data/silicon/gemm_carry.csv): they carry the fitted GEMM efficiency and
   // the H100's curves to it (measured_share_ratio), and build no curve
   std::vector<GemmRow> carry;
+  // the H100 rows every share ratio is taken against: the built-in ones (a --silicon folder's
+  // own H100 rows replace the H100's curves, not this reference); empty: gemm's H100 rows
+  std::vector<GemmRow> share_reference;
   std::vector<CeilingRow> ceilings;
   std::vector<GroupedRow> grouped;
   std::vector<AllReduceRow> allreduce;  // the engines' custom all-reduce (cost/allreduce_table.hpp builds its curves)
@@ -233,7 +241,8 @@ const SiliconTables& builtin_silicon();
 Expected<SiliconTables> load_silicon_dir(const std::string& dir, const std::string& flag = "--silicon");
 
 // The profile of `gpu` (a catalog name): its own rows where the tables hold them (measured),
-// else the H100's carried over by the measured best-shape ceilings (transferred).
+// else the H100's carried over by the measured share ratios (transferred): docs/silicon.md,
+// "Carrying GEMM efficiency between GPUs".
 GemmProfile gemm_profile_for(const std::string& gpu, const SiliconTables& tables);
 GemmProfile gemm_profile_for(const std::string& gpu);  // the built-in tables
 

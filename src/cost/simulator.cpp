@@ -367,8 +367,9 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   // a caller that did not resolve the model's acceptance (resolve_speculation, where bad input
   // is refused): the MTP module's, else no draft accepted
   if (ctx.workload.spec_acceptance == kModelsAcceptance) ctx.workload.spec_acceptance = m.num_mtp_layers > 0 ? kMtpAcceptance : 0.0;
-  // the fitted GEMM efficiency carried by the measured ceilings to this GPU (the fit's own
-  // silicon and its die siblings: their own measured ratio, e.g. 1 for h100 on the h100 fit)
+  // the fitted GEMM efficiency carried to this GPU by the measured share ratios (at the engines'
+  // shapes where both GPUs are measured there, else their best-shape ceilings; 1 on the fit's own
+  // silicon)
   if (p.gemm.present || p.kernel_tables) {
     ctx.ceiling_bf16 = ctx.ceiling_fp8 = ctx.ceiling_fp4 = 1.0;  // the tables carry their own ratio
   } else {

@@ -268,16 +268,18 @@ struct SimContext {
   // model-only terms of the expert load (docs/cost-model.md, "Expert load"), computed once:
   // sqrt(2 ln E) and ln(1 - k / E) for E routed experts and top-k
   double moe_z_experts = 0, moe_log_untouched = 0;
-  // The GPU's measured best-shape GEMM ceiling over that of the silicon its parameters were
-  // fitted on (data/silicon/gemm_ceiling.csv; 1 where either is unmeasured): the fitted GEMM
-  // efficiency carried to a GPU whose kernels reach another share of its spec (docs/silicon.md)
+  // The GPU's measured share of spec over that of the silicon its parameters were fitted on
+  // (GemmFormatProfile::ceiling_ratio: at the engines' shapes where both are measured there,
+  // else their best-shape ceilings, data/silicon/gemm_ceiling.csv; 1 where unmeasured): the
+  // fitted GEMM efficiency carried to a GPU whose kernels reach another share of its spec
+  // (docs/silicon.md, "Carrying GEMM efficiency between GPUs")
   double ceiling_bf16 = 1.0, ceiling_fp8 = 1.0, ceiling_fp4 = 1.0;
   // The fitted few-row ramp (gemm_half_rows) carried to this GPU, per tensor format: the ramp
   // holds a GEMM's time at few rows to its weight read (on the fitted silicon gemm_half_rows is
   // about its ridge point, ~240 rows on the H100 in bf16 and fp8 alike), so the rows it spans
   // scale with this GPU's peak x ceiling x bytes per weight over its HBM bandwidth, against the
-  // fitted silicon's bf16 (ridge_scale in simulator.cpp; 1 on the fitted GPU itself, 0.70 in bf16
-  // and 0.72 in fp8 on the H200, 0.53 on the MI300X, 0.125 on the compute-poor H20; docs/cost-model.md, "Compute")
+  // fitted silicon's bf16 (ridge_scale in simulator.cpp; 1 on the fitted GPU itself, 0.69 in bf16
+  // and 0.71 in fp8 on the H200, 0.53 on the MI300X, 0.125 on the compute-poor H20; docs/cost-model.md, "Compute")
   double half_rows_bf16 = 1.0, half_rows_fp8 = 1.0, half_rows_fp4 = 1.0;
   // The engine's tensor-parallel MoE kernel as measured on this GPU (engine.moe_kernel's
   // curve for the experts' format; an empty curve where none is measured or carried) and the

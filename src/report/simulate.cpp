@@ -252,10 +252,10 @@ std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
   std::string s = fmt::format("\nexplain: where each op's time comes from ({})\n",
                               ctx.params.gemm.present ? "dense GEMMs from the kernel tables, --kernel-tables"
                                                       : ctx.gqa_decode.present
-                                                            ? "the fitted model; GEMMs carried by the measured ceilings, the activation and rotary kernels and GQA decode attention measured, prefill attention at the published ceilings"
+                                                            ? "the fitted model; GEMMs carried by the measured share ratios, the activation and rotary kernels and GQA decode attention measured, prefill attention at the published ceilings"
                                                             : ctx.prefill_attention.present
-                                                            ? "the fitted model; GEMMs carried by the measured ceilings, the activation and rotary kernels measured, prefill attention at the published ceilings"
-                                                            : "the fitted model; GEMMs carried by the measured ceilings, the activation and rotary kernels measured");
+                                                            ? "the fitted model; GEMMs carried by the measured share ratios, the activation and rotary kernels measured, prefill attention at the published ceilings"
+                                                            : "the fitted model; GEMMs carried by the measured share ratios, the activation and rotary kernels measured");
   s += fmt::format("{:<22} {:>6} {:>11} {:>10}  {:<8} {:<12} {}\n", "op (per layer)", "layers", "compute ms", "comm ms", "bound", "basis",
                    "table");
   for (const auto& o : bd.ops) {
