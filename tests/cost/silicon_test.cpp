@@ -273,26 +273,35 @@ TEST(Silicon, AFolderOfOnesOwnRowsReplacesTheBuiltInRowsItMeasures) {
   EXPECT_NE(a.params.gemm.grouped_bf16, b.params.gemm.grouped_bf16);
 }
 
+// The built-in H100's fastest time (us) at m x 4096 x 4096 in `dtype`: what a share ratio reads.
+double h100_fastest_us(const char* dtype, double m) {
+  std::vector<double> v;
+  for (const GemmRow& r : builtin_silicon().gemm) {
+    if (r.silicon == "h100" && r.dtype == dtype && r.m == m && r.n == 4096 && r.k == 4096) v.push_back(r.seconds * 1e6);
+  }
+  EXPECT_FALSE(v.empty()) << dtype << " at " << m;
+  return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+}
+
+// A --silicon folder holding `gpu`'s `dtype` GEMMs at 512, 1024 and 2048 x 4096 x 4096, each
+// taking the built-in H100's fastest time there x (H100 peak / its peak) / share: every shape's
+// share ratio is `share` exactly. Loaded with the built-in tables.
+Expected<SiliconTables> folder_at_share(const SiliconDir& d, const std::string& gpu, const char* dtype, double share) {
+  const bool fp8 = std::string(dtype) == "fp8";
+  const double scale = (fp8 ? find_gpu("h100")->fp8.value() / find_gpu(gpu)->fp8.value() : find_gpu("h100")->bf16.value() / find_gpu(gpu)->bf16.value()) / share;
+  std::string rows = kHeader;
+  for (double m : {512.0, 1024.0, 2048.0}) rows += fmt::format("{},{},mine,{},4096,4096,{:.9f},us,my lab\n", gpu, dtype, m, h100_fastest_us(dtype, m) * scale);
+  d.write("gemm.csv", rows);
+  return load_silicon_dir(d.path.string());
+}
+
 TEST(Silicon, AFoldersOwnB200RowsCarryItInPlaceOfThePublishedOnes) {
   // a B200 measured with bench/silicon at three of the H100's fp8 shapes (512 / 1024 / 2048 x
   // 4096 x 4096), each row taking the H100's fastest time there x (1978.9 / 4500) / 0.95: every
   // shape's share ratio, (H100 s / B200 s) x (1978.9 / 4500), is 0.95, so the median is 0.95;
   // the folder's rows carry the B200's fp8 and its built-in carry rows of fp8 no longer count
-  const SiliconTables& b = builtin_silicon();
-  const auto h100_us = [&](double m) {
-    std::vector<double> v;
-    for (const GemmRow& r : b.gemm) {
-      if (r.silicon == "h100" && r.dtype == "fp8" && r.m == m && r.n == 4096 && r.k == 4096) v.push_back(r.seconds * 1e6);
-    }
-    EXPECT_FALSE(v.empty()) << m;
-    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
-  };
-  const double scale = find_gpu("h100")->fp8.value() / find_gpu("b200")->fp8.value() / 0.95;
-  std::string rows = kHeader;
-  for (double m : {512.0, 1024.0, 2048.0}) rows += fmt::format("b200,fp8,mine,{},4096,4096,{:.9f},us,my lab\n", m, h100_us(m) * scale);
   SiliconDir d("shardwise_silicon_test_b200");
-  d.write("gemm.csv", rows);
-  auto t = load_silicon_dir(d.path.string());
+  auto t = folder_at_share(d, "b200", "fp8", 0.95);
   ASSERT_TRUE(t.ok()) << t.error().message();
   EXPECT_TRUE(std::none_of(t->carry.begin(), t->carry.end(), [](const GemmRow& r) { return r.silicon == "b200" && r.dtype == "fp8"; }));
   EXPECT_TRUE(std::any_of(t->carry.begin(), t->carry.end(), [](const GemmRow& r) { return r.silicon == "b200" && r.dtype == "bf16"; }));
@@ -304,21 +313,8 @@ TEST(Silicon, AFoldersRowsOfARenamedGpuCarryIt) {
   // an H20 (which reads the H100 die's ceilings) measured at three of the H100's bf16 shapes,
   // each at the H100's fastest time x (989.4 / 148) / 0.5: its own share ratio, 0.5, carries it
   // (not the die's 1), and its fp8, unmeasured, takes bf16's share
-  const SiliconTables& b = builtin_silicon();
-  const auto h100_us = [&](double m) {
-    std::vector<double> v;
-    for (const GemmRow& r : b.gemm) {
-      if (r.silicon == "h100" && r.dtype == "bf16" && r.m == m && r.n == 4096 && r.k == 4096) v.push_back(r.seconds * 1e6);
-    }
-    EXPECT_FALSE(v.empty()) << m;
-    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
-  };
-  const double scale = find_gpu("h100")->bf16.value() / find_gpu("h20")->bf16.value() / 0.5;
-  std::string rows = kHeader;
-  for (double m : {512.0, 1024.0, 2048.0}) rows += fmt::format("h20,bf16,mine,{},4096,4096,{:.9f},us,my lab\n", m, h100_us(m) * scale);
   SiliconDir d("shardwise_silicon_test_h20");
-  d.write("gemm.csv", rows);
-  auto t = load_silicon_dir(d.path.string());
+  auto t = folder_at_share(d, "h20", "bf16", 0.5);
   ASSERT_TRUE(t.ok()) << t.error().message();
   EXPECT_NEAR(gemm_profile_for("h20", *t).bf16.ceiling_ratio, 0.5, 1e-6);
   EXPECT_NEAR(gemm_profile_for("h20", *t).fp8.ceiling_ratio, 0.5, 1e-6);
