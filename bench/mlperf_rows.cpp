@@ -116,7 +116,14 @@ void mlperf_caps(PublicRow& r, const std::string& conc) {
 // AMD's MLPerf v5.1 vLLM configs (the rows' source column names the file): vLLM's V0 engine
 // with multi-step scheduling (num_scheduler_steps decode iterations per scheduling decision)
 // and, where chunked prefill is off, V0's default scheduler: waiting prompts run as a batch
-// of their own before any decode (prefill first), up to max_num_batched_tokens. Read from
+// of their own before any decode (prefill first), up to max_num_batched_tokens; block_size
+// tokens per KV block. The Llama-2-70B configs also switch on the decode-batch target of
+// AMD's scheduler patches (VLLM_LLAMA2_MLPERF_SCHED: 1; closed/AMD/setup/vllm_patches/
+// scheduler-change-to-have-prefill-and-decode-reach-go.patch and
+// add-MIN_REQUIRE_PREFILL_QUERY-condition.patch, both in llama2_patch_files_gfx942.txt; the
+// Mixtral configs leave it off): VLLM_LLAMA2_MLPERF_{MIN,MAX}_TARGET_DECODE_BATCH,
+// _STEP_DECODE_BATCH, _MIN_REQUIRE_PREFILL_QUERY (the patch's default 10 where unset) and
+// _MIN_REQUIRE_PREFILL_GPU_BLOCK (blocks; the patch's default 0). Read from
 // ntuhpc/inference_results_v5.1@387c3dd04e69 closed/AMD/code/<path> (the line of
 // num_scheduler_steps in the comment); facts of the submission, nothing fitted.
 namespace {
@@ -124,19 +131,21 @@ struct VllmV0Config {
   const char* path;
   std::int64_t scheduler_steps;
   bool chunked_prefill;
-  std::int64_t max_num_seqs, max_num_batched_tokens;
+  std::int64_t max_num_seqs, max_num_batched_tokens, block_size;
+  // the decode-batch target: min, max, step (0, 0, 0: off), prompts waited for, KV blocks kept free
+  std::int64_t target_min, target_max, target_step, min_waiting, min_free_blocks;
 };
 constexpr VllmV0Config kAmdVllmConfigs[] = {
-    {"llama2-70b/offline_mi300x.yaml", 11, false, 1792, 40960},      // L25
-    {"llama2-70b/server_mi300x.yaml", 9, false, 650, 40960},         // L21
-    {"llama2-70b/interactive_mi300x.yaml", 8, false, 600, 40960},    // L15
-    {"llama2-70b/offline_mi325x.yaml", 7, false, 2700, 65536},       // L31
-    {"llama2-70b/server_mi325x.yaml", 9, false, 1024, 40960},        // L33
-    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008},    // L35
-    {"mixtral-8x7b/offline_mi300x.yaml", 9, false, 5000, 51200},     // L16
-    {"mixtral-8x7b/server_mi300x.yaml", 8, false, 4096, 32000},      // L18
-    {"mixtral-8x7b/offline_mi325x.yaml", 13, false, 4736, 51200},    // L16
-    {"mixtral-8x7b/server_mi325x.yaml", 10, false, 2560, 32000},     // L18
+    {"llama2-70b/offline_mi300x.yaml", 11, false, 1792, 40960, 32, 1280, 1536, 256, 10, 2200},  // L25
+    {"llama2-70b/server_mi300x.yaml", 9, false, 650, 40960, 32, 352, 608, 16, 8, 0},            // L21
+    {"llama2-70b/interactive_mi300x.yaml", 8, false, 600, 40960, 32, 0, 0, 0, 0, 0},           // L15
+    {"llama2-70b/offline_mi325x.yaml", 7, false, 2700, 65536, 32, 2048, 2048, 256, 10, 0},     // L31
+    {"llama2-70b/server_mi325x.yaml", 9, false, 1024, 40960, 32, 512, 832, 16, 10, 0},         // L33
+    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008, 16, 0, 0, 0, 0, 0},           // L35 (chunked prefill: the patch gates prompts in V0's default scheduler only; the simulation runs the target prefill first, and no row runs this config)
+    {"mixtral-8x7b/offline_mi300x.yaml", 9, false, 5000, 51200, 32, 0, 0, 0, 0, 0},            // L16
+    {"mixtral-8x7b/server_mi300x.yaml", 8, false, 4096, 32000, 16, 0, 0, 0, 0, 0},             // L18
+    {"mixtral-8x7b/offline_mi325x.yaml", 13, false, 4736, 51200, 16, 0, 0, 0, 0, 0},           // L16
+    {"mixtral-8x7b/server_mi325x.yaml", 10, false, 2560, 32000, 16, 0, 0, 0, 0, 0},            // L18
 };
 }  // namespace
 
@@ -147,6 +156,12 @@ void amd_vllm_config(PublicRow& r, const std::string& source) {
     r.engine.prefill_first = !c.chunked_prefill;
     r.engine.max_num_seqs = c.max_num_seqs;
     r.engine.max_num_tokens = c.max_num_batched_tokens;
+    r.engine.kv_block_tokens = c.block_size;
+    r.engine.decode_target_min = c.target_min;
+    r.engine.decode_target_max = c.target_max;
+    r.engine.decode_target_step = std::max<std::int64_t>(1, c.target_step);
+    r.engine.prefill_min_waiting = c.min_waiting;
+    r.engine.prefill_min_free_tokens = c.min_free_blocks * c.block_size;
     return;
   }
 }

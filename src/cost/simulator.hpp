@@ -138,6 +138,14 @@ struct EngineTraits {
   // many, during which the running sequences only decode; no request is admitted and no
   // prompt runs until the run ends. 1: the scheduler decides every iteration.
   std::int64_t decode_steps = 1;
+  // A decode-batch target (AMD's MLPerf v5.1 vLLM V0 scheduler patch, VLLM_LLAMA2_MLPERF_SCHED;
+  // prefill-first engines; docs/serving.md, "Decode-batch targets"): at each scheduling
+  // decision the oldest decode_target(n) of the n running sequences decode, the rest wait;
+  // prompts are admitted only while fewer than decode_target_max run and more than
+  // prefill_min_free_tokens of KV are free, and, with fewer than prefill_min_waiting waiting,
+  // only at every other decision. decode_target_max 0: off.
+  std::int64_t decode_target_min = 0, decode_target_max = 0, decode_target_step = 1;
+  std::int64_t prefill_min_waiting = 0, prefill_min_free_tokens = 0;
   // The GPU vendors the engine is built for (GpuSpec::vendor; empty: any): TensorRT-LLM runs
   // on NVIDIA GPUs only, vLLM and SGLang on NVIDIA and AMD (ROCm builds).
   std::vector<std::string> vendors;

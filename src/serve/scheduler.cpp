@@ -126,6 +126,12 @@ bool Instance::adp_hold(std::int64_t decoding) {
   return true;
 }
 
+std::int64_t decode_target(const EngineTraits& e, std::int64_t n) {
+  if (n >= e.decode_target_max) return e.decode_target_max;
+  if (n >= e.decode_target_min) return n / std::max<std::int64_t>(1, e.decode_target_step) * std::max<std::int64_t>(1, e.decode_target_step);
+  return e.decode_target_min;
+}
+
 std::int64_t Instance::add(const Req& r) {
   RequestRecord x;
   x.input = r.isl;
@@ -240,8 +246,21 @@ Instance::Step Instance::step() {
   const bool had_waiting = !waiting_.empty();
   bool kv_blocked = false, admitted_ready = false;
   const bool held = adp_hold(static_cast<std::int64_t>(dec_.size()));
+  // a decode-batch target (prefill-first engines): at a scheduling decision, prompts only while
+  // fewer than the maximum run and the KV cache keeps its reserve free, and, with fewer than
+  // prefill_min_waiting waiting, only if the last decision held them (the patch's _do_prefill)
+  const bool target = eng_.decode_target_max > 0 && eng_.prefill_first;
+  bool target_hold = false;
+  if (target && !locked) {
+    // (the KV reserve binds only while something runs: an idle instance always admits)
+    bool admit = static_cast<std::int64_t>(running_.size()) < eng_.decode_target_max &&
+                 (running_.empty() || free_blocks_ * block_ > eng_.prefill_min_free_tokens);
+    admit = admit && (static_cast<std::int64_t>(waiting_.size()) >= eng_.prefill_min_waiting || target_held_);
+    target_held_ = !admit;
+    target_hold = !admit;
+  }
   // (no admission while a running prompt waits for blocks: the decodes must free them first)
-  while (!locked && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
+  while (!locked && !target_hold && !waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < cap_ && !chunk_blocked) {
     const std::int64_t r = waiting_.front();
     const auto u = static_cast<std::size_t>(r);
     if (preempted_at_[u] == iterations_) break;  // preempted this iteration: back in a later one
@@ -279,7 +298,11 @@ Instance::Step Instance::step() {
   }
   // prefill-first engines decode only when no prompt is scheduled
   if (eng_.prefill_first && !prefilling) {
-    for (std::size_t i = 0; i < running_.size(); ++i) {
+    // under a decode-batch target, the oldest dec_cap_ running sequences (the target of the
+    // decision that started this run: vLLM's multi-step run keeps its batch)
+    if (target && !locked) dec_cap_ = decode_target(eng_, static_cast<std::int64_t>(running_.size()));
+    const std::int64_t most = target ? dec_cap_ : std::numeric_limits<std::int64_t>::max();
+    for (std::size_t i = 0; i < running_.size() && static_cast<std::int64_t>(dec_.size()) < most; ++i) {
       const std::int64_t r = running_[i];
       const auto u = static_cast<std::size_t>(r);
       if (done_[u] < prompt_[u]) continue;  // a prompt waiting for blocks (chunk_blocked) does not decode
@@ -295,6 +318,7 @@ Instance::Step Instance::step() {
     return Step::kNoWork;
   }
   if (dec_.empty() && ptok == 0 && admitted_ready) return Step::kNoWork;  // nothing to compute until the next iteration
+  if (dec_.empty() && ptok == 0 && target_hold) return Step::kNoWork;  // the target held the prompts: the next decision admits them
   if (dec_.empty() && ptok == 0 && chunk_blocked && running_.size() > 1) {
     preempt_last();  // prompts hold every block and none can go on: the newest gives its blocks back
     return Step::kNoWork;

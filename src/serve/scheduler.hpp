@@ -97,8 +97,18 @@ class Instance {
   // a prompt) and since every group had one (batching)
   std::int64_t a_ = 1, adp_waited_ = 0, adp_batched_ = 0;
   bool adp_hold(std::int64_t decoding);
+  // the decode-batch target (EngineTraits::decode_target_max > 0): the cap on the decodes of
+  // the current scheduling decision's run, and whether the last decision held the prompts back
+  std::int64_t dec_cap_ = 0;
+  bool target_held_ = true;  // as the patch starts (_do_prefill = True)
   double t_ = 0, in_sys_ = 0, run_int_ = 0, first_arrival_;
 };
+
+// The decode batch of a scheduling decision with n sequences running under the engine's
+// decode-batch target (EngineTraits::decode_target_*; AMD's MLPerf vLLM patch,
+// _get_target_decode_batch): the maximum at or above it, n rounded down to a multiple of the
+// step between the minimum and the maximum, the minimum below it (then every sequence decodes).
+std::int64_t decode_target(const EngineTraits& e, std::int64_t n);
 
 // The scheduler over `reqs` (sorted by arrival unless closed loop, where `users` send them).
 // A watch that asks to stop ends the run early: the result is then infeasible with

@@ -155,6 +155,24 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->engine.max_num_tokens, 40960);
   EXPECT_EQ(r->workload.serve.requests, 245760);
   EXPECT_TRUE(r->engine.prefill_first);  // AMD's V0 config: no chunked prefill
+  // its decode-batch target (VLLM_LLAMA2_MLPERF_*: 1280 / 1536 / 256; 2200 blocks of 32 tokens free)
+  EXPECT_EQ(r->engine.kv_block_tokens, 32);
+  EXPECT_EQ(r->engine.decode_target_min, 1280);
+  EXPECT_EQ(r->engine.decode_target_max, 1536);
+  EXPECT_EQ(r->engine.decode_target_step, 256);
+  EXPECT_EQ(r->engine.prefill_min_free_tokens, 2200 * 32);
+  // 317: the Server config's target 352-608 by 16, prompts waited for until 8; 320 (Mixtral): none
+  r = find(*rows, 317, RowMetric::kServeTtft);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.decode_target_min, 352);
+  EXPECT_EQ(r->engine.decode_target_max, 608);
+  EXPECT_EQ(r->engine.decode_target_step, 16);
+  EXPECT_EQ(r->engine.prefill_min_waiting, 8);
+  EXPECT_EQ(r->engine.decode_steps, 9);
+  r = find(*rows, 320, RowMetric::kServeTtft);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.decode_target_max, 0);
+  EXPECT_EQ(r->engine.kv_block_tokens, 16);
   // 103: TensorRT-LLM min-latency with three MTP layers at the workload's acceptance 0.85
   r = find(*rows, 103, RowMetric::kStaticBatchThroughput);
   ASSERT_NE(r, nullptr);
