@@ -19,6 +19,7 @@
 #include "cost/engine.hpp"
 #include "model/loader.hpp"
 #include "mlperf_rows.hpp"
+#include "trtllm_bench_rows.hpp"
 #include "row_text.hpp"
 
 namespace shardwise::bench {
@@ -361,6 +362,9 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
       r.engine = with_trtllm_bench_caps(std::move(r.engine), r.model, r.cluster.gpu, r.workload, r.plan.deg, contains(conc, "max_batch_size"),
                                         contains(conc, "max_num_tokens"), nullptr, 0.95);
     }
+    // TensorRT-LLM's post-1.0 performance-overview page: the run it documents (a burst of its
+    // request count, timed to the last completion, under its llm_options.yml)
+    if (is_perf_overview_row(get("source"), get("source_locator"))) perf_overview_run(r, model);
   } else {
     skip(fmt::format("scenario '{}' is not mapped", scenario));
     return std::nullopt;
@@ -401,7 +405,7 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const char* need : {"row_id", "model", "weight_precision", "kv_cache_precision", "gpu", "num_gpus", "tp", "pp", "scenario",
-                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms", "dataset", "source"}) {
+                           "batch_or_concurrency", "isl", "osl", "output_tok_s_per_gpu", "ttft_ms", "engine", "engine_version", "ep", "dp", "attn_dp", "total_tok_s", "notes", "tpot_or_itl_ms", "dataset", "source", "source_locator"}) {
     if (!col.count(need)) return Error{path, need, "a column of that name", "none"};
   }
   std::vector<PublicRow> rows;

@@ -7,6 +7,7 @@
 
 #include "mlperf_rows.hpp"
 #include "public_rows.hpp"
+#include "trtllm_bench_rows.hpp"
 
 namespace shardwise::bench {
 namespace {
@@ -24,15 +25,16 @@ Expected<std::vector<PublicRow>> held_out(const char* file, std::vector<std::str
 }
 
 // The cells of a TensorRT-LLM perf-overview page held out in `file`: every one maps (none
-// skipped), each a trtllm-bench offline run with a measured throughput
-std::vector<PublicRow> perf_overview_cells(const char* file) {
+// skipped), each a trtllm-bench offline run with a measured throughput (`metric`: a closed
+// form, or the run the post-1.0 page documents)
+std::vector<PublicRow> perf_overview_cells(const char* file, RowMetric metric) {
   std::vector<std::string> skipped;
   auto rows = held_out(file, &skipped);
   EXPECT_TRUE(rows.ok()) << (rows.ok() ? "" : rows.error().message());
   if (!rows) return {};
   EXPECT_TRUE(skipped.empty()) << (skipped.empty() ? "" : skipped.front());
   for (const PublicRow& r : *rows) {
-    EXPECT_EQ(r.metric, RowMetric::kOfflineMaxThroughput) << r.id;
+    EXPECT_EQ(r.metric, metric) << r.id;
     EXPECT_GT(r.measured, 0.0) << r.id;
     EXPECT_EQ(r.engine_name, "trtllm") << r.id;
   }
@@ -181,6 +183,37 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->plan.batch, 1);
 }
 
+TEST(PublicRows, PerfOverviewRowsRunAsThePageDocumentsThem) {
+  // TensorRT-LLM's post-1.0 perf-overview page (commit 03e27c7d5ff0): trtllm-bench over the
+  // page's request count, all queued at once, CUDA graphs padded to its list, DeepSeek-R1's
+  // attention-DP balancing (batching_wait_iters 0, timeout_iters 60)
+  EXPECT_EQ(perf_overview_requests(1024, 1024), 3000);
+  EXPECT_EQ(perf_overview_requests(1000, 1000), 3000);  // omitted by the page's table: 1024/1024's
+  EXPECT_EQ(perf_overview_requests(8192, 1024), 1500);
+  EXPECT_EQ(perf_overview_requests(1024, 8192), 1500);
+  EXPECT_EQ(perf_overview_requests(32768, 1024), 1000);
+  EXPECT_EQ(perf_overview_requests(1024, 32768), 1000);
+  EXPECT_EQ(perf_overview_requests(2048, 128), 0);
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  const PublicRow* r = find(*rows, 147, RowMetric::kOfflineRun);  // GPT-OSS-20B, H100, 1000/1000
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.mode, Mode::kServe);
+  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kBurst);
+  EXPECT_EQ(r->workload.serve.requests, 3000);
+  ASSERT_EQ(r->engine.cuda_graph_batch_sizes.size(), 15u);
+  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.front(), 1);
+  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.back(), 8192);
+  EXPECT_EQ(r->engine.adp_timeout_iters, 0);  // balancing is DeepSeek-R1's option only
+  r = find(*rows, 141, RowMetric::kOfflineRun);  // DeepSeek-R1, H200 DEP8, 1024/32768
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.serve.requests, 1000);
+  EXPECT_EQ(r->engine.adp_wait_iters, 0);
+  EXPECT_EQ(r->engine.adp_timeout_iters, 60);
+  // other trtllm-bench rows (rows 1-13: an NVIDIA blog's runs) stay closed forms
+  EXPECT_NE(find(*rows, 1, RowMetric::kOfflineMaxThroughput), nullptr);
+}
+
 TEST(PublicRows, TrtllmBenchRowsRunTheCapsTrtllmBenchDerives) {
   auto rows = load_public_rows(default_csv_path());
   ASSERT_TRUE(rows.ok());
@@ -192,12 +225,12 @@ TEST(PublicRows, TrtllmBenchRowsRunTheCapsTrtllmBenchDerives) {
   // 138: DeepSeek-R1 NVFP4 on 4 B200 (DEP4), 8192/1024: the MLA estimate's 68 requests on
   // the B200's 183,359 MiB (64.4 at the CLI's 0.90 x 0.95/0.90) up to a multiple of 32 = 96
   // per rank, and a whole 8192-token prompt beside them (8192 + 96)
-  r = find(*rows, 138, RowMetric::kOfflineMaxThroughput);
+  r = find(*rows, 138, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->engine.max_num_seqs, 96);
   EXPECT_EQ(r->engine.max_num_tokens, 8288);
   // 147: GPT-OSS-20B (MXFP4, not tuned): BuildConfig's 2048 and 8192
-  r = find(*rows, 147, RowMetric::kOfflineMaxThroughput);
+  r = find(*rows, 147, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_TRUE(r->model.quant.method == "mxfp4");
   EXPECT_EQ(r->engine.max_num_seqs, 2048);
@@ -233,11 +266,11 @@ TEST(PublicRows, HeldOutH200RowsRunAsHpesConfigsSay) {
 TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
   // data/validation/trtllm-perf-overview-heldout.csv: the cells of TensorRT-LLM's perf-overview
   // page (commit 03e27c7) that the shared file leaves out, never fitted; every one maps
-  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-perf-overview-heldout.csv");
+  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-perf-overview-heldout.csv", RowMetric::kOfflineRun);
   ASSERT_EQ(rows.size(), 114u);
   // 923: GPT-OSS-120B, B200 DEP2 (FP4), 1000/1000: attention DP 2 x EP 2, MXFP4 experts (native
   // fp4 on Blackwell), the page's fp8 KV cache, trtllm-bench's untuned caps 2048 and 8192
-  const PublicRow* r = find(rows, 923, RowMetric::kOfflineMaxThroughput);
+  const PublicRow* r = find(rows, 923, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->gpu, "b200");
   EXPECT_EQ(r->plan.deg.attn_dp, 2);
@@ -248,13 +281,13 @@ TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
   EXPECT_EQ(r->engine.max_num_seqs, 2048);
   EXPECT_DOUBLE_EQ(r->measured, 25943.0);
   // 964: Llama-3.3-70B (Llama-3.1-70B's architecture), B200 TP1 (FP4): NVFP4 everywhere
-  r = find(rows, 964, RowMetric::kOfflineMaxThroughput);
+  r = find(rows, 964, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->family, "dense");
   EXPECT_EQ(r->model.num_layers, 80);
   EXPECT_TRUE(r->model.quant.dense == DType::kFp4);
   // 981: Llama-4-Maverick, B200 DEP4 (FP4)
-  r = find(rows, 981, RowMetric::kOfflineMaxThroughput);
+  r = find(rows, 981, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->family, "moe");
   EXPECT_EQ(r->plan.deg.attn_dp, 4);
@@ -263,7 +296,7 @@ TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
 TEST(PublicRows, HeldOutPerfOverview019CellsRunAsThePageSays) {
   // data/validation/trtllm-0.19-perf-overview-heldout.csv: TensorRT-LLM 0.19.0's page less
   // the 13 cells of the shared file; the page's totals over TP are the per-GPU figures
-  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-0.19-perf-overview-heldout.csv");
+  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-0.19-perf-overview-heldout.csv", RowMetric::kOfflineMaxThroughput);
   ASSERT_EQ(rows.size(), 171u);
   for (const PublicRow& r : rows) EXPECT_EQ(r.family, "dense") << r.id;
   // 1101: Llama-3.3-70B NVFP4 on one B200, 128/128: 11,253.28 tok/s total, fp8 KV (ModelOpt)

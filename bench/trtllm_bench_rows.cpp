@@ -1,0 +1,45 @@
+#include "trtllm_bench_rows.hpp"
+
+#include <array>
+
+namespace shardwise::bench {
+
+namespace {
+bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+// "Running the Benchmark", llm_options.yml of every model on the page (Llama 3.3, GPT-OSS,
+// DeepSeek R1, Qwen3 MoE, Llama4 Maverick): cuda_graph_config enable_padding: true with these
+// batch_sizes
+constexpr std::array<std::int64_t, 15> kGraphSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 4096, 8192};
+}  // namespace
+
+bool is_perf_overview_row(const std::string& source, const std::string& locator) {
+  return has(source, "docs/source/developer-guide/perf-overview.md") && has(locator, "03e27c7d5ff0");
+}
+
+std::int64_t perf_overview_requests(std::int64_t isl, std::int64_t osl) {
+  if ((isl == 1024 || isl == 1000) && osl == isl) return 3000;
+  if ((isl == 8192 && osl == 1024) || (isl == 1024 && osl == 8192)) return 1500;
+  if ((isl == 32768 && osl == 1024) || (isl == 1024 && osl == 32768)) return 1000;
+  return 0;
+}
+
+bool perf_overview_run(PublicRow& r, const std::string& model) {
+  const std::int64_t n = perf_overview_requests(r.workload.isl, r.workload.osl);
+  if (n <= 0) return false;
+  r.metric = RowMetric::kOfflineRun;
+  r.workload.mode = Mode::kServe;
+  r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kBurst, 0, 0};
+  r.workload.serve.requests = n;
+  r.plan.batch = 0;
+  r.engine.cuda_graph_batch_sizes.assign(kGraphSizes.begin(), kGraphSizes.end());
+  // DeepSeek R1's llm_options.yml: attention_dp_config {enable_balance: true,
+  // batching_wait_iters: 0, timeout_iters: 60}
+  if (has(model, "DeepSeek")) {
+    r.engine.adp_wait_iters = 0;
+    r.engine.adp_timeout_iters = 60;
+  }
+  return true;
+}
+
+}  // namespace shardwise::bench

@@ -1,0 +1,28 @@
+// The rows of TensorRT-LLM's post-1.0 performance-overview page (NVIDIA/TensorRT-LLM
+// docs/source/developer-guide/perf-overview.md at commit 03e27c7d5ff0: rows 138-153 of
+// ../shared/calibration/public-measurements.csv and data/validation/trtllm-perf-overview-heldout.csv)
+// as the page says they were run: `trtllm-bench throughput` over a dataset of a stated number
+// of requests, all queued at once, timed from the first request to the last completion, with
+// the page's `llm_options.yml` (CUDA graphs padded to its batch-size list; attention-DP
+// balancing for DeepSeek-R1). Facts of the page, each cited where it is set; nothing fitted.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "public_rows.hpp"
+
+namespace shardwise::bench {
+
+// Whether a row comes from that page (its source and the commit in its locator).
+bool is_perf_overview_row(const std::string& source, const std::string& locator);
+// The page's request count for an input / output length pair ("Preparing a Dataset": 3000 at
+// 1024/1024, 1500 at 8192/1024 and 1024/8192, 1000 at 32768/1024 and 1024/32768); 1000/1000,
+// which the table omits, takes 1024/1024's count. 0 for a pair it does not list.
+std::int64_t perf_overview_requests(std::int64_t isl, std::int64_t osl);
+// Turns an offline row of that page into the run it was: a burst of the page's request count
+// (RowMetric::kOfflineRun), decode-only iterations padded to the page's CUDA-graph sizes, and
+// DeepSeek-R1's attention-DP balancing (batching_wait_iters 0, timeout_iters 60). Returns
+// false (the row unchanged) for a length pair the page does not list.
+bool perf_overview_run(PublicRow& r, const std::string& model);
+
+}  // namespace shardwise::bench
