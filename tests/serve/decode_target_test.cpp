@@ -8,6 +8,7 @@
 #include "serve/serving.hpp"
 #include "serve/step_times.hpp"
 #include "support/sim_context.hpp"
+#include "support/serve_checks.hpp"
 
 namespace shardwise {
 namespace {
@@ -115,10 +116,9 @@ TEST(DecodeTarget, LittlesLawAndOrderedPercentilesUnderPoissonLoad) {
   const ServeResult a = simulate_serving(free_ctx, test_support::plan(1, 0));
   const ServeResult b = simulate_serving(held, test_support::plan(1, 0));
   ASSERT_TRUE(a.feasible && b.feasible) << a.reason << b.reason;
-  EXPECT_NEAR(b.mean_in_system / (b.requests_per_s * b.e2e_ms.mean / 1e3), 1.0, 0.02);
+  test_support::expect_littles_law(b);
   EXPECT_GT(b.ttft_ms.mean, a.ttft_ms.mean);
-  EXPECT_LE(b.ttft_ms.p50, b.ttft_ms.p90);
-  EXPECT_LE(b.ttft_ms.p90, b.ttft_ms.p99);
+  test_support::expect_ordered(b.ttft_ms);
   EXPECT_LE(b.tpot_ms.p50, b.tpot_ms.p99);
   EXPECT_EQ(b.requests, a.requests);
 }

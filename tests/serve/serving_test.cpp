@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "serve/step_times.hpp"
 #include "support/sim_context.hpp"
+#include "support/serve_checks.hpp"
 
 namespace shardwise {
 namespace {
@@ -506,10 +507,9 @@ TEST(Serving, LittlesLawHoldsWithMultiStepDecodeRuns) {
   const ServeResult a = simulate_serving(one, test_support::plan(1, 0));
   const ServeResult b = simulate_serving(eight, test_support::plan(1, 0));
   ASSERT_TRUE(a.feasible && b.feasible) << a.reason << b.reason;
-  EXPECT_NEAR(b.mean_in_system / (b.requests_per_s * b.e2e_ms.mean / 1e3), 1.0, 0.02);
+  test_support::expect_littles_law(b);
   EXPECT_GT(b.ttft_ms.mean, a.ttft_ms.mean);
-  EXPECT_LE(b.ttft_ms.p50, b.ttft_ms.p90);
-  EXPECT_LE(b.ttft_ms.p90, b.ttft_ms.p99);
+  test_support::expect_ordered(b.ttft_ms);
 }
 
 TEST(Serving, HeavyTailedOutputsDoNotHideTheCapacity) {
