@@ -114,7 +114,7 @@ void mlperf_caps(PublicRow& r, const std::string& conc) {
 }
 
 // AMD's MLPerf v5.1 vLLM configs (the rows' source column names the file): vLLM's V0 engine
-// with multi-step scheduling (num_scheduler_steps decode iterations per scheduling decision)
+// (V1 where a config sets VLLM_USE_V1: 1, interactive_mi325x, which no row runs) with multi-step scheduling (num_scheduler_steps decode iterations per scheduling decision)
 // and, where chunked prefill is off, V0's default scheduler: waiting prompts run as a batch
 // of their own before any decode (prefill first), up to max_num_batched_tokens; block_size
 // tokens per KV block. The Llama-2-70B configs also switch on the decode-batch target of
@@ -141,7 +141,7 @@ constexpr VllmV0Config kAmdVllmConfigs[] = {
     {"llama2-70b/interactive_mi300x.yaml", 8, false, 600, 40960, 32, 0, 0, 0, 0, 0},           // L15
     {"llama2-70b/offline_mi325x.yaml", 7, false, 2700, 65536, 32, 2048, 2048, 256, 10, 0},     // L31
     {"llama2-70b/server_mi325x.yaml", 9, false, 1024, 40960, 32, 512, 832, 16, 10, 0},         // L33
-    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008, 16, 0, 0, 0, 0, 0},           // L35 (chunked prefill: the patch gates prompts in V0's default scheduler only; the simulation runs the target prefill first, and no row runs this config)
+    {"llama2-70b/interactive_mi325x.yaml", 1, true, 3840, 43008, 16, 0, 0, 0, 0, 0},           // L35 (VLLM_USE_V1: 1, so the V0 scheduler patches never run; no row runs this config)
     {"mixtral-8x7b/offline_mi300x.yaml", 9, false, 5000, 51200, 32, 0, 0, 0, 0, 0},            // L16
     {"mixtral-8x7b/server_mi300x.yaml", 8, false, 4096, 32000, 16, 0, 0, 0, 0, 0},             // L18
     {"mixtral-8x7b/offline_mi325x.yaml", 13, false, 4736, 51200, 16, 0, 0, 0, 0, 0},           // L16

@@ -364,7 +364,11 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     }
     // TensorRT-LLM's post-1.0 performance-overview page: the run it documents (a burst of its
     // request count, timed to the last completion, under its llm_options.yml)
-    if (is_perf_overview_row(get("source"), get("source_locator"))) perf_overview_run(r, model);
+    if (is_perf_overview_row(get("source"), get("source_locator")) && !perf_overview_run(r, model)) {
+      skip(fmt::format("a cell of TensorRT-LLM's perf-overview page at {}/{}, a length pair its request table does not list",
+                       r.workload.isl, r.workload.osl));
+      return std::nullopt;
+    }
   } else {
     skip(fmt::format("scenario '{}' is not mapped", scenario));
     return std::nullopt;

@@ -126,6 +126,14 @@ bool Instance::adp_hold(std::int64_t decoding) {
   return true;
 }
 
+// A scheduling pass that computes nothing; a stall once kMaxNoWorkPasses of them follow each
+// other (every legitimate run of them is short: a preemption per pass at most frees a request's
+// blocks, a held decision releases at the next), so that no engine trait can spin the clock
+// in place forever.
+Instance::Step Instance::no_work() {
+  return ++no_work_run_ > kMaxNoWorkPasses ? Step::kStalled : Step::kNoWork;
+}
+
 std::int64_t decode_target(const EngineTraits& e, std::int64_t n) {
   if (n >= e.decode_target_max) return e.decode_target_max;
   if (n >= e.decode_target_min) return n / std::max<std::int64_t>(1, e.decode_target_step) * std::max<std::int64_t>(1, e.decode_target_step);
@@ -151,6 +159,7 @@ std::int64_t Instance::add(const Req& r) {
   gen_.push_back(g);
   base_.push_back(0.0);
   finished_.push_back(0);
+  batch_of_.push_back(0);
   ready_.push_back(r.ready ? 1 : 0);
   return static_cast<std::int64_t>(out_.rec.size()) - 1;
 }
@@ -298,16 +307,22 @@ Instance::Step Instance::step() {
   }
   // prefill-first engines decode only when no prompt is scheduled
   if (eng_.prefill_first && !prefilling) {
-    // under a decode-batch target, the oldest dec_cap_ running sequences (the target of the
-    // decision that started this run: vLLM's multi-step run keeps its batch)
-    if (target && !locked) dec_cap_ = decode_target(eng_, static_cast<std::int64_t>(running_.size()));
-    const std::int64_t most = target ? dec_cap_ : std::numeric_limits<std::int64_t>::max();
+    // under a decode-batch target, a decision takes the oldest decode_target(n) running
+    // sequences as its batch, and the multi-step run it starts decodes that batch alone (vLLM's
+    // multi-step run keeps its sequence groups; one that finishes leaves and none joins)
+    std::int64_t most = std::numeric_limits<std::int64_t>::max();
+    if (target && !locked) {
+      ++decision_;
+      most = decode_target(eng_, static_cast<std::int64_t>(running_.size()));
+    }
     for (std::size_t i = 0; i < running_.size() && static_cast<std::int64_t>(dec_.size()) < most; ++i) {
       const std::int64_t r = running_[i];
       const auto u = static_cast<std::size_t>(r);
       if (done_[u] < prompt_[u]) continue;  // a prompt waiting for blocks (chunk_blocked) does not decode
+      if (target && locked && batch_of_[u] != decision_) continue;  // not in this run's batch
       if (!grow(r, done_[u] + static_cast<std::int64_t>(std::ceil(gen_[u] - base_[u] + tps_)))) break;
       dec_.push_back(r);
+      if (target && !locked) batch_of_[u] = decision_;
       ctx_sum += static_cast<double>(done_[u]) + gen_[u] - base_[u];
     }
   }
@@ -315,14 +330,16 @@ Instance::Step Instance::step() {
   for (std::int64_t c : pre_tok_) ptok += c;
   if (locked && dec_.empty()) {  // nothing left to decode in this run: the scheduler decides again
     run_left_ = 0;
-    return Step::kNoWork;
+    return no_work();
   }
-  if (dec_.empty() && ptok == 0 && admitted_ready) return Step::kNoWork;  // nothing to compute until the next iteration
-  if (dec_.empty() && ptok == 0 && target_hold) return Step::kNoWork;  // the target held the prompts: the next decision admits them
+  if (dec_.empty() && ptok == 0 && admitted_ready) return no_work();  // nothing to compute until the next iteration
   if (dec_.empty() && ptok == 0 && chunk_blocked && running_.size() > 1) {
     preempt_last();  // prompts hold every block and none can go on: the newest gives its blocks back
-    return Step::kNoWork;
+    return no_work();
   }
+  // the target held the prompts with nothing to decode: the next decision admits them (the
+  // alternation; an idle instance always admits), unless a prompt waits for blocks (a stall)
+  if (dec_.empty() && ptok == 0 && target_hold && !chunk_blocked) return no_work();
   if (dec_.empty() && ptok == 0) return Step::kStalled;
   const auto nd = static_cast<std::int64_t>(dec_.size());
   const double c_mean = nd > 0 ? ctx_sum / static_cast<double>(nd) : 0.0;
@@ -367,6 +384,7 @@ Instance::Step Instance::step() {
     if (gen_[u] >= static_cast<double>(out_.rec[u].output) - 1e-9) finish(r);
   }
   if (!just_finished_.empty()) std::erase_if(running_, [&](std::int64_t r) { return finished_[static_cast<std::size_t>(r)] != 0; });
+  no_work_run_ = 0;
   return Step::kRan;
 }
 

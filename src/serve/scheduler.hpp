@@ -31,6 +31,9 @@ std::vector<Req> make_requests(const Workload& w, std::int64_t replicas);
 // before a time limit.
 constexpr double kStatsSecondsPerRequest = 4e-7;
 
+// Scheduling passes in a row that compute nothing before the scheduler reports a stall.
+constexpr std::int64_t kMaxNoWorkPasses = std::int64_t{1} << 20;
+
 struct Core {
   ServeResult res;
   std::vector<RequestRecord> rec;
@@ -73,6 +76,7 @@ class Instance {
 
  private:
   std::int64_t preempt_last();
+  Step no_work();
   bool grow(std::int64_t r, std::int64_t tokens);
   [[nodiscard]] std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_ - 1) / block_; }
   void finish(std::int64_t r);
@@ -97,10 +101,13 @@ class Instance {
   // a prompt) and since every group had one (batching)
   std::int64_t a_ = 1, adp_waited_ = 0, adp_batched_ = 0;
   bool adp_hold(std::int64_t decoding);
-  // the decode-batch target (EngineTraits::decode_target_max > 0): the cap on the decodes of
-  // the current scheduling decision's run, and whether the last decision held the prompts back
-  std::int64_t dec_cap_ = 0;
+  // the decode-batch target (EngineTraits::decode_target_max > 0): the decisions that chose a
+  // decode batch, counted, and each request's last (a multi-step run decodes only the batch its
+  // decision chose); whether the last decision held the prompts back
+  std::int64_t decision_ = 0;
+  std::vector<std::int64_t> batch_of_;
   bool target_held_ = true;  // as the patch starts (_do_prefill = True)
+  std::int64_t no_work_run_ = 0;  // scheduling passes in a row that computed nothing
   double t_ = 0, in_sys_ = 0, run_int_ = 0, first_arrival_;
 };
 

@@ -163,6 +163,23 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->engine.decode_target_max, 1536);
   EXPECT_EQ(r->engine.decode_target_step, 256);
   EXPECT_EQ(r->engine.prefill_min_free_tokens, 2200 * 32);
+  EXPECT_EQ(r->engine.prefill_min_waiting, 10);  // the patch's default where the config sets none
+  // 321 and 322: MI325X Offline (2048 / 2048 / 256) and Server (512-832 by 16, 10 waited for)
+  r = find(*rows, 321, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.decode_target_min, 2048);
+  EXPECT_EQ(r->engine.decode_target_max, 2048);
+  EXPECT_EQ(r->engine.decode_target_step, 256);
+  EXPECT_EQ(r->engine.prefill_min_free_tokens, 0);
+  r = find(*rows, 322, RowMetric::kServeTpot);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->engine.decode_target_min, 512);
+  EXPECT_EQ(r->engine.decode_target_max, 832);
+  EXPECT_EQ(r->engine.decode_target_step, 16);
+  EXPECT_EQ(r->engine.prefill_min_waiting, 10);
+  EXPECT_EQ(r->engine.kv_block_tokens, 32);
+  r = find(*rows, 316, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
   // 317: the Server config's target 352-608 by 16, prompts waited for until 8; 320 (Mixtral): none
   r = find(*rows, 317, RowMetric::kServeTtft);
   ASSERT_NE(r, nullptr);
@@ -210,7 +227,14 @@ TEST(PublicRows, PerfOverviewRowsRunAsThePageDocumentsThem) {
   EXPECT_EQ(r->workload.serve.requests, 1000);
   EXPECT_EQ(r->engine.adp_wait_iters, 0);
   EXPECT_EQ(r->engine.adp_timeout_iters, 60);
-  // other trtllm-bench rows (rows 1-13: an NVIDIA blog's runs) stay closed forms
+  // every row of the page in the shared file runs so, at its length pair's count
+  for (const auto& [id, n] : {std::pair{138, 1500}, {141, 1000}, {144, 1500}, {145, 1500}, {147, 3000}, {149, 3000}, {151, 1500},
+                              {152, 1500}, {153, 1000}}) {
+    const PublicRow* p = find(*rows, id, RowMetric::kOfflineRun);
+    ASSERT_NE(p, nullptr) << id;
+    EXPECT_EQ(p->workload.serve.requests, n) << id;
+  }
+  // other trtllm-bench rows stay closed forms (rows 1-13: TensorRT-LLM 0.19.0's page, whose procedure at that version was not read)
   EXPECT_NE(find(*rows, 1, RowMetric::kOfflineMaxThroughput), nullptr);
 }
 

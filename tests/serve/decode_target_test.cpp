@@ -103,6 +103,59 @@ TEST(DecodeTarget, OnlyTheOldestTargetSequencesDecodeByHand) {
   EXPECT_NEAR(free_run.records[2].finish_s, together, 1e-6 * together);
 }
 
+TEST(DecodeTarget, NoPromptJoinsWhileTheMaximumRunsOrTheKvReserveIsReachedByHand) {
+  // A arrives at 0 and is prefilled alone (P = prefill(1024, 1)); B arrives inside that prefill
+  // (at P / 2). A then decodes its 3 remaining tokens, d_k = decode(1, 1024 + k).
+  // - With the target's maximum at 1, the decision at P holds B (1 running, not fewer than 1),
+  //   and so does every decision while A runs: admitted(B) = P + d1 + d2 + d3.
+  // - With the maximum at 4 and a KV reserve of all but 100 of the pool's tokens, A's blocks
+  //   leave less free than the reserve: the same. (An idle instance always admits.)
+  // - With the maximum at 4 and no reserve, the decision at P admits B: admitted(B) = P.
+  Workload w = serve_workload(1024, 4);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  const Plan plan = test_support::plan(1, 0);
+  const SimContext base = v0(w);
+  StepTimes st(base, plan);
+  const double p = st.prefill(1024, 1);
+  const double after_a = p + st.decode(1, 1025) + st.decode(1, 1026) + st.decode(1, 1027);
+  w.serve.trace = {TraceRequest{0.0, 1024, 4}, TraceRequest{p / 2, 1024, 4}};
+  struct Case {
+    std::int64_t max, reserve;
+    double want;
+  };
+  for (const Case& c : {Case{1, 0, after_a}, Case{4, st.kv_tokens() - 100, after_a}, Case{4, 0, p}}) {
+    SimContext ctx = v0(w);
+    set_target(ctx, 1, c.max, 1, 0);
+    ctx.engine.prefill_min_free_tokens = c.reserve;
+    ServeOptions o;
+    o.keep_records = true;
+    const ServeResult r = simulate_serving(ctx, plan, o);
+    ASSERT_EQ(r.records.size(), 2u) << r.reason;
+    EXPECT_NEAR(r.records[1].admitted_s, c.want, 1e-6 * c.want) << "max " << c.max << ", reserve " << c.reserve;
+  }
+}
+
+TEST(DecodeTarget, AMultiStepRunDecodesItsDecisionsBatchAloneByHand) {
+  // A (2 tokens out), B and C (10 out), 512 in, all at 0: one prefill iteration gives each its
+  // first token. Target 2 (min 2, max 2), runs of 4 decode iterations:
+  //   run 1: A and B (3 running >= 2); A ends after one, B decodes the other three alone
+  //          (C does not join a run in progress): B at 5 tokens
+  //   run 2: B and C: B at 9, C at 5
+  //   run 3: B and C, B ends after one, C alone for three: C at 9
+  //   run 4: C, ending after one
+  // 4 + 4 + 4 + 1 = 13 decode iterations, 14 with the prefill. Were the run refilled from the
+  // running sequences, C would join run 1 at once: 10 decode iterations.
+  Workload w = serve_workload(512, 10);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  w.serve.trace = {TraceRequest{0.0, 512, 2}, TraceRequest{0.0, 512, 10}, TraceRequest{0.0, 512, 10}};
+  SimContext c = v0(w);
+  c.engine.decode_steps = 4;
+  set_target(c, 2, 2, 1, 0);
+  const ServeResult r = simulate_serving(c, test_support::plan(1, 0));
+  ASSERT_EQ(r.requests, 3) << r.reason;
+  EXPECT_EQ(r.iterations, 14);
+}
+
 TEST(DecodeTarget, LittlesLawAndOrderedPercentilesUnderPoissonLoad) {
   // the target holds prompts and sequences back, but every request enters and leaves once:
   // Little's law within 2%, percentiles ordered; with a low target and a waiting minimum the
