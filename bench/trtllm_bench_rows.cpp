@@ -2,11 +2,11 @@
 
 #include <array>
 
+#include "row_text.hpp"
+
 namespace shardwise::bench {
 
 namespace {
-bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
-
 // "Running the Benchmark", llm_options.yml of every model on the page (Llama 3.3, GPT-OSS,
 // DeepSeek R1, Qwen3 MoE, Llama4 Maverick): cuda_graph_config enable_padding: true with these
 // batch_sizes
@@ -14,7 +14,7 @@ constexpr std::array<std::int64_t, 15> kGraphSizes = {1, 2, 4, 8, 16, 32, 64, 12
 }  // namespace
 
 bool is_perf_overview_row(const std::string& source, const std::string& locator) {
-  return has(source, "docs/source/developer-guide/perf-overview.md") && has(locator, "03e27c7d5ff0");
+  return contains(source, "docs/source/developer-guide/perf-overview.md") && contains(locator, "03e27c7d5ff0");
 }
 
 std::int64_t perf_overview_requests(std::int64_t isl, std::int64_t osl) {
@@ -35,7 +35,7 @@ bool perf_overview_run(PublicRow& r, const std::string& model) {
   r.engine.cuda_graph_batch_sizes.assign(kGraphSizes.begin(), kGraphSizes.end());
   // DeepSeek R1's llm_options.yml: attention_dp_config {enable_balance: true,
   // batching_wait_iters: 0, timeout_iters: 60}
-  if (has(model, "DeepSeek")) {
+  if (contains(model, "DeepSeek")) {
     r.engine.adp_wait_iters = 0;
     r.engine.adp_timeout_iters = 60;
   }

@@ -136,7 +136,8 @@ Instance::Step Instance::no_work() {
 
 std::int64_t decode_target(const EngineTraits& e, std::int64_t n) {
   if (n >= e.decode_target_max) return e.decode_target_max;
-  if (n >= e.decode_target_min) return n / std::max<std::int64_t>(1, e.decode_target_step) * std::max<std::int64_t>(1, e.decode_target_step);
+  const std::int64_t step = std::max<std::int64_t>(1, e.decode_target_step);
+  if (n >= e.decode_target_min) return n / step * step;
   return e.decode_target_min;
 }
 

@@ -21,6 +21,18 @@ SimContext v0(const Workload& w) {
   c.engine.prefill_first = true;
   return c;
 }
+// A workload whose requests come from a trace (set by the test), the lengths given
+Workload traced(std::int64_t isl, std::int64_t osl) {
+  Workload w = serve_workload(isl, osl);
+  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  return w;
+}
+// The serving simulation with every request's record kept
+ServeResult with_records(const SimContext& c, const Plan& plan) {
+  ServeOptions o;
+  o.keep_records = true;
+  return simulate_serving(c, plan, o);
+}
 void set_target(SimContext& c, std::int64_t lo, std::int64_t hi, std::int64_t step, std::int64_t min_waiting) {
   c.engine.decode_target_min = lo;
   c.engine.decode_target_max = hi;
@@ -51,8 +63,7 @@ TEST(DecodeTarget, APromptWaitsForTheNextDecisionBelowTheWaitingMinimumByHand) {
   // (_do_prefill False); at P + d1 + d2 one waits (< 2) after a decision that admitted: held;
   // at P + d1 + d2 + d3 admitted:
   //   admitted(B) = P + d1 + d2 + d3
-  Workload w = serve_workload(1024, 64);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  Workload w = traced(1024, 64);
   const Plan plan = test_support::plan(1, 0);
   const SimContext base = v0(w);
   StepTimes st(base, plan);
@@ -61,9 +72,7 @@ TEST(DecodeTarget, APromptWaitsForTheNextDecisionBelowTheWaitingMinimumByHand) {
   for (bool target : {false, true}) {
     SimContext c = v0(w);
     if (target) set_target(c, 1, 64, 1, 2);
-    ServeOptions o;
-    o.keep_records = true;
-    const ServeResult r = simulate_serving(c, plan, o);
+    const ServeResult r = with_records(c, plan);
     ASSERT_EQ(r.records.size(), 2u) << r.reason;
     const double want = target ? p + d1 + d2 + d3 : p + d1 + d2;
     EXPECT_NEAR(r.records[1].admitted_s, want, 1e-6 * want) << "target " << target;
@@ -77,8 +86,7 @@ TEST(DecodeTarget, OnlyTheOldestTargetSequencesDecodeByHand) {
   //   finish(A) = P + decode(2, 513) + decode(2, 514) + decode(2, 515)
   //   finish(C) = finish(A) + decode(1, 513) + decode(1, 514) + decode(1, 515)
   // (without the target all three decode together and end at P + sum of decode(3, 512 + k))
-  Workload w = serve_workload(512, 4);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  Workload w = traced(512, 4);
   w.serve.trace = {TraceRequest{0.0, 512, 4}, TraceRequest{0.0, 512, 4}, TraceRequest{0.0, 512, 4}};
   const Plan plan = test_support::plan(1, 0);
   SimContext c = v0(w);
@@ -91,14 +99,12 @@ TEST(DecodeTarget, OnlyTheOldestTargetSequencesDecodeByHand) {
     alone += st.decode(1, 512 + k);
     together += st.decode(3, 512 + k);
   }
-  ServeOptions o;
-  o.keep_records = true;
-  const ServeResult r = simulate_serving(c, plan, o);
+  const ServeResult r = with_records(c, plan);
   ASSERT_EQ(r.records.size(), 3u) << r.reason;
   EXPECT_NEAR(r.records[0].finish_s, ab, 1e-6 * ab);
   EXPECT_NEAR(r.records[1].finish_s, ab, 1e-6 * ab);
   EXPECT_NEAR(r.records[2].finish_s, ab + alone, 1e-6 * (ab + alone));
-  const ServeResult free_run = simulate_serving(v0(w), plan, o);
+  const ServeResult free_run = with_records(v0(w), plan);
   ASSERT_EQ(free_run.records.size(), 3u) << free_run.reason;
   EXPECT_NEAR(free_run.records[2].finish_s, together, 1e-6 * together);
 }
@@ -111,8 +117,7 @@ TEST(DecodeTarget, NoPromptJoinsWhileTheMaximumRunsOrTheKvReserveIsReachedByHand
   // - With the maximum at 4 and a KV reserve of all but 100 of the pool's tokens, A's blocks
   //   leave less free than the reserve: the same. (An idle instance always admits.)
   // - With the maximum at 4 and no reserve, the decision at P admits B: admitted(B) = P.
-  Workload w = serve_workload(1024, 4);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  Workload w = traced(1024, 4);
   const Plan plan = test_support::plan(1, 0);
   const SimContext base = v0(w);
   StepTimes st(base, plan);
@@ -127,9 +132,7 @@ TEST(DecodeTarget, NoPromptJoinsWhileTheMaximumRunsOrTheKvReserveIsReachedByHand
     SimContext ctx = v0(w);
     set_target(ctx, 1, c.max, 1, 0);
     ctx.engine.prefill_min_free_tokens = c.reserve;
-    ServeOptions o;
-    o.keep_records = true;
-    const ServeResult r = simulate_serving(ctx, plan, o);
+    const ServeResult r = with_records(ctx, plan);
     ASSERT_EQ(r.records.size(), 2u) << r.reason;
     EXPECT_NEAR(r.records[1].admitted_s, c.want, 1e-6 * c.want) << "max " << c.max << ", reserve " << c.reserve;
   }
@@ -145,8 +148,7 @@ TEST(DecodeTarget, AMultiStepRunDecodesItsDecisionsBatchAloneByHand) {
   //   run 4: C, ending after one
   // 4 + 4 + 4 + 1 = 13 decode iterations, 14 with the prefill. Were the run refilled from the
   // running sequences, C would join run 1 at once: 10 decode iterations.
-  Workload w = serve_workload(512, 10);
-  w.serve.arrivals = Arrivals{Arrivals::Kind::kTrace, 0.0, 0};
+  Workload w = traced(512, 10);
   w.serve.trace = {TraceRequest{0.0, 512, 2}, TraceRequest{0.0, 512, 10}, TraceRequest{0.0, 512, 10}};
   SimContext c = v0(w);
   c.engine.decode_steps = 4;
