@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include "check/check.hpp"
 #include "serve/serving.hpp"
 
 #include <algorithm>
@@ -212,6 +213,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.mode = Mode::kServe;
     r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, users};
     r.workload.serve.requests = 10 * users;
+    r.client_stats = true;
     if (contains(get("dataset"), "InferenceX")) {
       // InferenceX's client (benchmarks/benchmark_lib.sh, vLLM's benchmark_serving) draws
       // every input and output length uniformly from [0.8 L, L] (RANDOM_RANGE_RATIO 0.8 in
@@ -451,8 +453,32 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
   return rows;
 }
 
+namespace {
+// A benchmark client's figures over the whole simulated run (PublicRow::client_stats); empty
+// (zeros) when no request was served
+ToolStats client_stats(const SimContext& ctx, const PublicRow& r) {
+  ServeOptions opt;
+  opt.keep_records = true;
+  opt.measure_capacity = false;
+  const ServeResult s = simulate_serving(ctx, r.plan, opt);
+  return tool_stats(s.records, static_cast<double>(std::max<std::int64_t>(1, r.plan.deg.replicas)));
+}
+}  // namespace
+
 double predict(const PublicRow& r, const CostParams& p) {
   const SimContext ctx = make_context(r.model, r.cluster, r.workload, p, r.engine);
+  if (is_serve_metric(r.metric) && r.client_stats) {
+    const ToolStats t = client_stats(ctx, r);
+    switch (r.metric) {
+      case RowMetric::kServeOutput: return t.output_throughput / static_cast<double>(r.plan.deg.total_gpus());
+      case RowMetric::kServeTtft: return t.ttft.mean;
+      case RowMetric::kServeTtftP50: return t.ttft.p50;
+      case RowMetric::kServeTtftP99: return t.ttft.p99;
+      case RowMetric::kServeTpotP50: return t.tpot.p50;
+      case RowMetric::kServeTpotP99: return t.tpot.p99;
+      default: return t.tpot.mean;
+    }
+  }
   if (is_serve_metric(r.metric)) {
     const ServeResult s = simulate_serving(ctx, r.plan);
     if (s.requests == 0) return 0.0;
@@ -497,6 +523,13 @@ std::string serving_detail(const PublicRow& r, const CostParams& p) {
                      s.tpot_ms.p99);
   out += fmt::format("    output {:.1f} tok/s per GPU; bottleneck {} ({}); steady {} (halves differ {:.1f}%)\n", s.output_tok_s_per_gpu,
                      to_string(s.bottleneck), s.bottleneck_note, s.stable ? "yes" : "no", s.halves_diff * 100.0);
+  if (r.client_stats) {  // what the row is compared with: the client's statistics over every request
+    const ToolStats t = client_stats(ctx, r);
+    out += fmt::format("    the client's figures, every request ({} of them): TTFT mean/p50/p99 {:.1f}/{:.1f}/{:.1f}, TPOT {:.2f}/{:.2f}/{:.2f} ms, "
+                       "output {:.1f} tok/s per GPU over {:.1f} s\n",
+                       t.completed, t.ttft.mean, t.ttft.p50, t.ttft.p99, t.tpot.mean, t.tpot.p50, t.tpot.p99,
+                       t.output_throughput / static_cast<double>(r.plan.deg.total_gpus()), t.duration_s);
+  }
   return out;
 }
 

@@ -42,6 +42,10 @@ struct PublicRow {
   double serve_ttft_ms = 0, serve_tpot_ms = 0;  // a serving row's published means (0: not published)
   double serve_ttft_p50_ms = 0, serve_ttft_p99_ms = 0, serve_tpot_p50_ms = 0, serve_tpot_p99_ms = 0;  // MLPerf's percentiles
   std::string system_key;  // MLPerf: the submission's system and benchmark (mlperf_system_key), shared by its scenarios
+  // the row's figures are a benchmark client's (vLLM's benchmark_serving, as InferenceX and the vLLM posts run
+  // it): statistics over every request it sent, the first wave and the drain included, and throughput over
+  // the first send to the last completion (check/'s tool_stats); otherwise the simulation's steady window
+  bool client_stats = false;
 };
 
 // Reads and converts every row; a row the simulator cannot express is an error.
