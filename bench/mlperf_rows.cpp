@@ -210,6 +210,35 @@ constexpr OfflineRun kOfflineRuns[] = {
     {"HPE_Cray_XD670_H200_SXM_141GBx8_TRT/llama2-70b-99/Offline/", 319488},  // 13 x 24,576
 };
 
+// loadgen's Server and Interactive runs: generated_query_count of each run's
+// mlperf_log_detail.txt (ntuhpc@387c3dd04e69), the queries it issued at the scheduled rate
+// until min_duration (600 s) and min_query_count were both met. A run of long requests
+// lasts far beyond ten minutes (DeepSeek-R1 on B200: 26,328 queries over 5,248 s, each
+// in the system for about 250 s), so ten minutes of arrivals would be mostly its ramp.
+struct ServerRun {
+  const char* results;  // the results directory of the row's source column, with its scenario
+  std::int64_t queries;
+};
+constexpr ServerRun kServerRuns[] = {
+    {"B200-SXM-180GBx8_TRT/llama2-70b-99/Server/", 884736},                       // 2,432 s
+    {"B200-SXM-180GBx8_TRT/llama2-70b-99/Interactive/", 270336},                  // 1,228 s
+    {"B200-SXM-180GBx8_TRT/llama3.1-405b/Server/", 8313},                         // 4,378 s
+    {"B200-SXM-180GBx8_TRT/llama3.1-405b/Interactive/", 8313},                    // 7,233 s
+    {"B200-SXM-180GBx8_TRT/llama3.1-8b/Server/", 601560},                         // 602 s
+    {"B200-SXM-180GBx8_TRT/llama3.1-8b/Interactive/", 481248},                    // 602 s
+    {"B200-SXM-180GBx8_TRT/deepseek-r1/Server/", 26328},                          // 5,248 s
+    {"GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server/", 210624},       // 4,675 s
+    {"GB200-NVL72_GB200-186GB_aarch64x72_TRT/llama3.1-405b/Server/", 33252},      // 1,876 s
+    {"GB300-NVL72_GB300-288GB_aarch64x72_TRT/deepseek-r1/Server/", 219400},       // 3,652 s
+    {"GB300-NVL72_GB300-288GB_aarch64x72_TRT/llama3.1-405b/Server/", 99756},      // 5,103 s
+    {"GB200-NVL72_GB200-186GB_aarch64x4_TRT/llama2-70b-99/Server/", 122880},      // 675 s
+    {"8xMI300X_2xEPYC_9575F/llama2-70b-99/Server/", 73728},                       // 879 s
+    {"8xMI300X_2xEPYC_9575F/llama2-70b-99/Interactive/", 24576},                  // 830 s
+    {"8xMI300X_2xEPYC_9575F/mixtral-8x7b/Server/", 405000},                       // 1,211 s
+    {"8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Server/", 73728},                     // 673 s
+    {"8xMI325X_2xEPYC_9575F_1/mixtral-8x7b/Server/", 255000},                     // 607 s
+};
+
 }  // namespace
 
 void nvidia_trtllm_config(PublicRow& r, const std::string& source) {
@@ -243,6 +272,13 @@ std::string mlperf_system_key(const std::string& source) {
 std::int64_t mlperf_offline_samples(const std::string& source) {
   for (const OfflineRun& o : kOfflineRuns) {
     if (contains(source, o.results)) return o.samples;
+  }
+  return 0;
+}
+
+std::int64_t mlperf_server_queries(const std::string& source) {
+  for (const ServerRun& o : kServerRuns) {
+    if (contains(source, o.results)) return o.queries;
   }
   return 0;
 }

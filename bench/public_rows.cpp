@@ -213,7 +213,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     r.workload.mode = Mode::kServe;
     r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kClosed, 0.0, users};
     r.workload.serve.requests = 10 * users;
-    r.client_stats = true;
+    r.client = RowClient::kBenchmarkServing;
     if (contains(get("dataset"), "InferenceX")) {
       // InferenceX's client (benchmarks/benchmark_lib.sh, vLLM's benchmark_serving) draws
       // every input and output length uniformly from [0.8 L, L] (RANDOM_RANGE_RATIO 0.8 in
@@ -304,10 +304,13 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     }
     r.workload.mode = Mode::kServe;
     r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
-    // ten minutes of arrivals, as loadgen's minimum run (the count is the deployment's, split
-    // over the replicas), at least 2,000 requests per instance and at most 100,000 in all
+    // the queries loadgen issued (the count is the deployment's, split over the replicas), its
+    // statistics over every one of them; a run not listed: ten minutes of arrivals, loadgen's
+    // minimum duration, at least 2,000 requests per instance
     const std::int64_t floor = 2000 * std::max(1, r.plan.deg.replicas);
-    r.workload.serve.requests = std::clamp<std::int64_t>(static_cast<std::int64_t>(rate * 600.0), std::min<std::int64_t>(floor, 100000), 100000);
+    const std::int64_t issued = mlperf_server_queries(get("source"));
+    r.workload.serve.requests = issued > 0 ? issued : std::max(floor, static_cast<std::int64_t>(rate * 600.0));
+    r.client = RowClient::kLoadgen;
     mlperf_lengths(r, get("dataset"), get("source"));
     r.system_key = mlperf_system_key(get("source"));
     mlperf_caps(r, conc);
@@ -454,20 +457,34 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
 }
 
 namespace {
-// A benchmark client's figures over the whole simulated run (PublicRow::client_stats); empty
-// (zeros) when no request was served
+// The row's client's figures over the whole simulated run (PublicRow::client); zeros when no
+// request was served. Loadgen's throughput: output tokens over the completion of the
+// last-issued query, from the start (time 0)
 ToolStats client_stats(const SimContext& ctx, const PublicRow& r) {
   ServeOptions opt;
   opt.keep_records = true;
   opt.measure_capacity = false;
   const ServeResult s = simulate_serving(ctx, r.plan, opt);
-  return tool_stats(s.records, static_cast<double>(std::max<std::int64_t>(1, r.plan.deg.replicas)));
+  const double replicas = static_cast<double>(std::max<std::int64_t>(1, r.plan.deg.replicas));
+  ToolStats t = tool_stats(s.records, replicas);
+  if (r.client == RowClient::kLoadgen && !s.records.empty()) {
+    const RequestRecord* last = &s.records.front();
+    double out = 0;
+    for (const RequestRecord& q : s.records) {
+      out += static_cast<double>(q.output);
+      if (q.arrival_s > last->arrival_s) last = &q;
+    }
+    t.duration_s = std::max(last->finish_s, 1e-12);
+    t.output_throughput = out * replicas / t.duration_s;
+    t.request_throughput = static_cast<double>(s.records.size()) * replicas / t.duration_s;
+  }
+  return t;
 }
 }  // namespace
 
 double predict(const PublicRow& r, const CostParams& p) {
   const SimContext ctx = make_context(r.model, r.cluster, r.workload, p, r.engine);
-  if (is_serve_metric(r.metric) && r.client_stats) {
+  if (is_serve_metric(r.metric) && r.client != RowClient::kSteadyWindow) {
     const ToolStats t = client_stats(ctx, r);
     switch (r.metric) {
       case RowMetric::kServeOutput: return t.output_throughput / static_cast<double>(r.plan.deg.total_gpus());
@@ -523,7 +540,7 @@ std::string serving_detail(const PublicRow& r, const CostParams& p) {
                      s.tpot_ms.p99);
   out += fmt::format("    output {:.1f} tok/s per GPU; bottleneck {} ({}); steady {} (halves differ {:.1f}%)\n", s.output_tok_s_per_gpu,
                      to_string(s.bottleneck), s.bottleneck_note, s.stable ? "yes" : "no", s.halves_diff * 100.0);
-  if (r.client_stats) {  // what the row is compared with: the client's statistics over every request
+  if (r.client != RowClient::kSteadyWindow) {  // what the row is compared with: the client's statistics over every request
     const ToolStats t = client_stats(ctx, r);
     out += fmt::format("    the client's figures, every request ({} of them): TTFT mean/p50/p99 {:.1f}/{:.1f}/{:.1f}, TPOT {:.2f}/{:.2f}/{:.2f} ms, "
                        "output {:.1f} tok/s per GPU over {:.1f} s\n",

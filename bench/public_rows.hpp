@@ -24,6 +24,17 @@ enum class RowMetric {
   kServeTtftP50, kServeTtftP99, kServeTpotP50, kServeTpotP99,  // percentiles where published (MLPerf), ms
 };
 
+// The client that measured a serving row, so that the simulated run is summarised as it summarised its own.
+enum class RowClient {
+  kSteadyWindow,      // none stated: the serving simulation's steady window
+  // vLLM's benchmark_serving (InferenceX, the vLLM posts): latencies over every request it sent, the first wave
+  // and the drain included; output tokens over the first send to the last completion (check/'s tool_stats)
+  kBenchmarkServing,
+  // MLPerf loadgen (Server, Interactive): latencies over every query; "Completed tokens per second" the tokens
+  // over the completion of the last-issued query (results.cc: final_query_all_samples_done_time, from the start)
+  kLoadgen,
+};
+
 struct PublicRow {
   int id = 0;
   std::string label;   // "Llama-3.1-70B TP8 1000/1000 offline"
@@ -42,10 +53,8 @@ struct PublicRow {
   double serve_ttft_ms = 0, serve_tpot_ms = 0;  // a serving row's published means (0: not published)
   double serve_ttft_p50_ms = 0, serve_ttft_p99_ms = 0, serve_tpot_p50_ms = 0, serve_tpot_p99_ms = 0;  // MLPerf's percentiles
   std::string system_key;  // MLPerf: the submission's system and benchmark (mlperf_system_key), shared by its scenarios
-  // the row's figures are a benchmark client's (vLLM's benchmark_serving, as InferenceX and the vLLM posts run
-  // it): statistics over every request it sent, the first wave and the drain included, and throughput over
-  // the first send to the last completion (check/'s tool_stats); otherwise the simulation's steady window
-  bool client_stats = false;
+  // whose statistics the row's figures are; kSteadyWindow: the simulation's steady window
+  RowClient client = RowClient::kSteadyWindow;
 };
 
 // Reads and converts every row; a row the simulator cannot express is an error.
