@@ -374,6 +374,11 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
                        r.workload.isl, r.workload.osl));
       return std::nullopt;
     }
+    if (is_perf_overview_019_row(get("source")) && !perf_overview_019_run(r)) {
+      skip(fmt::format("a cell of TensorRT-LLM 0.19.0's perf-overview page at {}/{}, a length pair its request table does not list",
+                       r.workload.isl, r.workload.osl));
+      return std::nullopt;
+    }
   } else {
     skip(fmt::format("scenario '{}' is not mapped", scenario));
     return std::nullopt;

@@ -248,15 +248,14 @@ TEST(PublicRows, PerfOverviewRowsRunAsThePageDocumentsThem) {
     ASSERT_NE(p, nullptr) << id;
     EXPECT_EQ(p->workload.serve.requests, n) << id;
   }
-  // other trtllm-bench rows stay closed forms (rows 1-13: TensorRT-LLM 0.19.0's page, whose procedure at that version was not read)
-  EXPECT_NE(find(*rows, 1, RowMetric::kOfflineMaxThroughput), nullptr);
+  // rows 1-13 (TensorRT-LLM 0.19.0's page) run as that page documents: PerfOverview019RowsRunAsThePageDocumentsThem
 }
 
 TEST(PublicRows, TrtllmBenchRowsRunTheCapsTrtllmBenchDerives) {
   auto rows = load_public_rows(default_csv_path());
   ASSERT_TRUE(rows.ok());
   // 1: Llama-3.1-70B fp8 on one H100, 1000/1000, fraction 0.95: 43.4 requests -> 64; 2048 tokens
-  const PublicRow* r = find(*rows, 1, RowMetric::kOfflineMaxThroughput);
+  const PublicRow* r = find(*rows, 1, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->engine.max_num_seqs, 64);
   EXPECT_EQ(r->engine.max_num_tokens, 2048);
@@ -301,6 +300,42 @@ TEST(PublicRows, HeldOutH200RowsRunAsHpesConfigsSay) {
   EXPECT_EQ(r->engine.max_num_tokens, 1536);
 }
 
+TEST(PublicRows, PerfOverview019RowsRunAsThePageDocumentsThem) {
+  // TensorRT-LLM 0.19.0's page (docs/source/performance/perf-overview.md @v0.19.0, the text
+  // the shared file cites): its request table, all queued at once, the same graph sizes
+  EXPECT_EQ(perf_overview_019_requests(128, 128), 30000);
+  EXPECT_EQ(perf_overview_019_requests(128, 2048), 3000);
+  EXPECT_EQ(perf_overview_019_requests(128, 4096), 1500);
+  EXPECT_EQ(perf_overview_019_requests(1000, 2000), 1500);
+  EXPECT_EQ(perf_overview_019_requests(2048, 128), 3000);
+  EXPECT_EQ(perf_overview_019_requests(2048, 2048), 1500);
+  EXPECT_EQ(perf_overview_019_requests(5000, 500), 1500);
+  EXPECT_EQ(perf_overview_019_requests(1000, 1000), 3000);
+  EXPECT_EQ(perf_overview_019_requests(500, 2000), 3000);
+  EXPECT_EQ(perf_overview_019_requests(20000, 2000), 1000);
+  EXPECT_EQ(perf_overview_019_requests(1024, 2048), 1500);  // omitted by the request table: 1000/2000's
+  EXPECT_EQ(perf_overview_019_requests(1024, 1024), 0);
+  EXPECT_TRUE(is_perf_overview_019_row("https://nvidia.github.io/TensorRT-LLM/0.19.0/performance/perf-overview.html ; github "
+                                       "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @v0.19.0"));
+  EXPECT_FALSE(is_perf_overview_019_row("NVIDIA/TensorRT-LLM docs/source/developer-guide/perf-overview.md"));
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  // row 2: Llama-3.1-70B fp8, H100 TP2, 1000/1000: 3,000 requests at once
+  const PublicRow* r = find(*rows, 2, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.mode, Mode::kServe);
+  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kBurst);
+  EXPECT_EQ(r->workload.serve.requests, 3000);
+  ASSERT_EQ(r->engine.cuda_graph_batch_sizes.size(), 15u);
+  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.back(), 8192);
+  // row 13: 20000/2000, 1,000 requests
+  r = find(*rows, 13, RowMetric::kOfflineRun);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.serve.requests, 1000);
+  // every row of that page runs so (none left a closed form)
+  for (const PublicRow& x : *rows) EXPECT_FALSE(x.id <= 13 && x.metric != RowMetric::kOfflineRun) << x.id;
+}
+
 TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
   // data/validation/trtllm-perf-overview-heldout.csv: the cells of TensorRT-LLM's perf-overview
   // page (commit 03e27c7) that the shared file leaves out, never fitted; every one maps
@@ -334,16 +369,18 @@ TEST(PublicRows, HeldOutPerfOverviewCellsRunAsThePageSays) {
 TEST(PublicRows, HeldOutPerfOverview019CellsRunAsThePageSays) {
   // data/validation/trtllm-0.19-perf-overview-heldout.csv: TensorRT-LLM 0.19.0's page less
   // the 13 cells of the shared file; the page's totals over TP are the per-GPU figures
-  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-0.19-perf-overview-heldout.csv", RowMetric::kOfflineMaxThroughput);
+  const std::vector<PublicRow> rows = perf_overview_cells("trtllm-0.19-perf-overview-heldout.csv", RowMetric::kOfflineRun);
   ASSERT_EQ(rows.size(), 171u);
   for (const PublicRow& r : rows) EXPECT_EQ(r.family, "dense") << r.id;
-  // 1101: Llama-3.3-70B NVFP4 on one B200, 128/128: 11,253.28 tok/s total, fp8 KV (ModelOpt)
-  const PublicRow* r = find(rows, 1101, RowMetric::kOfflineMaxThroughput);
+  // 1101: Llama-3.3-70B NVFP4 on one B200, 128/128: 11,253.28 tok/s total, fp8 KV (ModelOpt);
+  // the page's 30,000 requests at once
+  const PublicRow* r = find(rows, 1101, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->gpu, "b200");
   EXPECT_TRUE(r->model.quant.dense == DType::kFp4);
   EXPECT_EQ(r->workload.kv_dtype, DType::kFp8);
   EXPECT_DOUBLE_EQ(r->measured, 11253.28);
+  EXPECT_EQ(r->workload.serve.requests, 30000);
   // none of the shared file's cells again: Llama-3.1-70B fp8 on H100 TP2 at 1000/1000 is row 2
   for (const PublicRow& x : rows) {
     EXPECT_FALSE(x.gpu == "h100" && x.plan.deg.tp == 2 && x.workload.isl == 1000 && x.workload.osl == 1000 && x.model.num_layers == 80) << x.id;
