@@ -198,45 +198,46 @@ struct OfflineRun {
   std::int64_t samples;
 };
 constexpr OfflineRun kOfflineRuns[] = {
-    {"B200-SXM-180GBx8_TRT/llama2-70b-99/Offline/", 1007616},   // 41 x 24,576
-    {"B200-SXM-180GBx8_TRT/llama3.1-405b/Offline/", 8313},      // 1 x 8,313
-    {"B200-SXM-180GBx8_TRT/llama3.1-8b/Offline/", 735240},      // 55 x 13,368
-    {"B200-SXM-180GBx8_TRT/deepseek-r1/Offline/", 26328},       // 6 x 4,388
-    {"8xMI300X_2xEPYC_9575F/llama2-70b-99/Offline/", 245760},   // 10 x 24,576
-    {"8xMI300X_2xEPYC_9575F/mixtral-8x7b/Offline/", 510000},    // 34 x 15,000
-    {"8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Offline/", 319488}, // 13 x 24,576
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-99/Offline/", 1007616},   // 41 x 24,576
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-405b/Offline/", 8313},      // 1 x 8,313
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-8b/Offline/", 735240},      // 55 x 13,368
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/deepseek-r1/Offline/", 26328},       // 6 x 4,388
+    {"AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Offline/", 245760},   // 10 x 24,576
+    {"AMD/results/8xMI300X_2xEPYC_9575F/mixtral-8x7b/Offline/", 510000},    // 34 x 15,000
+    {"AMD/results/8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Offline/", 319488}, // 13 x 24,576
     // the held-out H200 runs (data/validation/mlperf-v5.1-h200-heldout.csv)
     {"HPE_Cray_XD670_H200_SXM_141GBx8_TRT/llama3.1-8b/Offline/", 761976},    // 57 x 13,368
     {"HPE_Cray_XD670_H200_SXM_141GBx8_TRT/llama2-70b-99/Offline/", 319488},  // 13 x 24,576
 };
 
 // loadgen's Server and Interactive runs: generated_query_count of each run's
-// mlperf_log_detail.txt (ntuhpc@387c3dd04e69), the queries it issued at the scheduled rate
-// until min_duration (600 s) and min_query_count were both met. A run of long requests
-// lasts far beyond ten minutes (DeepSeek-R1 on B200: 26,328 queries over 5,248 s, each
-// in the system for about 250 s), so ten minutes of arrivals would be mostly its ramp.
+// mlperf_log_detail.txt (ntuhpc@387c3dd04e69), the queries it generated at the scheduled rate
+// for the submitter's min_duration and min_query_count, rounded up to whole passes of the
+// dataset (884,736 = 36 x 24,576; 8,313, one pass, over 4,378 s; DeepSeek-R1's 26,328, its
+// config's min_query_count = 6 x 4,388, over 5,248 s). Ten minutes of arrivals would have been
+// mostly the ramp to the occupancy of requests in the system for minutes.
 struct ServerRun {
-  const char* results;  // the results directory of the row's source column, with its scenario
+  const char* results;  // the submitter's results directory of the row's source column, with its scenario
   std::int64_t queries;
 };
 constexpr ServerRun kServerRuns[] = {
-    {"B200-SXM-180GBx8_TRT/llama2-70b-99/Server/", 884736},                       // 2,432 s
-    {"B200-SXM-180GBx8_TRT/llama2-70b-99/Interactive/", 270336},                  // 1,228 s
-    {"B200-SXM-180GBx8_TRT/llama3.1-405b/Server/", 8313},                         // 4,378 s
-    {"B200-SXM-180GBx8_TRT/llama3.1-405b/Interactive/", 8313},                    // 7,233 s
-    {"B200-SXM-180GBx8_TRT/llama3.1-8b/Server/", 601560},                         // 602 s
-    {"B200-SXM-180GBx8_TRT/llama3.1-8b/Interactive/", 481248},                    // 602 s
-    {"B200-SXM-180GBx8_TRT/deepseek-r1/Server/", 26328},                          // 5,248 s
-    {"GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server/", 210624},       // 4,675 s
-    {"GB200-NVL72_GB200-186GB_aarch64x72_TRT/llama3.1-405b/Server/", 33252},      // 1,876 s
-    {"GB300-NVL72_GB300-288GB_aarch64x72_TRT/deepseek-r1/Server/", 219400},       // 3,652 s
-    {"GB300-NVL72_GB300-288GB_aarch64x72_TRT/llama3.1-405b/Server/", 99756},      // 5,103 s
-    {"GB200-NVL72_GB200-186GB_aarch64x4_TRT/llama2-70b-99/Server/", 122880},      // 675 s
-    {"8xMI300X_2xEPYC_9575F/llama2-70b-99/Server/", 73728},                       // 879 s
-    {"8xMI300X_2xEPYC_9575F/llama2-70b-99/Interactive/", 24576},                  // 830 s
-    {"8xMI300X_2xEPYC_9575F/mixtral-8x7b/Server/", 405000},                       // 1,211 s
-    {"8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Server/", 73728},                     // 673 s
-    {"8xMI325X_2xEPYC_9575F_1/mixtral-8x7b/Server/", 255000},                     // 607 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-99/Server/", 884736},                       // 2,432 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-99/Interactive/", 270336},                  // 1,228 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-405b/Server/", 8313},                         // 4,378 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-405b/Interactive/", 8313},                    // 7,233 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-8b/Server/", 601560},                         // 602 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/llama3.1-8b/Interactive/", 481248},                    // 602 s
+    {"NVIDIA/results/B200-SXM-180GBx8_TRT/deepseek-r1/Server/", 26328},                          // 5,248 s
+    {"NVIDIA/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/deepseek-r1/Server/", 210624},       // 4,675 s
+    {"NVIDIA/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/llama3.1-405b/Server/", 33252},      // 1,876 s
+    {"NVIDIA/results/GB300-NVL72_GB300-288GB_aarch64x72_TRT/deepseek-r1/Server/", 219400},       // 3,652 s
+    {"NVIDIA/results/GB300-NVL72_GB300-288GB_aarch64x72_TRT/llama3.1-405b/Server/", 99756},      // 5,103 s
+    {"NVIDIA/results/GB200-NVL72_GB200-186GB_aarch64x4_TRT/llama2-70b-99/Server/", 122880},      // 675 s
+    {"AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Server/", 73728},                       // 879 s
+    {"AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Interactive/", 24576},                  // 830 s
+    {"AMD/results/8xMI300X_2xEPYC_9575F/mixtral-8x7b/Server/", 405000},                       // 1,211 s
+    {"AMD/results/8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Server/", 73728},                     // 673 s
+    {"AMD/results/8xMI325X_2xEPYC_9575F_1/mixtral-8x7b/Server/", 255000},                     // 607 s
 };
 
 }  // namespace

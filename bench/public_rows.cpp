@@ -304,12 +304,15 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     }
     r.workload.mode = Mode::kServe;
     r.workload.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
-    // the queries loadgen issued (the count is the deployment's, split over the replicas), its
-    // statistics over every one of them; a run not listed: ten minutes of arrivals, loadgen's
-    // minimum duration, at least 2,000 requests per instance
-    const std::int64_t floor = 2000 * std::max(1, r.plan.deg.replicas);
+    // the queries loadgen generated (the count is the deployment's, split over the replicas),
+    // its statistics over every one of them; a run not listed is skipped (its count follows
+    // the submitter's min_duration and min_query_count and whole passes of the dataset)
     const std::int64_t issued = mlperf_server_queries(get("source"));
-    r.workload.serve.requests = issued > 0 ? issued : std::max(floor, static_cast<std::int64_t>(rate * 600.0));
+    if (issued <= 0) {
+      skip("an MLPerf serving run whose generated query count bench/mlperf_rows.cpp does not list");
+      return std::nullopt;
+    }
+    r.workload.serve.requests = issued;
     r.client = RowClient::kLoadgen;
     mlperf_lengths(r, get("dataset"), get("source"));
     r.system_key = mlperf_system_key(get("source"));
@@ -461,29 +464,31 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& path, std::
   return rows;
 }
 
+ToolStats loadgen_stats(const std::vector<RequestRecord>& recs, double replicas) {
+  ToolStats t = tool_stats(recs, replicas);
+  if (recs.empty()) return t;
+  const RequestRecord* last = &recs.front();
+  double out = 0;
+  for (const RequestRecord& q : recs) {
+    out += static_cast<double>(q.output);
+    if (q.arrival_s > last->arrival_s) last = &q;
+  }
+  t.duration_s = std::max(last->finish_s, 1e-12);
+  t.output_throughput = out * replicas / t.duration_s;
+  t.request_throughput = static_cast<double>(recs.size()) * replicas / t.duration_s;
+  return t;
+}
+
 namespace {
 // The row's client's figures over the whole simulated run (PublicRow::client); zeros when no
-// request was served. Loadgen's throughput: output tokens over the completion of the
-// last-issued query, from the start (time 0)
+// request was served
 ToolStats client_stats(const SimContext& ctx, const PublicRow& r) {
   ServeOptions opt;
   opt.keep_records = true;
   opt.measure_capacity = false;
   const ServeResult s = simulate_serving(ctx, r.plan, opt);
   const double replicas = static_cast<double>(std::max<std::int64_t>(1, r.plan.deg.replicas));
-  ToolStats t = tool_stats(s.records, replicas);
-  if (r.client == RowClient::kLoadgen && !s.records.empty()) {
-    const RequestRecord* last = &s.records.front();
-    double out = 0;
-    for (const RequestRecord& q : s.records) {
-      out += static_cast<double>(q.output);
-      if (q.arrival_s > last->arrival_s) last = &q;
-    }
-    t.duration_s = std::max(last->finish_s, 1e-12);
-    t.output_throughput = out * replicas / t.duration_s;
-    t.request_throughput = static_cast<double>(s.records.size()) * replicas / t.duration_s;
-  }
-  return t;
+  return r.client == RowClient::kLoadgen ? loadgen_stats(s.records, replicas) : tool_stats(s.records, replicas);
 }
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "check/check.hpp"
 #include "cost/simulator.hpp"
 
 namespace shardwise::bench {
@@ -66,6 +67,11 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, s
 constexpr int kFirstHeldOutRow = 300;
 // The prediction for a row under the given parameters (same unit as measured).
 double predict(const PublicRow& r, const CostParams& p);
+// MLPerf loadgen's figures of a simulated run (one instance's records, counted `replicas` times):
+// tool_stats' latencies over every query, and its throughput as loadgen's "Completed tokens per
+// second": the output tokens over the completion of the last-issued query (the record of the
+// latest arrival), from the start, time 0 (loadgen's results.cc, final_query_all_samples_done_time)
+ToolStats loadgen_stats(const std::vector<RequestRecord>& recs, double replicas);
 // A serving or MLPerf Offline row's simulation, its internals in a few lines (validate_public
 // --detail): offered rate and capacity, mean running and in system, where the mean request's
 // time goes, the caps that blocked admission; "" for a row the serving simulation does not run.

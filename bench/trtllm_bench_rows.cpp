@@ -9,7 +9,8 @@ namespace shardwise::bench {
 namespace {
 // "Running the Benchmark", llm_options.yml of every model on the page (Llama 3.3, GPT-OSS,
 // DeepSeek R1, Qwen3 MoE, Llama4 Maverick): cuda_graph_config enable_padding: true with these
-// batch_sizes; the 0.19.0 page's text lists the same
+// batch_sizes; the 0.19.0 page's text as stored lists the same (in the later cuda_graph_config
+// keys: that text may postdate the tag; its tables are the ones the rows quote)
 constexpr std::array<std::int64_t, 15> kGraphSizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 4096, 8192};
 }  // namespace
 

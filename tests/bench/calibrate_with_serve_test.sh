@@ -14,7 +14,7 @@ fail=0
 # runs: minutes): Hopper's dense static and TTFT rows (40-46) and MoE rows (103, 104, 118, 119),
 # two Blackwell rows (100, 114), and the closed-loop serving rows (123-128, 158-161)
 grep -E '^(row_id|4[0-6]|100|114|103|104|118|119|12[3-8]|15[89]|16[01]),' "$repo/../shared/calibration/public-measurements.csv" >"$tmp/rows.csv"
-[ "$(wc -l <"$tmp/rows.csv")" -eq 24 ] || { echo "FAIL: the subset has $(wc -l <"$tmp/rows.csv") lines, not 24"; exit 1; }
+[ "$(grep -c "" "$tmp/rows.csv")" -eq 24 ] || { echo "FAIL: the subset has $(grep -c "" "$tmp/rows.csv") lines, not 24"; exit 1; }
 timeout 120 "$bin" --with-serve --write "$tmp/rows.csv" >"$tmp/out" 2>&1 || { echo "FAIL: exit $?: $(tail -c 300 "$tmp/out")"; exit 1; }
 for f in "$tmp"/*.yaml; do
   cmp -s "$f" "$repo/data/calibration/$(basename "$f")" || { echo "FAIL: --with-serve --write changed $(basename "$f")"; fail=1; }
@@ -23,9 +23,15 @@ grep -q '^with the serving rows fitted, the rows that are not serving: all ' "$t
 for m in tpot tput ttft; do
   grep -q "^  serve $m " "$tmp/out" || { echo "FAIL: no serving $m line"; fail=1; }
 done
-# the serving rows moved Hopper's MoE traits off the shipped fit
-shipped=$(grep '^expert_mem_efficiency:' "$repo/data/calibration/h100.yaml")
+# the serving rows entered Hopper's fit and moved its MoE traits: the same subset without
+# --with-serve fits the 10 Hopper rows (40-45, 103, 104, 118, 119; 46 is an A100's) alone, with it 14 more
+# checks (output tok/s of 123-128 and 158-161, mean TPOT of 158-161), and another
+# expert_mem_efficiency
+timeout 120 "$bin" "$tmp/rows.csv" >"$tmp/plain" 2>&1 || { echo "FAIL: the plain fit exited $?"; exit 1; }
+grep -q '^Hopper (H100, H200): 10 rows$' "$tmp/plain" || { echo "FAIL: plain: $(grep '^Hopper' "$tmp/plain")"; fail=1; }
+grep -q '^Hopper (H100, H200): 24 rows$' "$tmp/out" || { echo "FAIL: --with-serve: $(grep '^Hopper' "$tmp/out")"; fail=1; }
+plain=$(grep -A15 '^# Efficiency parameters for Hopper' "$tmp/plain" | grep '^expert_mem_efficiency:')
 fitted=$(grep -A15 '^# Efficiency parameters for Hopper' "$tmp/out" | grep '^expert_mem_efficiency:')
-[ -n "$fitted" ] && [ "$fitted" != "$shipped" ] || { echo "FAIL: Hopper's expert_mem_efficiency '$fitted' is the shipped '$shipped'"; fail=1; }
+[ -n "$fitted" ] && [ "$fitted" != "$plain" ] || { echo "FAIL: Hopper's expert_mem_efficiency '$fitted' is the plain fit's '$plain'"; fail=1; }
 [ $fail -eq 0 ] && echo "calibrate --with-serve: ok"
 exit $fail

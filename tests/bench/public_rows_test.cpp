@@ -387,6 +387,35 @@ TEST(PublicRows, HeldOutPerfOverview019CellsRunAsThePageSays) {
   }
 }
 
+// Loadgen's figures by hand: two queries of one instance counted twice (two replicas). A
+// arrives at 0.5 s, first token 1.0, done at 10.0, 10 tokens; B, the last issued, arrives at
+// 2.0, first token 2.5, done at 6.0, 5 tokens. "Completed tokens per second" is the tokens
+// over the last-issued query's completion from the start: (10 + 5) x 2 / 6.0 = 5 tok/s, and
+// 2 x 2 / 6.0 = 0.6667 queries/s (tool_stats' first arrival to last completion would give
+// 30 / 9.5 = 3.158); TTFT mean (0.5 + 0.5) / 2 = 500 ms; TPOT (9 / 9 and 3.5 / 4 s) = 1000
+// and 875 ms, mean 937.5.
+TEST(PublicRows, LoadgenStatsByHand) {
+  RequestRecord a, b;
+  a.arrival_s = 0.5;
+  a.admitted_s = 0.5;
+  a.first_token_s = 1.0;
+  a.finish_s = 10.0;
+  a.output = 10;
+  b.arrival_s = 2.0;
+  b.admitted_s = 2.0;
+  b.first_token_s = 2.5;
+  b.finish_s = 6.0;
+  b.output = 5;
+  const ToolStats t = loadgen_stats({a, b}, 2.0);
+  EXPECT_NEAR(t.duration_s, 6.0, 1e-12);
+  EXPECT_NEAR(t.output_throughput, 5.0, 1e-12);
+  EXPECT_NEAR(t.request_throughput, 4.0 / 6.0, 1e-12);
+  EXPECT_NEAR(t.ttft.mean, 500.0, 1e-9);
+  EXPECT_NEAR(t.tpot.mean, 937.5, 1e-9);
+  EXPECT_NEAR(tool_stats({a, b}, 2.0).output_throughput, 30.0 / 9.5, 1e-12);
+  EXPECT_EQ(loadgen_stats({}, 1.0).output_throughput, 0.0);
+}
+
 // The clamped lognormal mean by hand: sigma 1 and mean e^0.5 = 1.648721 (mu = 0, the median
 // 1), clamped above at the median: E[X; X < 1] + 1 x P(X > 1) = m Phi(0 - 1) + 0.5 =
 // 1.648721 x 0.158655 + 0.5 = 0.761579; no clamps: the mean itself.
