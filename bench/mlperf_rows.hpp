@@ -26,7 +26,7 @@ void nvidia_trtllm_config(PublicRow& r, const std::string& source);
 // The samples of an Offline run's one query (loadgen's generated_samples_per_query); 0 for
 // a run not listed.
 std::int64_t mlperf_offline_samples(const std::string& source);
-// The queries loadgen issued in the Server or Interactive run whose results `source` names
+// The queries loadgen generated in the Server or Interactive run whose results `source` names
 // (its generated_query_count); 0 for a run not listed.
 std::int64_t mlperf_server_queries(const std::string& source);
 // The submission's system and benchmark, "B200-SXM-180GBx8_TRT/llama2-70b-99" of

@@ -18,7 +18,8 @@ bool is_perf_overview_row(const std::string& source, const std::string& locator)
 // Whether a row comes from TensorRT-LLM 0.19.0's page (docs/source/performance/perf-overview.md
 // @v0.19.0: rows 1-13 of the shared file and data/validation/trtllm-0.19-perf-overview-heldout.csv).
 // Its text (the version the shared file cites, stored index id 2997649200, whose llm_options.yml
-// uses the later cuda_graph_config keys: it may postdate the tag) documents the same procedure: `trtllm-bench throughput` over a fixed-length dataset of the request count its
+// uses the later cuda_graph_config keys: it may postdate the tag) documents the same
+// procedure: `trtllm-bench throughput` over a fixed-length dataset of the request count its
 // table gives per length pair, all queued at once, CUDA graphs padded to the same list.
 bool is_perf_overview_019_row(const std::string& source);
 // That page's request count ("Preparing a Dataset": 30000 at 128/128; 3000 at 128/2048,
