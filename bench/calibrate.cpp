@@ -63,8 +63,9 @@ enum class Objective { kRobust, kStrict };
 Score score(const std::vector<const PublicRow*>& rows, const CostParams& p, Objective obj = Objective::kRobust) {
   std::vector<double> e;
   double sum = 0;
+  ServeMemo memo;  // --with-serve: a serving row's metric rows share one simulated run
   for (const PublicRow* r : rows) {
-    e.push_back(abs_pct_error(predict(*r, p), r->measured));
+    e.push_back(abs_pct_error(predict(*r, p, &memo), r->measured));
     sum += e.back();
   }
   if (e.empty()) return {};
@@ -288,8 +289,9 @@ int main(int argc, char** argv) {
     for (const auto& r : *rows) {
       if (r.scenario != "serve") errs.emplace_back(&r, abs_pct_error(predict(r, params_of(r)), r.measured));
     }
+    ServeMemo memo;  // a serving row's metric rows share one simulated run
     for (const auto& r : serving) {
-      by_metric[r.label.substr(r.label.rfind(' ') + 1)].push_back(abs_pct_error(predict(r, params_of(r)), r.measured));
+      by_metric[r.label.substr(r.label.rfind(' ') + 1)].push_back(abs_pct_error(predict(r, params_of(r), &memo), r.measured));
     }
     print_errors("\nwith the serving rows fitted, the rows that are not serving", errs);
     for (const auto& [m, e] : by_metric) fmt::print("  serve {:<5} rows {:>3}  median {:.1f}%\n", m, e.size(), quantile(e, 0.5));

@@ -492,10 +492,13 @@ ToolStats client_stats(const SimContext& ctx, const PublicRow& r) {
 }
 }  // namespace
 
-double predict(const PublicRow& r, const CostParams& p) {
+double predict(const PublicRow& r, const CostParams& p, ServeMemo* memo) {
   const SimContext ctx = make_context(r.model, r.cluster, r.workload, p, r.engine);
   if (is_serve_metric(r.metric) && r.client != RowClient::kSteadyWindow) {
-    const ToolStats t = client_stats(ctx, r);
+    const bool reuse = memo && memo->id == r.id && memo->client == r.client && memo->workload == r.workload && memo->plan == r.plan &&
+                       memo->engine == r.engine && memo->params == p;
+    if (memo && !reuse) *memo = ServeMemo{r.id, r.workload, r.plan, r.engine, r.client, p, client_stats(ctx, r)};
+    const ToolStats t = memo ? memo->stats : client_stats(ctx, r);
     switch (r.metric) {
       case RowMetric::kServeOutput: return t.output_throughput / static_cast<double>(r.plan.deg.total_gpus());
       case RowMetric::kServeTtft: return t.ttft.mean;

@@ -65,8 +65,21 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, s
 // The first row id no fit sees (MLPerf Inference v5.1, rows 300-323): bench/calibrate fits
 // below it only, bench/validate_public summarises the rows from it on as never fitted.
 constexpr int kFirstHeldOutRow = 300;
-// The prediction for a row under the given parameters (same unit as measured).
-double predict(const PublicRow& r, const CostParams& p);
+// The last serving run predict() summarised, so that a row's other metric rows (each published
+// metric is a PublicRow of its own over the same simulated run) reuse it instead of simulating
+// it again: taken when the row id, workload, plan, engine, client and parameters all match.
+struct ServeMemo {
+  int id = -1;
+  Workload workload;
+  Plan plan;
+  EngineTraits engine;
+  RowClient client = RowClient::kSteadyWindow;
+  CostParams params;
+  ToolStats stats;
+};
+// The prediction for a row under the given parameters (same unit as measured); `memo`, when
+// given, is read and refreshed for the rows a client's summary of a serving run predicts.
+double predict(const PublicRow& r, const CostParams& p, ServeMemo* memo = nullptr);
 // MLPerf loadgen's figures of a simulated run (one instance's records, counted `replicas` times):
 // tool_stats' latencies over every query, and its throughput as loadgen's "Completed tokens per
 // second": the output tokens over the completion of the last-issued query (the record of the

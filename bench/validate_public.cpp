@@ -110,10 +110,11 @@ int main(int argc, char** argv) {
   };
   // --matched-load: each MLPerf Offline run's predicted over measured throughput, by submission
   std::map<std::string, double> offline_ratio;
+  ServeMemo memo;  // a serving row's metric rows share one simulated run
   for (const auto& r : *rows) {
     CostParams p = cost_params_for(r.gpu);
     p.kernel_tables = tables;
-    const double pred = predict(r, p);
+    const double pred = predict(r, p, &memo);
     const double e = abs_pct_error(pred, r.measured);
     if (r.metric == RowMetric::kOfflineRun && !r.system_key.empty() && r.measured > 0 && pred > 0) offline_ratio[r.system_key] = pred / r.measured;
     if (r.scenario == "serve") {

@@ -387,6 +387,28 @@ TEST(PublicRows, HeldOutPerfOverview019CellsRunAsThePageSays) {
   }
 }
 
+// A serving row's metric rows share one simulated run through the memo, and a run that differs
+// (here 16 users, not 8) is simulated afresh, never read from the last one
+TEST(PublicRows, ServeMemoReusesOnlyTheSameRun) {
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  const PublicRow* tput = find(*rows, 158, RowMetric::kServeOutput);
+  const PublicRow* ttft = find(*rows, 158, RowMetric::kServeTtft);
+  ASSERT_TRUE(tput && ttft);
+  const CostParams p = cost_params_for(ttft->gpu);
+  ServeMemo memo;
+  EXPECT_DOUBLE_EQ(predict(*tput, p, &memo), predict(*tput, p));
+  EXPECT_EQ(memo.id, 158);
+  EXPECT_DOUBLE_EQ(predict(*ttft, p, &memo), predict(*ttft, p));
+  PublicRow other = *ttft;
+  other.workload.serve.arrivals.concurrency = 16;
+  other.workload.serve.requests = 160;
+  const double fresh = predict(other, p);
+  EXPECT_NE(fresh, predict(*ttft, p));
+  EXPECT_DOUBLE_EQ(predict(other, p, &memo), fresh);
+  EXPECT_EQ(memo.workload, other.workload);
+}
+
 // Loadgen's figures by hand: two queries of one instance counted twice (two replicas). A
 // arrives at 0.5 s, first token 1.0, done at 10.0, 10 tokens; B, the last issued, arrives at
 // 2.0, first token 2.5, done at 6.0, 5 tokens. "Completed tokens per second" is the tokens
