@@ -417,17 +417,8 @@ TEST(PublicRows, ServeMemoReusesOnlyTheSameRun) {
 // 30 / 9.5 = 3.158); TTFT mean (0.5 + 0.5) / 2 = 500 ms; TPOT (9 / 9 and 3.5 / 4 s) = 1000
 // and 875 ms, mean 937.5.
 TEST(PublicRows, LoadgenStatsByHand) {
-  RequestRecord a, b;
-  a.arrival_s = 0.5;
-  a.admitted_s = 0.5;
-  a.first_token_s = 1.0;
-  a.finish_s = 10.0;
-  a.output = 10;
-  b.arrival_s = 2.0;
-  b.admitted_s = 2.0;
-  b.first_token_s = 2.5;
-  b.finish_s = 6.0;
-  b.output = 5;
+  const RequestRecord a{.arrival_s = 0.5, .admitted_s = 0.5, .first_token_s = 1.0, .finish_s = 10.0, .output = 10};
+  const RequestRecord b{.arrival_s = 2.0, .admitted_s = 2.0, .first_token_s = 2.5, .finish_s = 6.0, .output = 5};
   const ToolStats t = loadgen_stats({a, b}, 2.0);
   EXPECT_NEAR(t.duration_s, 6.0, 1e-12);
   EXPECT_NEAR(t.output_throughput, 5.0, 1e-12);
