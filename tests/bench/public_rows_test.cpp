@@ -163,6 +163,12 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->engine.adp_timeout_iters, 500);
   ASSERT_TRUE(r->workload.serve.output.has_value());
   EXPECT_EQ(r->workload.serve.output->max, 20000);
+  // a decode-batch target's minimum, maximum and step
+  const auto expect_target = [](const PublicRow& x, std::int64_t lo, std::int64_t hi, std::int64_t step) {
+    EXPECT_EQ(x.engine.decode_target_min, lo) << x.id;
+    EXPECT_EQ(x.engine.decode_target_max, hi) << x.id;
+    EXPECT_EQ(x.engine.decode_target_step, step) << x.id;
+  };
   // 316: vLLM on MI300X, max_num_seqs 1792 and max_num_batched_tokens 40960; 245,760 samples
   r = find(*rows, 316, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
@@ -173,33 +179,23 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_TRUE(r->engine.prefill_first);  // AMD's V0 config: no chunked prefill
   // its decode-batch target (VLLM_LLAMA2_MLPERF_*: 1280 / 1536 / 256; 2200 blocks of 32 tokens free)
   EXPECT_EQ(r->engine.kv_block_tokens, 32);
-  EXPECT_EQ(r->engine.decode_target_min, 1280);
-  EXPECT_EQ(r->engine.decode_target_max, 1536);
-  EXPECT_EQ(r->engine.decode_target_step, 256);
+  expect_target(*r, 1280, 1536, 256);
   EXPECT_EQ(r->engine.prefill_min_free_tokens, 2200 * 32);
   EXPECT_EQ(r->engine.prefill_min_waiting, 10);  // the patch's default where the config sets none
   // 321 and 322: MI325X Offline (2048 / 2048 / 256) and Server (512-832 by 16, 10 waited for)
   r = find(*rows, 321, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->engine.decode_target_min, 2048);
-  EXPECT_EQ(r->engine.decode_target_max, 2048);
-  EXPECT_EQ(r->engine.decode_target_step, 256);
+  expect_target(*r, 2048, 2048, 256);
   EXPECT_EQ(r->engine.prefill_min_free_tokens, 0);
   r = find(*rows, 322, RowMetric::kServeTpot);
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->engine.decode_target_min, 512);
-  EXPECT_EQ(r->engine.decode_target_max, 832);
-  EXPECT_EQ(r->engine.decode_target_step, 16);
+  expect_target(*r, 512, 832, 16);
   EXPECT_EQ(r->engine.prefill_min_waiting, 10);
   EXPECT_EQ(r->engine.kv_block_tokens, 32);
-  r = find(*rows, 316, RowMetric::kOfflineRun);
-  ASSERT_NE(r, nullptr);
   // 317: the Server config's target 352-608 by 16, prompts waited for until 8; 320 (Mixtral): none
   r = find(*rows, 317, RowMetric::kServeTtft);
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->engine.decode_target_min, 352);
-  EXPECT_EQ(r->engine.decode_target_max, 608);
-  EXPECT_EQ(r->engine.decode_target_step, 16);
+  expect_target(*r, 352, 608, 16);
   EXPECT_EQ(r->engine.prefill_min_waiting, 8);
   EXPECT_EQ(r->engine.decode_steps, 9);
   r = find(*rows, 320, RowMetric::kServeTtft);
