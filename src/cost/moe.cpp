@@ -88,8 +88,9 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
   // layers end); otherwise the copies travel by all-to-all.
   const bool replicated = replicated_moe_input(e, ffn_need);
   // the engine's fused MoE kernel where it is measured (vLLM's and SGLang's Triton kernel
-  // on replicated tokens): its rows price the expert GEMMs (docs/silicon.md)
-  const bool routed = replicated && e.ctx->moe_routed.curve.n > 0;
+  // on replicated tokens, or on one GPU, where every token and expert is local and the same
+  // kernel runs): its rows price the expert GEMMs (docs/silicon.md)
+  const bool routed = (replicated || (e.w == 1 && e.a == 1)) && e.ctx->moe_routed.curve.n > 0;
   // router: none (replicated in the tp group) | tokens
   const Lay rl = norm_lay(p, Slot::kRouter);
   comm = convert(e, ffn_need, rl, e.g_tp, tg * h * e.ab, "tp");

@@ -646,6 +646,46 @@ TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   EXPECT_GT(tr_experts, 0);
 }
 
+TEST(Silicon, TheEnginesFusedMoePricesOneGpusExpertsToo) {
+  // On one GPU every token and every expert is local: vLLM and SGLang run the same fused MoE
+  // kernel as at TP2 and above, so its measured rows price it there too. (Before, one GPU fell
+  // to the fitted expert efficiency: Qwen3-30B-A3B on an H100, 64 sequences at a 1,000-token
+  // context, decoded at 55.4 ms per token on one GPU against 18.3 on two: 3x for 2x the GPUs.)
+  using namespace test_support;
+  auto m = load_model("mixtral-8x7b");
+  auto c1 = cluster_from_preset("h100x1");
+  auto c2 = cluster_from_preset("h100x2");
+  ASSERT_TRUE(m.ok() && c1.ok() && c2.ok());
+  const CostParams p = cost_params_for("h100");
+  const SimContext one = make_context(*m, *c1, decode(1536), p, *load_engine_profile("vllm"));
+  const SimContext two = make_context(*m, *c2, decode(1536), p, *load_engine_profile("vllm"));
+  ASSERT_GT(one.moe_routed.curve.n, 0);
+  // 8 sequences, top-2 of 8 experts: 16 token copies over 8 x (1 - (1 - 2/8)^8) = 8 x (1 -
+  // 0.100113) = 7.19910 touched experts, 2.22250 copies per touched expert; memory-bound, the
+  // op takes the floor plus its bytes over the H100's HBM at the measured share there
+  const double touched = 8.0 * (1.0 - std::pow(1.0 - 2.0 / 8.0, 8.0));
+  const double share = one.moe_routed.curve.share_at(16.0 / touched);
+  const Breakdown b1 = breakdown_step(one, plan(1, 8), Phase::kDecode, 8, 1536);
+  const Breakdown b2 = breakdown_step(two, plan(2, 8), Phase::kDecode, 8, 1536);
+  double t1 = 0, t2 = 0;
+  for (const auto& o : b1.ops) {
+    if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
+    EXPECT_EQ(o.basis, Basis::kMeasured) << o.table;
+    EXPECT_STREQ(o.bound, "memory");
+    const double want = (one.moe_routed_floor_s + o.hbm_bytes / (c1->gpu.hbm_bandwidth.value() * share)) * p.scales.experts;
+    EXPECT_NEAR(o.compute_s, want, want * 1e-9) << o.op;
+    t1 += o.compute_s;
+  }
+  for (const auto& o : b2.ops) {
+    if (o.op == "expert_ffn1" || o.op == "expert_ffn2") t2 += o.compute_s;
+  }
+  // TP2 reads half of each expert per GPU: one GPU takes about twice as long, not 4.6x (the
+  // fitted model's share on one GPU against the kernel's on two)
+  ASSERT_GT(t2, 0);
+  EXPECT_GT(t1 / t2, 1.6);
+  EXPECT_LT(t1 / t2, 2.2);
+}
+
 TEST(Silicon, ExplainSharesAddUpOverTheLayers) {
   // two ops: a measured GEMM of 1 ms x 10 layers with 0.5 ms of communication per layer, and a
   // model-costed norm of 0.2 ms x 10 -> total 10 + 5 + 2 = 17 ms; measured 10 / 17 = 58.8%
