@@ -620,6 +620,7 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   // the GPU whose measured ceiling stands for the target: its own, else its die's sibling
   const std::string me = gpu_name == "gb300" ? "b300" : gpu_name == "h20" ? "h100" : gpu_name == "a100-40gb" ? "a100" : gpu_name;
   const bool hopper_die = gpu_name == "h100" || gpu_name == "h200" || gpu_name == "h20";
+  const bool blackwell = gpu_name == "b200" || gpu_name == "gb200" || gpu_name == "b300" || gpu_name == "gb300";
   // the share this GPU's GEMMs reach at the engines' shapes over the H100's (measured_share_ratio):
   // its own rows', else its architecture sibling's carried by the two chips' best-shape ceilings
   // (GB200, B300 and GB300 from the B200's), else 0 (unmeasured)
@@ -681,11 +682,20 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   fill(p.grouped_bf16, &SiliconTables::Source::grouped_bf16, "bf16");
   fill(p.grouped_fp8, &SiliconTables::Source::grouped_fp8, "fp8");
   // the engines' fused MoE: its own rows, else an H100's on a Hopper die (the same SMs and
-  // clocks; the H200's HBM is faster, which the roofline's bandwidth carries); never across
-  // architectures, where the engines run other MoE kernels (FlashInfer/CUTLASS on Blackwell,
-  // AITER on AMD)
+  // clocks; the H200's HBM is faster, which the roofline's bandwidth carries), else on a
+  // Blackwell die the same kernel's H100 rows at the Blackwell's measured share ratio, marked
+  // extrapolated (vLLM and SGLang run the Triton fused_moe_kernel there too for bf16 and fp8
+  // experts; no Blackwell row measures it, and the fitted expert stream it would otherwise fall
+  // to is TensorRT-LLM's, which made a B200 decode vLLM's MoE slower than an H200: docs/
+  // silicon.md, "The engines' fused MoE"); never on AMD, whose MLPerf vLLM runs AITER's MoE
+  // (carried there, Mixtral's Offline run 319 goes from 36% too fast to 27% too slow)
   const auto fill_routed = [&](GemmFormatProfile& f, Member member, const char* d) {
-    if (hopper_die || (own && (own->*member).curve.n > 0)) fill(f, member, d);
+    if (hopper_die || (own && (own->*member).curve.n > 0)) {
+      fill(f, member, d);
+    } else if (blackwell) {
+      fill(f, member, d);
+      if (f.curve.n > 0) f.basis = Basis::kExtrapolated;
+    }
   };
   fill_routed(p.routed_bf16, &SiliconTables::Source::routed_bf16, "bf16");
   fill_routed(p.routed_fp8, &SiliconTables::Source::routed_fp8, "fp8");
@@ -693,7 +703,6 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   // by the two chips' fp8 ceilings as no fp4 ceiling of its own is measured; B300/GB300 have
   // another fp4 unit: B200's shares at their peak, extrapolated), else fp8's curve at fp4's
   // peak (extrapolated). The fp4 ceiling over the H100's fp8 one carries the fitted model.
-  const bool blackwell = gpu_name == "b200" || gpu_name == "gb200" || gpu_name == "b300" || gpu_name == "gb300";
   const SiliconTables::Source* die4 = blackwell ? t.source("b200") : nullptr;
   const double own4 = ceiling(me, "fp4"), b200_4 = ceiling("b200", "fp4"), h100_8 = ceiling("h100", "fp8");
   double fp4_ceiling = own4;  // this GPU's fp4 best-shape share of its fp4 spec
