@@ -130,7 +130,7 @@ double GemmCurve::share_at_log(double x) const {
 
 const GemmFormatProfile& GemmProfile::routed_of(DType d) const {
   if (d == DType::kFp8 || d == DType::kInt8) return routed_fp8;
-  if (d == DType::kFp4) return routed_none;
+  if (d == DType::kFp4) return routed_fp4;
   return routed_bf16;
 }
 
@@ -736,6 +736,15 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   }
   p.grouped_fp4 = p.grouped_fp8;
   if (p.grouped_fp4.curve.n > 0) p.grouped_fp4.basis = Basis::kExtrapolated;
+  // the engines' fp4 MoE on Blackwell (vLLM's and SGLang's FlashInfer kernels): the fused MoE's
+  // shares by copies per touched expert (its weight stream, in fewer bytes), computing at the
+  // fp4 peak at fp4's ceiling ratio; so fp4 experts never decode slower than fp8 ones
+  if (blackwell && p.routed_fp8.curve.n > 0) {
+    p.routed_fp4 = p.routed_fp8;
+    p.routed_fp4.ratio = p.fp4.ceiling_ratio;
+    p.routed_fp4.basis = Basis::kExtrapolated;
+    p.routed_fp4.source = fmt::format("{} (read for fp4 experts at the fp4 ceiling ratio x{:.3f})", p.routed_fp8.source, p.routed_fp4.ratio);
+  }
   p.present = true;
   return p;
 }

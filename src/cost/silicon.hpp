@@ -66,16 +66,19 @@ struct GemmProfile {
   // efficiency then price the experts)
   GemmFormatProfile grouped_bf16, grouped_fp8, grouped_fp4;
   // the engines' own tensor-parallel MoE kernel (vLLM's and SGLang's Triton fused MoE,
-  // grouped_gemm.csv layout `routed`) by token copies per touched expert; carried only
-  // between chips of one die (an H100's rows to the H200 and H20), else empty
-  GemmFormatProfile routed_bf16, routed_fp8, routed_none;
+  // grouped_gemm.csv layout `routed`) by token copies per touched expert: measured on Hopper
+  // (an H100's rows carried to the H20), extrapolated on Blackwell (the H100's rows at its
+  // measured share ratio), else empty. routed_fp4: on Blackwell the fp8 curve at the fp4
+  // ceiling ratio (the engines' fp4 MoE kernels stream their weights, no fp4 row measures
+  // them: extrapolated); empty elsewhere (4-bit experts on Hopper or AMD run weight-only kernels)
+  GemmFormatProfile routed_bf16, routed_fp8, routed_fp4;
   friend bool operator==(const GemmProfile&, const GemmProfile&) = default;
   // inline: the kernel tables' GEMMs read them on every op of an evaluation
   const GemmFormatProfile& of(DType d) const { return d == DType::kFp8 || d == DType::kInt8 ? fp8 : d == DType::kFp4 ? fp4 : bf16; }
   const GemmFormatProfile& grouped_of(DType d) const {
     return d == DType::kFp8 || d == DType::kInt8 ? grouped_fp8 : d == DType::kFp4 ? grouped_fp4 : grouped_bf16;
   }
-  const GemmFormatProfile& routed_of(DType d) const;  // fp4: none measured (an empty curve)
+  const GemmFormatProfile& routed_of(DType d) const;  // fp4: routed_fp4 (empty off Blackwell)
 };
 
 // The tables themselves, parsed (the rows behind a profile, for tests and --explain).

@@ -405,9 +405,12 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   if (m.is_moe() && ctx.engine.moe_kernel == EngineTraits::MoeKernel::kTritonFusedMoe) {
     const GemmProfile g = gemm_profile_for(c.gpu.name, p.silicon ? *p.silicon : builtin_silicon());
     const DType x = ctx.formats.experts;
-    // the kernel's measured formats: bf16/fp16 and fp8/int8 weights (4-bit experts run other kernels)
-    if (g.present && (x == DType::kBf16 || x == DType::kFp16 || x == DType::kFp8 || x == DType::kInt8)) {
+    // the kernel's measured formats: bf16/fp16 and fp8/int8 weights; fp4 experts on Blackwell
+    // at the fp4 ceiling ratio, or fp8's where they compute in fp8 (MXFP4 x MXFP8; elsewhere
+    // 4-bit experts run weight-only kernels: no curve)
+    if (g.present && (x == DType::kBf16 || x == DType::kFp16 || x == DType::kFp8 || x == DType::kInt8 || x == DType::kFp4)) {
       ctx.moe_routed = g.routed_of(x);
+      if (x == DType::kFp4 && mxfp4_experts_w4a8(c.gpu, ctx.formats)) ctx.moe_routed.ratio = g.routed_fp8.ratio;
       ctx.moe_routed_floor_s = g.floor_s;
     }
   }
