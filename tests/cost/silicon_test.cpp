@@ -654,6 +654,23 @@ TEST(Silicon, ANewerGenerationNeverDecodesTheEnginesMoeSlower) {
   }
 }
 
+namespace {
+// The expert GEMMs of a step priced by the engine's measured fused MoE, memory-bound: each is
+// the kernel's floor plus its bytes over the GPU's HBM at the measured share `share`; their sum.
+double routed_expert_seconds(const Breakdown& b, const SimContext& ctx, double share) {
+  double sum = 0;
+  for (const auto& o : b.ops) {
+    if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
+    EXPECT_EQ(o.basis, Basis::kMeasured) << o.table;
+    EXPECT_STREQ(o.bound, "memory");
+    const double want = (ctx.moe_routed_floor_s + o.hbm_bytes / (ctx.cluster.gpu.hbm_bandwidth.value() * share)) * ctx.params.scales.experts;
+    EXPECT_NEAR(o.compute_s, want, want * 1e-9) << o.op;
+    sum += o.compute_s;
+  }
+  return sum;
+}
+}  // namespace
+
 TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   using namespace test_support;
   auto m = load_model("deepseek-v3");
@@ -671,15 +688,8 @@ TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   const double share = sg.moe_routed.curve.share_at(64.0 / touched);
   const Breakdown bs = breakdown_step(sg, plan(8, 8), Phase::kDecode, 8, 1536);
   const Breakdown bt = breakdown_step(tr, plan(8, 8), Phase::kDecode, 8, 1536);
-  double sg_experts = 0, tr_experts = 0;
-  for (const auto& o : bs.ops) {
-    if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
-    EXPECT_EQ(o.basis, Basis::kMeasured) << o.table;
-    EXPECT_STREQ(o.bound, "memory");
-    const double want = (sg.moe_routed_floor_s + o.hbm_bytes / (c->gpu.hbm_bandwidth.value() * share)) * p.scales.experts;
-    EXPECT_NEAR(o.compute_s, want, want * 1e-9) << o.op;
-    sg_experts += o.compute_s;
-  }
+  const double sg_experts = routed_expert_seconds(bs, sg, share);
+  double tr_experts = 0;
   for (const auto& o : bt.ops) {
     if (o.op == "expert_ffn1" || o.op == "expert_ffn2") {
       EXPECT_EQ(o.basis, Basis::kModel);  // TensorRT-LLM's CUTLASS MoE: the fitted efficiency
@@ -711,15 +721,8 @@ TEST(Silicon, TheEnginesFusedMoePricesOneGpusExpertsToo) {
   const double share = one.moe_routed.curve.share_at(16.0 / touched);
   const Breakdown b1 = breakdown_step(one, plan(1, 8), Phase::kDecode, 8, 1536);
   const Breakdown b2 = breakdown_step(two, plan(2, 8), Phase::kDecode, 8, 1536);
-  double t1 = 0, t2 = 0;
-  for (const auto& o : b1.ops) {
-    if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
-    EXPECT_EQ(o.basis, Basis::kMeasured) << o.table;
-    EXPECT_STREQ(o.bound, "memory");
-    const double want = (one.moe_routed_floor_s + o.hbm_bytes / (c1->gpu.hbm_bandwidth.value() * share)) * p.scales.experts;
-    EXPECT_NEAR(o.compute_s, want, want * 1e-9) << o.op;
-    t1 += o.compute_s;
-  }
+  const double t1 = routed_expert_seconds(b1, one, share);
+  double t2 = 0;
   for (const auto& o : b2.ops) {
     if (o.op == "expert_ffn1" || o.op == "expert_ffn2") t2 += o.compute_s;
   }
