@@ -20,6 +20,18 @@ const PublicRow* find(const std::vector<PublicRow>& rows, int id, RowMetric metr
   return nullptr;
 }
 
+// A perf-overview row run as the page documents it: `requests` at once, through the serving
+// simulation, with the page's 15 CUDA-graph sizes (1 to 8,192)
+void expect_page_run(const PublicRow* r, std::int64_t requests) {
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->workload.mode, Mode::kServe) << r->id;
+  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kBurst) << r->id;
+  EXPECT_EQ(r->workload.serve.requests, requests) << r->id;
+  ASSERT_EQ(r->engine.cuda_graph_batch_sizes.size(), 15u) << r->id;
+  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.front(), 1) << r->id;
+  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.back(), 8192) << r->id;
+}
+
 // A file of data/validation/ (held-out rows), read as the shared file is
 Expected<std::vector<PublicRow>> held_out(const char* file, std::vector<std::string>* skipped) {
   return load_public_rows(held_out_dir() + "/" + file, skipped);
@@ -224,13 +236,8 @@ TEST(PublicRows, PerfOverviewRowsRunAsThePageDocumentsThem) {
   auto rows = load_public_rows(default_csv_path());
   ASSERT_TRUE(rows.ok());
   const PublicRow* r = find(*rows, 147, RowMetric::kOfflineRun);  // GPT-OSS-20B, H100, 1000/1000
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->workload.mode, Mode::kServe);
-  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kBurst);
-  EXPECT_EQ(r->workload.serve.requests, 3000);
-  ASSERT_EQ(r->engine.cuda_graph_batch_sizes.size(), 15u);
-  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.front(), 1);
-  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.back(), 8192);
+  expect_page_run(r, 3000);
+  if (r == nullptr) return;
   EXPECT_EQ(r->engine.adp_timeout_iters, 0);  // balancing is DeepSeek-R1's option only
   r = find(*rows, 141, RowMetric::kOfflineRun);  // DeepSeek-R1, H200 DEP8, 1024/32768
   ASSERT_NE(r, nullptr);
@@ -318,12 +325,8 @@ TEST(PublicRows, PerfOverview019RowsRunAsThePageDocumentsThem) {
   ASSERT_TRUE(rows.ok());
   // row 2: Llama-3.1-70B fp8, H100 TP2, 1000/1000: 3,000 requests at once
   const PublicRow* r = find(*rows, 2, RowMetric::kOfflineRun);
-  ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->workload.mode, Mode::kServe);
-  EXPECT_EQ(r->workload.serve.arrivals.kind, Arrivals::Kind::kBurst);
-  EXPECT_EQ(r->workload.serve.requests, 3000);
-  ASSERT_EQ(r->engine.cuda_graph_batch_sizes.size(), 15u);
-  EXPECT_EQ(r->engine.cuda_graph_batch_sizes.back(), 8192);
+  expect_page_run(r, 3000);
+  if (r == nullptr) return;
   // row 13: 20000/2000, 1,000 requests
   r = find(*rows, 13, RowMetric::kOfflineRun);
   ASSERT_NE(r, nullptr);
