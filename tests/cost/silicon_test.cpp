@@ -669,6 +669,16 @@ double routed_expert_seconds(const Breakdown& b, const SimContext& ctx, double s
   }
   return sum;
 }
+// The expert GEMMs' compute seconds of a step, whatever priced them, each with basis `basis`.
+double expert_seconds(const Breakdown& b, Basis basis) {
+  double sum = 0;
+  for (const auto& o : b.ops) {
+    if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
+    EXPECT_EQ(o.basis, basis) << o.op;
+    sum += o.compute_s;
+  }
+  return sum;
+}
 }  // namespace
 
 TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
@@ -689,13 +699,7 @@ TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   const Breakdown bs = breakdown_step(sg, plan(8, 8), Phase::kDecode, 8, 1536);
   const Breakdown bt = breakdown_step(tr, plan(8, 8), Phase::kDecode, 8, 1536);
   const double sg_experts = routed_expert_seconds(bs, sg, share);
-  double tr_experts = 0;
-  for (const auto& o : bt.ops) {
-    if (o.op == "expert_ffn1" || o.op == "expert_ffn2") {
-      EXPECT_EQ(o.basis, Basis::kModel);  // TensorRT-LLM's CUTLASS MoE: the fitted efficiency
-      tr_experts += o.compute_s;
-    }
-  }
+  const double tr_experts = expert_seconds(bt, Basis::kModel);  // TensorRT-LLM's CUTLASS MoE: the fitted efficiency
   EXPECT_GT(sg_experts, 0);
   EXPECT_GT(tr_experts, 0);
 }
@@ -722,10 +726,7 @@ TEST(Silicon, TheEnginesFusedMoePricesOneGpusExpertsToo) {
   const Breakdown b1 = breakdown_step(one, plan(1, 8), Phase::kDecode, 8, 1536);
   const Breakdown b2 = breakdown_step(two, plan(2, 8), Phase::kDecode, 8, 1536);
   const double t1 = routed_expert_seconds(b1, one, share);
-  double t2 = 0;
-  for (const auto& o : b2.ops) {
-    if (o.op == "expert_ffn1" || o.op == "expert_ffn2") t2 += o.compute_s;
-  }
+  const double t2 = expert_seconds(b2, Basis::kMeasured);
   // TP2 reads half of each expert per GPU: one GPU takes about twice as long, not 4.6x (the
   // fitted model's share on one GPU against the kernel's on two)
   ASSERT_GT(t2, 0);
