@@ -6,8 +6,8 @@ copied, never edited: each keeps its source locator. Re-run after the shared fil
 Also reads the project's own measurements, bench/silicon/results/*/ (written by
 bench/silicon/measure.py on a lent GPU, each folder with its meta.json and log).
 Also reads data/silicon/published/*.csv: published rows the shared folder lacks (B200 fp4
-GEMMs; B200 bf16/fp8 GEMMs at Llama-3.1-8B's shapes), transcribed in the shared files'
-columns with their source and locator.
+GEMMs; B200 bf16/fp8 GEMMs at Llama-3.1-8B's shapes; AITER's fused MoE on the MI300X and
+MI325X), transcribed in the shared files' columns with their source and locator.
 Writes data/silicon/gemm.csv, gemm_carry.csv, gemm_ceiling.csv and grouped_gemm.csv
 (docs/silicon.md)."""
 import csv
@@ -119,6 +119,23 @@ for r, loc in own_rows("grouped_gemm.csv"):
 # groups = the experts the routing touched, m_per_group = token copies per touched expert
 for r, loc in own_rows("fused_moe.csv"):
     grouped.append([r["silicon"], r["dtype"], r["kernel"], r["layout"], r["groups"], r["m_per_group"], r["m_padded"], r["N"], r["K"], r["value"], r["unit"], loc])
+# AMD's engines' MoE kernel (AITER's fused MoE, which vLLM with VLLM_ROCM_USE_AITER and
+# SGLang's ROCm builds run), routed layout from the times AITER's tuner measured and ships
+# (data/silicon/published/aiter_fmoe.csv): each layer's stage 1 (gate + up, N = 2 x inter_dim,
+# K = model_dim) and stage 2 (down, N = model_dim, K = inter_dim) as two rows; the tuner routes
+# uniformly at random, so `groups` = E (1 - (1 - topk / E)^tokens) experts touched and
+# m_per_group = tokens x topk / groups copies per touched expert
+for r in published:
+    if r.get("library", "").startswith("AITER fused MoE") and r["gpu"] in GPU and r["metric"] == "time":
+        e, k, t = float(r["E"]), float(r["topk"]), float(r["tokens"])
+        touched = e * (1.0 - (1.0 - k / e) ** t)
+        copies = t * k / touched
+        dtype = "fp8" if r["dtype"].startswith("FP8") else "bf16"
+        inter, dim = int(r["inter_dim"]), int(r["model_dim"])
+        what = f"{r['library']}, {r['tokens']} tokens top-{r['topk']} of {r['E']}, inter {inter}"
+        for stage, n, kk, us in (("stage 1 (gate+up)", 2 * inter, dim, r["us1"]), ("stage 2 (down)", dim, inter, r["us2"])):
+            grouped.append([GPU[r["gpu"]], dtype, f"{what}, {stage}", "routed", f"{touched:.2f}", f"{copies:.4f}", f"{copies:.4f}", n, kk, us, r["unit"],
+                            r["source_locator"]])
 with open(os.path.join(src, "grouped_gemm.csv")) as f:
     for r in csv.DictReader(f):
         if r["source_locator"].startswith(DEEPGEMM_V3) and r["metric"] == "throughput":

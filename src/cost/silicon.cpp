@@ -321,7 +321,11 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
   std::string who, what;
   for (const auto& s : out.silicon) who += (who.empty() ? "" : "+") + s;
   for (const auto& [k, n] : kernels) what += fmt::format("{}{} x{}", what.empty() ? "" : ", ", k, n);
-  if (routed) what = fmt::format("the engines' Triton fused MoE x{}", mine.size());  // one kernel, a name per shape
+  // one kernel, a name per shape: vLLM's Triton fused MoE, or AITER's on AMD
+  if (routed) {
+    const bool aiter = mine.front().kernel.rfind("AITER", 0) == 0;
+    what = fmt::format("the engines' {} fused MoE x{}", aiter ? "AITER" : "Triton", mine.size());
+  }
   out.source = fmt::format("{}/{}: {} {} {}GEMMs ({}; {:.0f}-{:.0f} rows{})", origin, file, who, format_name(fmt),
                            routed ? "routed expert " : grouped ? "grouped " : "", what, out.curve.m_lo, out.curve.m_hi,
                            grouped ? " per expert" : " per GEMM");
@@ -689,12 +693,25 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   // to is TensorRT-LLM's, which made a B200 decode vLLM's MoE slower than an H200: docs/
   // silicon.md, "The engines' fused MoE"); never on AMD, whose MLPerf vLLM runs AITER's MoE
   // (carried there, Mixtral's Offline run 319 goes from 36% too fast to 27% too slow)
+  // On AMD the engines run AITER's fused MoE, measured by AITER's own tuner on the MI300X
+  // (bf16) and the MI325X (fp8): a GPU's own rows, else its die twin's (CDNA3, 304 CUs at the
+  // same spec: transferred; the HBM each chip's roofline carries, the compute their measured
+  // best-shape bf16 ceilings, the MI325X's 60.4% of spec against the MI300X's 51.4%: its higher
+  // power holds its clocks)
+  const std::string die_twin = gpu_name == "mi300x" ? "mi325x" : gpu_name == "mi325x" ? "mi300x" : "";
+  const SiliconTables::Source* twin = die_twin.empty() ? nullptr : t.source(die_twin);
+  const double twin_ratio = twin && ceiling(gpu_name, "bf16") > 0 && ceiling(die_twin, "bf16") > 0 ? ceiling(gpu_name, "bf16") / ceiling(die_twin, "bf16") : 1.0;
   const auto fill_routed = [&](GemmFormatProfile& f, Member member, const char* d) {
     if (hopper_die || (own && (own->*member).curve.n > 0)) {
       fill(f, member, d);
     } else if (blackwell) {
       fill(f, member, d);
       if (f.curve.n > 0) f.basis = Basis::kExtrapolated;
+    } else if (twin && (twin->*member).curve.n > 0) {
+      f.curve = (twin->*member).curve;
+      f.basis = Basis::kTransferred;
+      f.ratio = twin_ratio;
+      f.source = fmt::format("{} (on the {}: the same die; compute x{:.3f} by the measured best-shape ceilings)", (twin->*member).source, die_twin, twin_ratio);
     }
   };
   fill_routed(p.routed_bf16, &SiliconTables::Source::routed_bf16, "bf16");

@@ -616,10 +616,20 @@ TEST(Silicon, TheEnginesFusedMoeHasItsOwnCurveAndStaysOnItsDie) {
     EXPECT_DOUBLE_EQ(b.routed_fp8.ratio, b.fp8.ceiling_ratio) << g;  // compute at its measured share ratio
     EXPECT_NE(b.routed_fp8.source.find("routed"), std::string::npos) << b.routed_fp8.source;
   }
-  for (const char* g : {"mi300x", "mi325x", "mi355x"}) {
-    EXPECT_EQ(gemm_profile_for(g).routed_fp8.curve.n, 0) << g;
-    EXPECT_EQ(gemm_profile_for(g).routed_bf16.curve.n, 0) << g;
-  }
+  // AMD's engines run AITER's fused MoE: its rows on the MI300X (bf16) and the MI325X (fp8),
+  // each carried to the other (the same die) at their measured bf16 ceilings, 51.4% and 60.4%
+  // of spec: 51.4 / 60.4 = 0.85099 onto the MI300X, 60.4 / 51.4 = 1.17510 onto the MI325X
+  const GemmProfile mi300x = gemm_profile_for("mi300x"), mi325x = gemm_profile_for("mi325x");
+  EXPECT_EQ(mi300x.routed_bf16.basis, Basis::kMeasured);
+  EXPECT_EQ(mi325x.routed_fp8.basis, Basis::kMeasured);
+  EXPECT_EQ(mi300x.routed_fp8.basis, Basis::kTransferred);
+  EXPECT_EQ(mi325x.routed_bf16.basis, Basis::kTransferred);
+  EXPECT_NEAR(mi300x.routed_fp8.ratio, 51.4 / 60.4, 1e-12);
+  EXPECT_NEAR(mi325x.routed_bf16.ratio, 60.4 / 51.4, 1e-12);
+  EXPECT_DOUBLE_EQ(mi300x.routed_fp8.curve.share_at(8.0), mi325x.routed_fp8.curve.share_at(8.0));
+  EXPECT_NE(mi325x.routed_fp8.source.find("AITER"), std::string::npos) << mi325x.routed_fp8.source;
+  EXPECT_EQ(gemm_profile_for("mi355x").routed_fp8.curve.n, 0);  // CDNA4: no rows
+  EXPECT_EQ(gemm_profile_for("mi355x").routed_bf16.curve.n, 0);
   // 4-bit experts on Hopper run weight-only kernels: no curve; on Blackwell the fp8 curve at
   // the fp4 ceiling ratio, extrapolated
   EXPECT_EQ(h200.routed_of(DType::kFp4).curve.n, 0);
@@ -680,6 +690,29 @@ double expert_seconds(const Breakdown& b, Basis basis) {
   return sum;
 }
 }  // namespace
+
+TEST(Silicon, AitersTunedMoeTimesBecomeRoutedRowsByTheTouchedExperts) {
+  // scripts/curate_silicon.py reads AITER's tuner rows (data/silicon/published/aiter_fmoe.csv):
+  // DeepSeek-V3.2's EP8 MoE on the MI325X, 33 experts (32 routed + the shared one), top-9. At
+  // 2 tokens the uniformly random routing touches 33 x (1 - (24/33)^2) = 33 x 513/1089 =
+  // 15.545 experts, so 18 copies are 1.1579 per touched expert; stage 1 (gate + up) is
+  // N = 2 x 2048 = 4096 by K = 7168 in 105.5271 us, stage 2 (down) 7168 by 2048 in 64.1544 us
+  int found = 0;
+  for (const GroupedRow& r : builtin_silicon().grouped) {
+    if (r.silicon != "mi325x" || r.kernel.find(", 2 tokens top-9 of 33,") == std::string::npos) continue;
+    ++found;
+    EXPECT_EQ(r.layout, "routed");
+    EXPECT_EQ(r.dtype, "fp8");
+    EXPECT_NEAR(r.groups, 33.0 * 513.0 / 1089.0, 0.005);
+    EXPECT_NEAR(r.m, 18.0 / (33.0 * 513.0 / 1089.0), 5e-5);
+    const bool up = r.kernel.find("stage 1") != std::string::npos;
+    EXPECT_EQ(r.n, up ? 4096 : 7168);
+    EXPECT_EQ(r.k, up ? 7168 : 2048);
+    EXPECT_NEAR(r.seconds, up ? 105.5271e-6 : 64.1544e-6, 1e-12);
+    EXPECT_NE(r.locator.find("ROCm/aiter@"), std::string::npos) << r.locator;
+  }
+  EXPECT_EQ(found, 2);
+}
 
 TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   using namespace test_support;
