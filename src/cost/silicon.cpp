@@ -691,10 +691,10 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
   // extrapolated (vLLM and SGLang run the Triton fused_moe_kernel there too for bf16 and fp8
   // experts; no Blackwell row measures it, and the fitted expert stream it would otherwise fall
   // to is TensorRT-LLM's, which made a B200 decode vLLM's MoE slower than an H200: docs/
-  // silicon.md, "The engines' fused MoE"); never on AMD, whose MLPerf vLLM runs AITER's MoE
-  // (carried there, Mixtral's Offline run 319 goes from 36% too fast to 27% too slow)
-  // On AMD the engines run AITER's fused MoE, measured by AITER's own tuner on the MI300X
-  // (bf16) and the MI325X (fp8): a GPU's own rows, else its die twin's (CDNA3, 304 CUs at the
+  // silicon.md, "The engines' fused MoE"). Never the Triton rows on AMD (carried there, Mixtral's
+  // Offline run 319 went from 36% too fast to 27% too slow): its engines run AITER's fused MoE,
+  // measured by AITER's own tuner on the MI300X (bf16) and the MI325X (fp8), read as a GPU's
+  // own rows, else as its die twin's (CDNA3, 304 CUs at the
   // same spec: transferred; the HBM each chip's roofline carries, the compute their measured
   // best-shape bf16 ceilings, the MI325X's 60.4% of spec against the MI300X's 51.4%: its higher
   // power holds its clocks)

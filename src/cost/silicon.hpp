@@ -66,8 +66,9 @@ struct GemmProfile {
   // efficiency then price the experts)
   GemmFormatProfile grouped_bf16, grouped_fp8, grouped_fp4;
   // the engines' own tensor-parallel MoE kernel (vLLM's and SGLang's Triton fused MoE,
-  // grouped_gemm.csv layout `routed`) by token copies per touched expert: measured on Hopper
-  // (an H100's rows carried to the H20), extrapolated on Blackwell (the H100's rows at its
+  // grouped_gemm.csv layout `routed`; AITER's fused MoE on AMD) by token copies per touched
+  // expert: measured on Hopper (an H100's rows carried to the H20) and on the MI300X (bf16) and
+  // MI325X (fp8), each carried to the other, extrapolated on Blackwell (the H100's rows at its
   // measured share ratio), else empty. routed_fp4: on Blackwell the fp8 curve at the fp4
   // ceiling ratio (the engines' fp4 MoE kernels stream their weights, no fp4 row measures
   // them: extrapolated); empty elsewhere (4-bit experts on Hopper or AMD run weight-only kernels)
