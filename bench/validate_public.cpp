@@ -81,10 +81,13 @@ int main(int argc, char** argv) {
     for (const auto* f : {&g.bf16, &g.fp8, &g.grouped_bf16, &g.grouped_fp8}) print_curve(*f);
   }
   // read with or without --kernel-tables: vLLM's and SGLang's tensor-parallel MoE layers
+  // (the measured ones: vLLM's Triton kernel on the H100 and H200, AITER's on the MI300X and MI325X)
   fmt::print("the engines' fused MoE (vLLM/SGLang tensor-parallel experts): share of the roofline by copies per touched expert:\n");
-  for (const char* gpu : {"h100", "h200"}) {
+  for (const char* gpu : {"h100", "h200", "mi300x", "mi325x"}) {
     const GemmProfile g = gemm_profile_for(gpu);
-    for (const auto* f : {&g.routed_bf16, &g.routed_fp8}) print_curve(*f);
+    for (const auto* f : {&g.routed_bf16, &g.routed_fp8}) {
+      if (f->basis == Basis::kMeasured) print_curve(*f);
+    }
   }
   std::vector<std::string> skipped;
   auto rows = load_public_rows(path, &skipped);
