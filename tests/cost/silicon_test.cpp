@@ -679,6 +679,12 @@ double routed_expert_seconds(const Breakdown& b, const SimContext& ctx, double s
   }
   return sum;
 }
+// The measured share of the engine's fused MoE at the copies per touched expert of `tokens`
+// tokens routed uniformly to top-`k` of `experts`: E (1 - (1 - k/E)^T) experts touched.
+double routed_share(const SimContext& ctx, double tokens, double k, double experts) {
+  const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
+  return ctx.moe_routed.curve.share_at(tokens * k / touched);
+}
 // The expert GEMMs' compute seconds of a step, whatever priced them, each with basis `basis`.
 double expert_seconds(const Breakdown& b, Basis basis) {
   double sum = 0;
@@ -727,8 +733,7 @@ TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   // TP8, 8 sequences: 64 token copies over the experts touched, 256 x (1 - (1 - 8/256)^8) =
   // 57.42, so 1.1146 copies per touched expert; memory-bound, the op takes the floor plus its
   // bytes over the H200's HBM at the measured share there
-  const double touched = 256.0 * (1.0 - std::pow(1.0 - 8.0 / 256.0, 8.0));
-  const double share = sg.moe_routed.curve.share_at(64.0 / touched);
+  const double share = routed_share(sg, 8, 8, 256);
   const Breakdown bs = breakdown_step(sg, plan(8, 8), Phase::kDecode, 8, 1536);
   const Breakdown bt = breakdown_step(tr, plan(8, 8), Phase::kDecode, 8, 1536);
   const double sg_experts = routed_expert_seconds(bs, sg, share);
@@ -754,8 +759,7 @@ TEST(Silicon, TheEnginesFusedMoePricesOneGpusExpertsToo) {
   // 8 sequences, top-2 of 8 experts: 16 token copies over 8 x (1 - (1 - 2/8)^8) = 8 x (1 -
   // 0.100113) = 7.19910 touched experts, 2.22250 copies per touched expert; memory-bound, the
   // op takes the floor plus its bytes over the H100's HBM at the measured share there
-  const double touched = 8.0 * (1.0 - std::pow(1.0 - 2.0 / 8.0, 8.0));
-  const double share = one.moe_routed.curve.share_at(16.0 / touched);
+  const double share = routed_share(one, 8, 2, 8);
   const Breakdown b1 = breakdown_step(one, plan(1, 8), Phase::kDecode, 8, 1536);
   const Breakdown b2 = breakdown_step(two, plan(2, 8), Phase::kDecode, 8, 1536);
   const double t1 = routed_expert_seconds(b1, one, share);
