@@ -652,15 +652,19 @@ TEST(Silicon, ANewerGenerationNeverDecodesTheEnginesMoeSlower) {
     auto h = cluster_from_preset(fmt::format("h200x{}", tp));
     auto b = cluster_from_preset(fmt::format("b200x{}", tp));
     ASSERT_TRUE(m.ok() && h.ok() && b.ok());
+    int compared = 0;  // the pairs where both fit in memory
     for (const char* engine : {"vllm", "sglang", "trtllm"}) {
       for (std::int64_t batch : {8, 64, 256}) {
         const SimContext ch = make_context(*m, *h, decode(2000), cost_params_for("h200"), *load_engine_profile(engine));
         const SimContext cb = make_context(*m, *b, decode(2000), cost_params_for("b200"), *load_engine_profile(engine));
         const Metrics mh = evaluate(ch, plan(tp, batch)), mb = evaluate(cb, plan(tp, batch));
         if (mh.infeasible == Infeasible::kMemory || mb.infeasible == Infeasible::kMemory) continue;
+        ++compared;
         EXPECT_LE(mb.tpot_s, mh.tpot_s) << model << " " << engine << " batch " << batch;
       }
     }
+    // every engine at every batch fits both chips (a model dropped by memory would pass unchecked)
+    EXPECT_EQ(compared, 9) << model;
   }
 }
 
@@ -782,6 +786,7 @@ TEST(Silicon, FourBitExpertsNeverDecodeSlowerThanEightBitOnesOnBlackwell) {
     const std::int32_t tp = std::string(model) == "mixtral-8x7b" ? 2 : 8;
     auto m = load_model(model);
     ASSERT_TRUE(m.ok());
+    int compared = 0;  // the pairs where both fit in memory
     for (const char* gpu : {"b200", "gb200", "b300"}) {
       auto c = cluster_from_preset(fmt::format("{}x{}", gpu, tp));
       ASSERT_TRUE(c.ok());
@@ -794,10 +799,13 @@ TEST(Silicon, FourBitExpertsNeverDecodeSlowerThanEightBitOnesOnBlackwell) {
           const SimContext c4 = make_context(*m, *c, w4, cost_params_for(gpu), *load_engine_profile(engine));
           const Metrics m8 = evaluate(c8, plan(tp, batch)), m4 = evaluate(c4, plan(tp, batch));
           if (m8.infeasible == Infeasible::kMemory || m4.infeasible == Infeasible::kMemory) continue;
+          ++compared;
           EXPECT_LE(m4.tpot_s, m8.tpot_s) << model << " " << gpu << " " << engine << " batch " << batch;
         }
       }
     }
+    // every GPU, engine and batch fits (a model dropped by memory would pass unchecked)
+    EXPECT_EQ(compared, 27) << model;
   }
 }
 
