@@ -13,6 +13,7 @@
 #include "cost/env.hpp"
 #include "cost/silicon.hpp"
 #include "hardware/cluster.hpp"
+#include "support/csv.hpp"
 #include "support/sim_context.hpp"
 
 namespace shardwise {
@@ -40,25 +41,7 @@ TEST(WeightOnly, RampScalesWithTheBytesStoredOverTheBytesComputed) {
   EXPECT_DOUBLE_EQ(weight_only_ramp(b200, DType::kFp4, 0.53125, b200.fp4.value()), 1.0);
 }
 
-// The published W4A16 MoE rows: each row's HBM share, the touched experts' weights (4 bits
-// and an fp16 scale per 128: 0.515625 B) over the time at the H20's 4.0 TB/s.
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
+using test_support::split_csv;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -66,6 +49,8 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The published W4A16 MoE rows: each row's HBM share, the touched experts' weights (4 bits
+// and an fp16 scale per 128: 0.515625 B) over the time at the H20's 4.0 TB/s.
 TEST(WeightOnly, TheMoeStreamShareIsWhatThePublishedRowsMeasure) {
   std::ifstream f(std::string(SHARDWISE_REPO_DIR) + "/data/silicon/published/w4a16_moe.csv");
   ASSERT_TRUE(f.good());
@@ -73,7 +58,7 @@ TEST(WeightOnly, TheMoeStreamShareIsWhatThePublishedRowsMeasure) {
   std::getline(f, line);  // gpu,dtype,library,op,M,E,topk,N,K,metric,value,unit,...
   std::vector<double> shares;
   while (std::getline(f, line)) {
-    const auto c = split(line);
+    const auto c = split_csv(line);
     ASSERT_GE(c.size(), 12u);
     const double m = std::stod(c[4]), e = std::stod(c[5]), k = std::stod(c[6]), n = std::stod(c[7]), h = std::stod(c[8]);
     ASSERT_EQ(c[11], "ms");
@@ -109,7 +94,7 @@ TEST(WeightOnly, TheH200PairStreamsWeightOnlyExpertsSlowerThanTheModelAssumes) {
   std::getline(f, line);  // gpu,dtype,library,op,model,M,E,topk,N,K,bytes_per_weight,metric,value,unit,...
   std::vector<double> share;
   while (std::getline(f, line)) {
-    const auto c = split(line);
+    const auto c = split_csv(line);
     ASSERT_GE(c.size(), 14u);
     ASSERT_EQ(c[13], "ms");
     const double m = std::stod(c[5]), e = std::stod(c[6]), k = std::stod(c[7]), n = std::stod(c[8]), h = std::stod(c[9]);
@@ -137,7 +122,7 @@ TEST(WeightOnly, TheComputeCapsAreWhatThePublishedRowsMeasure) {
   std::getline(f, line);  // gpu,dtype,library,op,tokens,E,topk,N,K,tflop,time_ms,peak_tflops,metric,value,unit,...
   std::vector<double> h100, h20;
   while (std::getline(f, line)) {
-    const auto c = split(line);
+    const auto c = split_csv(line);
     ASSERT_GE(c.size(), 15u);
     const double share = std::stod(c[9]) * 1e12 / (std::stod(c[10]) * 1e-3) / (std::stod(c[11]) * 1e12);
     EXPECT_NEAR(share, std::stod(c[13]), 0.0005) << line;  // the file's own share column
@@ -253,7 +238,7 @@ TEST(WeightOnly, TheMixedFp4Fp8MmaRunsAtTheFp8Rate) {
   std::getline(f, line);  // gpu,dtype,library,op,M,N,K,metric,value,unit,...
   std::map<std::string, std::map<std::string, double>> by;  // gpu/M -> dtype -> TFLOPS
   while (std::getline(f, line)) {
-    const auto c = split(line);
+    const auto c = split_csv(line);
     ASSERT_GE(c.size(), 10u);
     ASSERT_EQ(c[9], "TFLOPS");
     const std::string kind = c[1].find("x MXFP8") != std::string::npos ? "fp8" : c[1].find("mixed") != std::string::npos || c[1].find("Mixed") != std::string::npos ? "mixed" : "fp4";
