@@ -16,7 +16,10 @@
 //            the engines' MoE kernel and all-reduce, the elementwise ops and MLA decode
 //            attention from their rows, the knobs left for what no table measures (for
 //            comparison with the fitted default; never written)
-//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [CSV]
+//   --refit-moe  keeps each shipped fit's general parameters and refits only its MoE traits
+//            (expert_skew, expert_mem_efficiency) on its silicon's MoE rows: after a change to
+//            how MoE layers are priced (--write writes the result)
+//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [--refit-moe] [CSV]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -195,7 +198,7 @@ void print_errors(const char* what, const std::vector<std::pair<const PublicRow*
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false, tables = false;
+  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false, tables = false, refit_moe = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--write") == 0) {
@@ -212,6 +215,8 @@ int main(int argc, char** argv) {
       with_serve = true;
     } else if (std::strcmp(argv[i], "--kernel-tables") == 0) {
       tables = true;
+    } else if (std::strcmp(argv[i], "--refit-moe") == 0) {
+      refit_moe = true;
     } else {
       path = argv[i];
     }
@@ -250,7 +255,21 @@ int main(int argc, char** argv) {
   for (const Silicon& s : kSilicon) {
     const auto mine = rows_of(s);
     fmt::print("{}: {} rows\n", s.label, mine.size());
-    const CostParams p = fit(mine, s.name, s.dense_first && !joint, true, tables, s.dense_first ? nullptr : &first_fit);
+    // --refit-moe: the shipped fit with only its MoE traits refitted on the silicon's MoE rows
+    // (after a change to how MoE layers are priced, the general parameters kept as shipped)
+    CostParams p;
+    if (refit_moe) {
+      std::vector<const PublicRow*> moe;
+      for (const PublicRow* r : mine) {
+        if (r->family == "moe") moe.push_back(r);
+      }
+      p = cost_params_for(s.name);
+      p.kernel_tables = tables;
+      fmt::print("  MoE kernel traits on the {} MoE rows, from the shipped fit:\n", moe.size());
+      p = descend(moe, p, Knobs::kMoe, true);
+    } else {
+      p = fit(mine, s.name, s.dense_first && !joint, true, tables, s.dense_first ? nullptr : &first_fit);
+    }
     if (s.dense_first) first_fit = p;
     const Score sc = score(mine, p);
     const std::string yaml = yaml_of(p, s, sc, mine.size());

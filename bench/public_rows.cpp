@@ -198,6 +198,11 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     auto e = load_engine_profile(r.engine_name, stated ? v.substr(0, v.find_first_of(" (")) : "", budget);
     if (!e) throw std::runtime_error(e.error().message());
     r.engine = *e;
+    // TensorRT-LLM's MoE backend where the row's config names one other than CUTLASS, its
+    // default: TRTLLM (the TRTLLM-Gen grouped GEMM, as NVIDIA's B200 min-latency recipe sets
+    // it: row 100) has no CUTLASS module floor (docs/silicon.md, "TensorRT-LLM's MoE module on
+    // the B200")
+    if (r.engine_name == "trtllm" && contains(get("notes"), "moe_backend TRTLLM")) r.engine.moe_module_floor_us = 0;
   }
   if (starts_with(scenario, "online serving")) {
     // closed loop at the stated concurrency: "max concurrency 64, QPS inf" (vLLM's

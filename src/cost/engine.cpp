@@ -57,8 +57,8 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "moe_all_to_all", "custom_all_reduce_max_bytes",
-                    "scheduler", "versions"});
+  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "moe_module_floor_us", "moe_all_to_all",
+                    "custom_all_reduce_max_bytes", "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
   const std::string def = r.string("default_version");
@@ -77,6 +77,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     if (!sink.failed() && k != "triton-fused-moe" && k != "other") r.fail_value("moe_kernel", "triton-fused-moe or other");
     e.moe_kernel = k == "triton-fused-moe" ? EngineTraits::MoeKernel::kTritonFusedMoe : EngineTraits::MoeKernel::kOther;
   }
+  if (r.has("moe_module_floor_us")) e.moe_module_floor_us = r.number("moe_module_floor_us", 0.0, 1e4);
   if (r.has("moe_all_to_all")) {
     const std::string k = r.string("moe_all_to_all");
     if (!sink.failed() && k != "nvlink-one-sided" && k != "deepep-low-latency" && k != "model") {

@@ -148,6 +148,9 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
     comm += moe_all_to_all(e, /*combine=*/true, T * k * h * e.ab, imbalance);
     comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
   }
+  // the engine's MoE module beyond these ops (engine.moe_module_floor_us: TensorRT-LLM's CUTLASS
+  // backend's permutation, grouped-GEMM setup and finalize kernels)
+  comp += e.ctx->engine.moe_module_floor_us * 1e-6;
   flush("combine", -1, kGroupExperts);
   return replicated ? Lay::kP : Lay::kSt;
 }

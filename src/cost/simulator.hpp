@@ -156,6 +156,13 @@ struct EngineTraits {
   // efficiency prices.
   enum class MoeKernel : std::uint8_t { kOther, kTritonFusedMoe };
   MoeKernel moe_kernel = MoeKernel::kOther;
+  // The fixed time per MoE layer of the engine's MoE module beyond the ops the model counts
+  // (router, expert GEMMs, activation, routed sum): TensorRT-LLM's CUTLASS backend, measured on
+  // one TP8 rank of a B200 (data/silicon/published/trtllm_moe_b200.csv: 96.8 us at one token,
+  // where those ops take 42.3; docs/silicon.md, "TensorRT-LLM's MoE module on the B200").
+  // Added to each MoE layer's combine; 0: none (the engines' fused Triton MoE, TensorRT-LLM's
+  // TRTLLM-Gen backend).
+  double moe_module_floor_us = 0;
   // The engine's own all-reduce for messages up to this many bytes inside one NVLink domain
   // (vLLM's and SGLang's custom_all_reduce, TensorRT-LLM's one-shot / two-shot AllReduce):
   // measured in data/silicon/allreduce.csv, the faster of it and NCCL taken (the engines

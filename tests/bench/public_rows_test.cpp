@@ -222,6 +222,24 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
   EXPECT_EQ(r->plan.batch, 1);
 }
 
+TEST(PublicRows, TensorRtLlmRowsRunTheMoeBackendTheirConfigNames) {
+  // NVIDIA's B200 min-latency recipe (row 100) sets moe_config backend TRTLLM: no CUTLASS
+  // module floor; every other TensorRT-LLM row runs its default CUTLASS backend (the H200
+  // min-latency recipe, row 103, names none)
+  auto rows = load_public_rows(default_csv_path());
+  ASSERT_TRUE(rows.ok());
+  int trtllm = 0;
+  for (const PublicRow& r : *rows) {
+    if (r.engine_name != "trtllm") continue;
+    ++trtllm;
+    EXPECT_DOUBLE_EQ(r.engine.moe_module_floor_us, r.id == 100 ? 0.0 : 54.5) << r.id;
+  }
+  EXPECT_GT(trtllm, 30);
+  const PublicRow* r100 = find(*rows, 100, RowMetric::kStaticBatchThroughput);
+  ASSERT_NE(r100, nullptr);
+  EXPECT_DOUBLE_EQ(r100->engine.moe_module_floor_us, 0.0);
+}
+
 TEST(PublicRows, PerfOverviewRowsRunAsThePageDocumentsThem) {
   // TensorRT-LLM's post-1.0 perf-overview page (commit 03e27c7d5ff0): trtllm-bench over the
   // page's request count, all queued at once, CUDA graphs padded to its list, DeepSeek-R1's

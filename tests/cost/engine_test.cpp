@@ -147,6 +147,25 @@ TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
   EXPECT_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_kernel, K::kOther);  // omitted: other
 }
 
+TEST(EngineProfile, MoeModuleFloorIsReadAndBoundedByName) {
+  // TensorRT-LLM's CUTLASS MoE module floor (tests/cost/trtllm_moe_test.cpp derives its 54.5 us);
+  // the engines whose MoE is the fused Triton kernel and the generic engine have none
+  EXPECT_DOUBLE_EQ(load_engine_profile("trtllm")->moe_module_floor_us, 54.5);
+  EXPECT_DOUBLE_EQ(EngineTraits{}.moe_module_floor_us, 0.0);
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  EXPECT_DOUBLE_EQ(parse_engine_profile(head + "moe_module_floor_us: 12.5\n" + tail, "x.yaml", "")->moe_module_floor_us, 12.5);
+  EXPECT_DOUBLE_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_module_floor_us, 0.0);  // omitted: none
+  for (const char* v : {"-1", "20000", "fast"}) {
+    auto bad = parse_engine_profile(head + "moe_module_floor_us: " + v + "\n" + tail, "x.yaml", "");
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_NE(bad.error().message().find("x.yaml"), std::string::npos) << bad.error().message();
+    EXPECT_NE(bad.error().message().find("moe_module_floor_us"), std::string::npos) << bad.error().message();
+    EXPECT_NE(bad.error().message().find(v), std::string::npos) << bad.error().message();
+  }
+}
+
 TEST(EngineProfile, CustomAllReduceSizesAreTheEnginesOwn) {
   // vLLM and SGLang: custom_all_reduce.py's max_size 8192 x 1024; TensorRT-LLM: its
   // workspace above 2 GPUs, 8,000,000 B; the generic engine: NCCL alone
