@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/csv.hpp"
@@ -72,6 +73,34 @@ TEST(TrtllmMoe, TheProfilesModuleFloorIsTheMeasuredExcessAtFewTokens) {
   EXPECT_DOUBLE_EQ(load_engine_profile("vllm")->moe_module_floor_us, 0.0);
   // the floor adds to every MoE layer's step as it stands: 64 tokens, 54.5 us more
   EXPECT_NEAR(simulated_module_us("trtllm", 64) - simulated_module_us("trtllm", 64, false), 54.5, 1e-6);
+}
+
+TEST(TrtllmMoe, ExplainNamesTheFloorsMeasurement) {
+  // the combine op that carries the floor rests on the B200's table: measured there,
+  // transferred to the GB200 (the same die), extrapolated to any other GPU; without a floor
+  // (SGLang) the combine is the model's
+  Workload w = test_support::decode(2000);
+  w.weights_dtype = DType::kFp8;
+  for (const auto& [cluster, basis] : std::vector<std::pair<const char*, Basis>>{
+           {"b200x8", Basis::kMeasured}, {"gb200x8", Basis::kTransferred}, {"h200x8", Basis::kExtrapolated}}) {
+    const SimContext ctx = test_support::ctx_with("deepseek-v3", cluster, w, false, "trtllm");
+    const Breakdown bd = breakdown_step(ctx, test_support::plan(8, 8), Phase::kDecode, 8, 2000);
+    int seen = 0;
+    for (const OpCost& o : bd.ops) {
+      if (o.op != "combine") continue;
+      ++seen;
+      EXPECT_EQ(o.basis, basis) << cluster;
+      EXPECT_NE(o.table.find("trtllm_moe_b200.csv"), std::string::npos) << o.table;
+      EXPECT_GE(o.compute_s, 54.5e-6) << cluster;
+    }
+    EXPECT_EQ(seen, 1) << cluster;  // DeepSeek-V3's one MoE layer class
+  }
+  const SimContext sg = test_support::ctx_with("deepseek-v3", "b200x8", w, false, "sglang");
+  for (const OpCost& o : breakdown_step(sg, test_support::plan(8, 8), Phase::kDecode, 8, 2000).ops) {
+    if (o.op == "combine") {
+      EXPECT_EQ(o.table.find("trtllm_moe_b200.csv"), std::string::npos) << o.table;
+    }
+  }
 }
 
 TEST(TrtllmMoe, TheTwoTensorParallelMoePathsMatchTheTwoMeasuredKernels) {
