@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cost/env.hpp"
+#include "cost/silicon.hpp"
 
 namespace shardwise {
 
@@ -149,8 +150,9 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
     comp = stream_time(e, (T / w) * (k + 1.0) * h * e.ab);
   }
   // the engine's MoE module beyond these ops (engine.moe_module_floor_us: TensorRT-LLM's CUTLASS
-  // backend's permutation, grouped-GEMM setup and finalize kernels), measured on the B200 (the
-  // GB200 is its die: transferred; elsewhere extrapolated); --explain names it as the op's basis
+  // backend's permutation, grouped-GEMM setup and finalize kernels), measured on the B200 (its
+  // architecture's other chips, as the attention rows carry: transferred; elsewhere
+  // extrapolated); --explain names it as the op's basis
   if (const double floor_s = e.ctx->engine.moe_module_floor_us * 1e-6; floor_s > 0) {
     comp += floor_s;
     if (e.bd) {
@@ -158,7 +160,9 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
           "data/silicon/published/trtllm_moe_b200.csv: TensorRT-LLM's CUTLASS MoE module on the b200, its fixed time per layer "
           "beyond the model's ops (moe_module_floor_us)";
       const std::string& gpu = e.ctx->cluster.gpu.name;
-      e.op_ceiling_basis = gpu == "b200" ? Basis::kMeasured : gpu == "gb200" ? Basis::kTransferred : Basis::kExtrapolated;
+      e.op_ceiling_basis = gpu == "b200"                            ? Basis::kMeasured
+                           : detail::architecture_sibling(gpu) == "b200" ? Basis::kTransferred
+                                                                          : Basis::kExtrapolated;
       e.op_ceiling_source = &source;
       if (floor_s >= comp - floor_s) e.op_bound = "latency";
     }

@@ -77,12 +77,14 @@ TEST(TrtllmMoe, TheProfilesModuleFloorIsTheMeasuredExcessAtFewTokens) {
 
 TEST(TrtllmMoe, ExplainNamesTheFloorsMeasurement) {
   // the combine op that carries the floor rests on the B200's table: measured there,
-  // transferred to the GB200 (the same die), extrapolated to any other GPU; without a floor
+  // transferred to its architecture's other chips (GB200, B300), extrapolated to any other
+  // GPU; without a floor
   // (SGLang) the combine is the model's
   Workload w = test_support::decode(2000);
   w.weights_dtype = DType::kFp8;
   for (const auto& [cluster, basis] : std::vector<std::pair<const char*, Basis>>{
-           {"b200x8", Basis::kMeasured}, {"gb200x8", Basis::kTransferred}, {"h200x8", Basis::kExtrapolated}}) {
+           {"b200x8", Basis::kMeasured}, {"gb200x8", Basis::kTransferred}, {"b300x8", Basis::kTransferred},
+           {"h200x8", Basis::kExtrapolated}}) {
     const SimContext ctx = test_support::ctx_with("deepseek-v3", cluster, w, false, "trtllm");
     const Breakdown bd = breakdown_step(ctx, test_support::plan(8, 8), Phase::kDecode, 8, 2000);
     int seen = 0;
