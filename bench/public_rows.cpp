@@ -202,7 +202,10 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     // default: TRTLLM (the TRTLLM-Gen grouped GEMM, as NVIDIA's B200 min-latency recipe sets
     // it: row 100) has no CUTLASS module floor (docs/silicon.md, "TensorRT-LLM's MoE module on
     // the B200")
-    if (r.engine_name == "trtllm" && contains(get("notes"), "moe_backend TRTLLM")) r.engine.moe_module_floor_us = 0;
+    if (r.engine_name == "trtllm" && contains(get("notes"), "moe_backend TRTLLM")) {
+      r.engine.moe_module_floor_us = 0;
+      r.engine.moe_expert_stream = kTrtllmGenExpertStream;
+    }
   }
   if (starts_with(scenario, "online serving")) {
     // closed loop at the stated concurrency: "max concurrency 64, QPS inf" (vLLM's

@@ -65,6 +65,12 @@ Expected<std::vector<PublicRow>> load_public_rows(const std::string& csv_path, s
 // The first row id no fit sees (MLPerf Inference v5.1, rows 300-323): bench/calibrate fits
 // below it only, bench/validate_public summarises the rows from it on as never fitted.
 constexpr int kFirstHeldOutRow = 300;
+// TensorRT-LLM's TRTLLM-Gen MoE backend (moe_config.backend: TRTLLM, where a row's config names
+// it): the share of HBM at which it streams the expert weights, the slope of its module time
+// over the touched experts' bytes in data/silicon/published/trtllm_moe_b200.csv (0.1889 us per
+// MB, 5.29 TB/s of the B200's 8; tests/cost/trtllm_moe_test.cpp recomputes it), as the trtllm
+// profile's moe_expert_stream is CUTLASS's, its default backend.
+constexpr double kTrtllmGenExpertStream = 0.662;
 // The last serving run predict() summarised, so that a row's other metric rows (each published
 // metric is a PublicRow of its own over the same simulated run) reuse it instead of simulating
 // it again: taken when the row id, workload, plan, engine, client and parameters all match.

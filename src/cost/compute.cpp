@@ -23,6 +23,16 @@ const std::string& weight_only_compute_source(const GpuSpec& gpu) {
   return gpu.name == "h20" ? h20 : h100;
 }
 namespace {
+// The explain record of an expert GEMM whose weights stream at the engine's measured share
+// (EngineTraits::moe_expert_stream) and bound it.
+void engine_stream_bound(Env& e) {
+  static const std::string source =
+      "data/silicon/published/trtllm_moe_b200.csv: TensorRT-LLM's MoE module on the b200, its expert-weight stream "
+      "(moe_expert_stream: the slope of its time over the touched experts' bytes)";
+  e.op_table = nullptr;
+  e.op_ceiling_basis = trtllm_moe_table_basis(e.ctx->cluster.gpu.name);
+  e.op_ceiling_source = &source;
+}
 // The explain record of a weight-only expert GEMM held at the measured W4A16 compute share.
 void weight_only_capped(Env& e) {
   e.op_table = nullptr;
@@ -60,11 +70,12 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
     const double share = e.curve_share(f.curve, rows);
     const bool capped = wo < 1.0 && share * f.ratio > e.wo_compute;
     const double tc = flops / (peak * (capped ? e.wo_compute : share * f.ratio));
-    const double tm = grouped && !table ? bytes / (e.hbm * e.p->expert_mem_efficiency * wo) : bytes / (e.hbm * share * wo);
+    const double tm = grouped && !table ? bytes / (e.hbm * expert_stream(e) * wo) : bytes / (e.hbm * share * wo);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
       e.op_table = &f;
       e.op_bound = bound_of(tc, tm, g.floor_s);
       if (capped && tc >= tm) weight_only_capped(e);
+      if (grouped && !table && e.ctx->engine.moe_expert_stream > 0 && tm > tc) engine_stream_bound(e);
     }
     return (g.floor_s + std::max(tc, tm)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
   }
@@ -74,10 +85,11 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   const double fitted = e.p->gemm_efficiency * ceiling * rows / (rows + e.p->gemm_half_rows * ramp * half);
   const bool capped = wo < 1.0 && fitted > e.wo_compute;
   const double tc = flops / (peak * std::max(capped ? e.wo_compute : fitted, 1e-6));
-  const double tm = bytes / (e.hbm * (grouped ? e.p->expert_mem_efficiency * wo : e.p->mem_efficiency));
+  const double tm = bytes / (e.hbm * (grouped ? expert_stream(e) * wo : e.p->mem_efficiency));
   if (e.bd) {
     e.op_bound = bound_of(tc, tm, kernel_floor(e));
     if (capped && tc >= tm) weight_only_capped(e);
+    if (grouped && e.ctx->engine.moe_expert_stream > 0 && tm > tc) engine_stream_bound(e);
   }
   return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }

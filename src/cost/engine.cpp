@@ -57,7 +57,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   if (!doc) return doc.error();
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
-  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "moe_module_floor_us", "moe_all_to_all",
+  r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "moe_module_floor_us", "moe_expert_stream", "moe_all_to_all",
                     "custom_all_reduce_max_bytes", "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
@@ -78,6 +78,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     e.moe_kernel = k == "triton-fused-moe" ? EngineTraits::MoeKernel::kTritonFusedMoe : EngineTraits::MoeKernel::kOther;
   }
   if (r.has("moe_module_floor_us")) e.moe_module_floor_us = r.number("moe_module_floor_us", 0.0, 1e4);
+  if (r.has("moe_expert_stream")) e.moe_expert_stream = r.number("moe_expert_stream", 0.0, 1.0);
   if (r.has("moe_all_to_all")) {
     const std::string k = r.string("moe_all_to_all");
     if (!sink.failed() && k != "nvlink-one-sided" && k != "deepep-low-latency" && k != "model") {

@@ -148,6 +148,16 @@ double to_attn(Env& e, Lay from, Lay need, double full);
 // The fixed cost of one kernel: the kernel tables' measured small-kernel floor, else the
 // fitted kernel_overhead_us.
 inline double kernel_floor(const Env& e) { return e.p->gemm.present ? e.p->gemm.floor_s : e.p->kernel_overhead_us * 1e-6; }
+// The share of HBM a grouped expert GEMM streams its weights at: the engine's measured MoE
+// backend's where its profile has one (EngineTraits::moe_expert_stream), else the fit's.
+inline double expert_stream(const Env& e) {
+  return e.ctx->engine.moe_expert_stream > 0 ? e.ctx->engine.moe_expert_stream : e.p->expert_mem_efficiency;
+}
+// What TensorRT-LLM's measured MoE module (data/silicon/published/trtllm_moe_b200.csv) is to an
+// op on this GPU: measured on the B200, transferred to its architecture's other chips (the rule
+// the attention rows carry), extrapolated elsewhere; --explain's basis of the module floor and of
+// an expert GEMM streaming at the engine's measured share.
+Basis trtllm_moe_table_basis(const std::string& gpu);
 // What bounds an op of compute time tc, memory time tm and a fixed floor (for --explain).
 inline const char* bound_of(double tc, double tm, double floor_s) {
   return std::max(tc, tm) < floor_s ? "latency" : tc >= tm ? "compute" : "memory";

@@ -59,6 +59,10 @@ ExpertLoad expert_load(double tokens, double k, double experts, double redundant
 
 namespace detail {
 
+Basis trtllm_moe_table_basis(const std::string& gpu) {
+  return gpu == "b200" ? Basis::kMeasured : architecture_sibling(gpu) == "b200" ? Basis::kTransferred : Basis::kExtrapolated;
+}
+
 double network_dedup(const Env& e, double k) {
   if (e.phase != Phase::kPrefill) return 1.0;  // decode: low-latency kernels send each copy straight to its expert
   const auto& lv = e.ctx->cluster.levels;
@@ -159,10 +163,7 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
       static const std::string source =
           "data/silicon/published/trtllm_moe_b200.csv: TensorRT-LLM's CUTLASS MoE module on the b200, its fixed time per layer "
           "beyond the model's ops (moe_module_floor_us)";
-      const std::string& gpu = e.ctx->cluster.gpu.name;
-      e.op_ceiling_basis = gpu == "b200"                            ? Basis::kMeasured
-                           : detail::architecture_sibling(gpu) == "b200" ? Basis::kTransferred
-                                                                          : Basis::kExtrapolated;
+      e.op_ceiling_basis = trtllm_moe_table_basis(e.ctx->cluster.gpu.name);
       e.op_ceiling_source = &source;
       if (floor_s >= comp - floor_s) e.op_bound = "latency";
     }

@@ -163,6 +163,14 @@ struct EngineTraits {
   // Added to each MoE layer's combine; 0: none (the engines' fused Triton MoE, TensorRT-LLM's
   // TRTLLM-Gen backend).
   double moe_module_floor_us = 0;
+  // The share of the GPU's HBM bandwidth at which the engine's MoE backend streams the expert
+  // weights of a grouped (not Triton-routed) expert GEMM, where a kernel table measures it:
+  // TensorRT-LLM's CUTLASS backend, 0.376 (data/silicon/published/trtllm_moe_b200.csv, the
+  // slope of its module time over the touched experts' bytes on one TP8 rank of a B200; docs/
+  // silicon.md, "TensorRT-LLM's MoE module on the B200"). In place of the GPU fit's
+  // expert_mem_efficiency, which no longer prices that engine's expert weights; 0: none (the
+  // fit's, as for the generic engine).
+  double moe_expert_stream = 0;
   // The engine's own all-reduce for messages up to this many bytes inside one NVLink domain
   // (vLLM's and SGLang's custom_all_reduce, TensorRT-LLM's one-shot / two-shot AllReduce):
   // measured in data/silicon/allreduce.csv, the faster of it and NCCL taken (the engines

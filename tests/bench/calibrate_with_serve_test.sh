@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/calibrate --with-serve is a comparison: the serving rows enter the fit (so its Hopper
-# traits differ from the shipped ones), it prints every figure under that fit, and it never
+# bench/calibrate --with-serve is a comparison: the serving rows enter the fit (its objective
+# scores them beside the others), it prints every figure under that fit, and it never
 # writes data/calibration/, even with --write.
 # usage: calibrate_with_serve_test.sh CALIBRATE_BINARY REPO_DIR
 set -u
@@ -23,15 +23,15 @@ grep -q '^with the serving rows fitted, the rows that are not serving: all ' "$t
 for m in tpot tput ttft; do
   grep -q "^  serve $m " "$tmp/out" || { echo "FAIL: no serving $m line"; fail=1; }
 done
-# the serving rows entered Hopper's fit and moved its MoE traits: the same subset without
-# --with-serve fits the 10 Hopper rows (40-45, 103, 104, 118, 119; 46 is an A100's) alone, with it 14 more
-# checks (output tok/s of 123-128 and 158-161, mean TPOT of 158-161), and another
-# expert_mem_efficiency
+# the serving rows entered Hopper's fit: the same subset without --with-serve fits the 10 Hopper
+# rows (40-45, 103, 104, 118, 119; 46 is an A100's) alone, with it 14 more checks (output tok/s of
+# 123-128 and 158-161, mean TPOT of 158-161), each scored in the fit's objective. (No trait of
+# this subset's fit moves with them since session 29: their MoE layers run the engines' measured
+# Triton kernel at TP8, where neither expert_skew nor expert_mem_efficiency enters.)
 timeout 120 "$bin" "$tmp/rows.csv" >"$tmp/plain" 2>&1 || { echo "FAIL: the plain fit exited $?"; exit 1; }
 grep -q '^Hopper (H100, H200): 10 rows$' "$tmp/plain" || { echo "FAIL: plain: $(grep '^Hopper' "$tmp/plain")"; fail=1; }
 grep -q '^Hopper (H100, H200): 24 rows$' "$tmp/out" || { echo "FAIL: --with-serve: $(grep '^Hopper' "$tmp/out")"; fail=1; }
-plain=$(grep -A15 '^# Efficiency parameters for Hopper' "$tmp/plain" | grep '^expert_mem_efficiency:')
-fitted=$(grep -A15 '^# Efficiency parameters for Hopper' "$tmp/out" | grep '^expert_mem_efficiency:')
-[ -n "$fitted" ] && [ "$fitted" != "$plain" ] || { echo "FAIL: Hopper's expert_mem_efficiency '$fitted' is the plain fit's '$plain'"; fail=1; }
+grep -q '^# Fit: .* over the 10 rows it was fitted on\.$' "$tmp/plain" || { echo "FAIL: plain scored: $(grep '^# Fit' "$tmp/plain" | head -1)"; fail=1; }
+grep -q '^# Fit: .* over the 24 rows it was fitted on\.$' "$tmp/out" || { echo "FAIL: --with-serve scored: $(grep '^# Fit' "$tmp/out" | head -1)"; fail=1; }
 [ $fail -eq 0 ] && echo "calibrate --with-serve: ok"
 exit $fail

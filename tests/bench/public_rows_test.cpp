@@ -224,20 +224,27 @@ TEST(PublicRows, RowsRunAsTheirSourcesSay) {
 
 TEST(PublicRows, TensorRtLlmRowsRunTheMoeBackendTheirConfigNames) {
   // NVIDIA's B200 min-latency recipe (row 100) sets moe_config backend TRTLLM: no CUTLASS
-  // module floor; every other TensorRT-LLM row runs its default CUTLASS backend (the H200
+  // module floor, TRTLLM-Gen's measured weight stream; the perf-overview page runs GPT-OSS on
+  // Hopper with its TRITON backend (rows 144, 145, 147): neither the floor nor a measured
+  // stream (the fit's); every other TensorRT-LLM row runs its default CUTLASS backend (the H200
   // min-latency recipe, row 103, names none)
   auto rows = load_public_rows(default_csv_path());
   ASSERT_TRUE(rows.ok());
-  int trtllm = 0;
+  int trtllm = 0, triton = 0;
   for (const PublicRow& r : *rows) {
     if (r.engine_name != "trtllm") continue;
     ++trtllm;
-    EXPECT_DOUBLE_EQ(r.engine.moe_module_floor_us, r.id == 100 ? 0.0 : 54.5) << r.id;
+    const bool hopper_gpt_oss = r.label.rfind("GPT-OSS", 0) == 0 && (r.gpu == "h100" || r.gpu == "h200");
+    triton += hopper_gpt_oss ? 1 : 0;
+    EXPECT_DOUBLE_EQ(r.engine.moe_module_floor_us, r.id == 100 || hopper_gpt_oss ? 0.0 : 56.7) << r.id;
+    EXPECT_DOUBLE_EQ(r.engine.moe_expert_stream, r.id == 100 ? kTrtllmGenExpertStream : hopper_gpt_oss ? 0.0 : 0.376) << r.id;
   }
   EXPECT_GT(trtllm, 30);
+  EXPECT_EQ(triton, 3);
   const PublicRow* r100 = find(*rows, 100, RowMetric::kStaticBatchThroughput);
   ASSERT_NE(r100, nullptr);
   EXPECT_DOUBLE_EQ(r100->engine.moe_module_floor_us, 0.0);
+  EXPECT_DOUBLE_EQ(r100->engine.moe_expert_stream, 0.662);
 }
 
 TEST(PublicRows, PerfOverviewRowsRunAsThePageDocumentsThem) {

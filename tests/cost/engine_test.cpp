@@ -148,9 +148,9 @@ TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
 }
 
 TEST(EngineProfile, MoeModuleFloorIsReadAndBoundedByName) {
-  // TensorRT-LLM's CUTLASS MoE module floor (tests/cost/trtllm_moe_test.cpp derives its 54.5 us);
+  // TensorRT-LLM's CUTLASS MoE module floor (tests/cost/trtllm_moe_test.cpp derives its 56.7 us);
   // the engines whose MoE is the fused Triton kernel and the generic engine have none
-  EXPECT_DOUBLE_EQ(load_engine_profile("trtllm")->moe_module_floor_us, 54.5);
+  EXPECT_DOUBLE_EQ(load_engine_profile("trtllm")->moe_module_floor_us, 56.7);
   EXPECT_DOUBLE_EQ(EngineTraits{}.moe_module_floor_us, 0.0);
   const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
   const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
@@ -162,6 +162,25 @@ TEST(EngineProfile, MoeModuleFloorIsReadAndBoundedByName) {
     ASSERT_FALSE(bad.ok()) << v;
     EXPECT_NE(bad.error().message().find("x.yaml"), std::string::npos) << bad.error().message();
     EXPECT_NE(bad.error().message().find("moe_module_floor_us"), std::string::npos) << bad.error().message();
+    EXPECT_NE(bad.error().message().find(v), std::string::npos) << bad.error().message();
+  }
+}
+
+TEST(EngineProfile, MoeExpertStreamIsReadAndBoundedByName) {
+  // TensorRT-LLM's CUTLASS weight stream (tests/cost/trtllm_moe_test.cpp derives its 0.376);
+  // none elsewhere: the GPU fit's expert_mem_efficiency prices their grouped expert GEMMs
+  EXPECT_DOUBLE_EQ(load_engine_profile("trtllm")->moe_expert_stream, 0.376);
+  EXPECT_DOUBLE_EQ(EngineTraits{}.moe_expert_stream, 0.0);
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  EXPECT_DOUBLE_EQ(parse_engine_profile(head + "moe_expert_stream: 0.5\n" + tail, "x.yaml", "")->moe_expert_stream, 0.5);
+  EXPECT_DOUBLE_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_expert_stream, 0.0);  // omitted: none
+  for (const char* v : {"-0.1", "1.5", "fast"}) {
+    auto bad = parse_engine_profile(head + "moe_expert_stream: " + v + "\n" + tail, "x.yaml", "");
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_NE(bad.error().message().find("x.yaml"), std::string::npos) << bad.error().message();
+    EXPECT_NE(bad.error().message().find("moe_expert_stream"), std::string::npos) << bad.error().message();
     EXPECT_NE(bad.error().message().find(v), std::string::npos) << bad.error().message();
   }
 }
