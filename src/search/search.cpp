@@ -268,6 +268,7 @@ bool refine_two_batch_overlap(const SimContext& ctx, const SearchSpace& space, c
   const Degrees& d = best->deg;
   r.overlap_note = fmt::format("two-batch overlap at tp {} x attn_dp {} (ep {}), batch {}: {:.1f} against the search's {:.1f} ({:+.1f}%)",
                                d.tp, d.attn_dp, d.ep, best->batch, value, r.best_value, (value / r.best_value - 1.0) * 100.0);
+  r.value_before_overlap = r.best_value;
   r.best = *best;
   r.best_value = value;
   return true;

@@ -87,6 +87,8 @@ struct SearchResult {
   std::string not_certified;
   // refine_two_batch_overlap: the search's plan and value before the overlap was added ("" if it was not)
   std::string overlap_note;
+  // refine_two_batch_overlap: the search's own value before the overlap replaced its plan (0 if it did not)
+  double value_before_overlap = 0;
   // refine_batch: the batch the search found and the largest feasible one its winner took
   // instead, as exact takes each winner's ("" when the search's batch was already the best)
   std::string batch_note;

@@ -149,3 +149,33 @@ TEST(HtmlReport, TimeBarsAddUpToTheStep) {
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(PlanText, TheCompareTableComparesTheSearchesBeforeTheOverlap) {
+  // a chosen search whose plan refine_two_batch_overlap replaced after the search (529.1 ->
+  // 663.5) beside a compared engine's 481.8: the rows compare the searches as they searched,
+  // 481.8 / 529.1 = 91.1% (against 663.5: 72.6%), and a line gives the overlap's value
+  Made r = make_report_case("llama-3.1-8b", "h100x8", "decode-16k");
+  ASSERT_TRUE(r.o.search.found);
+  ASSERT_EQ(r.o.compared.size(), 1u);
+  r.o.search.best_value = 663.5;
+  r.o.search.value_before_overlap = 529.1;
+  r.o.search.overlap_note = "two-batch overlap at tp 1 x attn_dp 8 (ep 8), batch 64: 663.5 against the search's 529.1 (+25.4%)";
+  r.o.compared[0].best_value = 481.8;
+  const std::string text = plan_text(r.ctx, r.file, r.o);
+  EXPECT_NE(text.find("529.1     100.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("481.8      91.1%"), std::string::npos) << text;
+  EXPECT_NE(text.find("gained the two-batch overlap, 663.5 tokens/s per GPU"), std::string::npos) << text;
+  // without an overlap the chosen row is the plan's own value and no such line
+  r.o.search.value_before_overlap = 0;
+  r.o.search.overlap_note.clear();
+  const std::string plain = plan_text(r.ctx, r.file, r.o);
+  EXPECT_NE(plain.find("663.5     100.0%"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("481.8      72.6%"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("gained the two-batch overlap"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardwise
