@@ -295,9 +295,34 @@ std::string steady_line(const std::vector<C>& cands, const char* others) {
     ++n;
   }
   if (n == 0) return "";
-  return fmt::format("(steady state: {} searched again at the automatic length, each run until its statistics are steady; only these are "
-                     "answers{})\n",
-                     which, n == cands.size() ? "" : fmt::format(": {} max in SLO is a short run's, which overstates what a queue sustains", others));
+  std::string out = fmt::format("(steady state: {} searched again at the automatic length, each run until its statistics are steady; only these are "
+                                "answers{})\n",
+                                which, n == cands.size() ? "" : fmt::format(": {} max in SLO is a short run's, which overstates what a queue sustains", others));
+  // the shapes whose short runs still beat the best steady answer when the steady searches
+  // stopped at their limit (ServePlanOptions::steady_candidates): the answer is the best of
+  // those searched, not proven the best of all
+  double best_steady = 0;
+  for (const C& c : cands) {
+    if (c.steady) best_steady = std::max(best_steady, c.per_gpu());
+  }
+  std::vector<std::size_t> open;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const C& c = cands[i];
+    if (!c.steady && c.max_rate > 0 && c.per_gpu() > best_steady) open.push_back(i);
+  }
+  if (open.empty()) return out;
+  std::stable_sort(open.begin(), open.end(), [&](std::size_t x, std::size_t y) { return cands[x].per_gpu() > cands[y].per_gpu(); });
+  constexpr std::size_t kListed = 5;  // the best few by their short runs, the rest counted
+  std::string which_open;
+  for (std::size_t j = 0; j < std::min(open.size(), kListed); ++j) {
+    which_open += fmt::format("{}#{} ({:.4f})", j == 0 ? "" : ", ", open[j] + 1, cands[open[j]].per_gpu());
+  }
+  if (open.size() > kListed) which_open += fmt::format(" and {} more", open.size() - kListed);
+  const bool one = open.size() == 1;
+  out += fmt::format("(not searched again, the steady searches at their limit: {} ran more requests/s per GPU in {} short run{} than the "
+                     "answer sustains; the answer is the best of those searched, and {} might sustain more)\n",
+                     which_open, one ? "its" : "their", one ? "" : "s", one ? "it" : "one of them");
+  return out;
 }
 
 std::string serve_plan_text(const SimContext& ctx, const ServePlanResult& r, double target_rate, std::int64_t requests) {

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include "report/serve_report.hpp"
 #include "support/sim_context.hpp"
 
 namespace shardwise {
@@ -257,6 +260,22 @@ TEST(ServePlan, SteadyChecksAnswerWithASteadyRate) {
       EXPECT_LE(x.per_gpu(), c.per_gpu() + 1e-12);
     }
   }
+  // the text names the shapes whose short runs still beat the answer when the steady searches
+  // stopped at their limit: none here (every transient was searched or is below the answer);
+  // a short run at twice the answer's rate per GPU, left unsearched, is named with its rate
+  const std::string text = serve_plan_text(ctx, b, 0, 0);
+  EXPECT_NE(text.find("searched again at the automatic length"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not searched again"), std::string::npos) << text;
+  ServePlanResult open = b;
+  ServeCandidate fast = c;
+  fast.steady = false;
+  fast.max_rate = 2.0 * c.max_rate;
+  open.candidates.push_back(fast);
+  const std::string with_open = serve_plan_text(ctx, open, 0, 0);
+  const std::string named = fmt::format("#{} ({:.4f})", open.candidates.size(), fast.per_gpu());
+  EXPECT_NE(with_open.find("not searched again, the steady searches at their limit: " + named + " ran more requests/s per GPU in its short run"),
+            std::string::npos)
+      << with_open;
 }
 
 TEST(ServePlan, ByDefaultOnlyLayoutsAnEngineRuns) {
