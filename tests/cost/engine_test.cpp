@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "support/sim_context.hpp"
 
 namespace shardwise {
@@ -147,23 +149,30 @@ TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
   EXPECT_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_kernel, K::kOther);  // omitted: other
 }
 
+// A profile's optional number `field` (EngineTraits::*member): read as written, 0 when omitted,
+// and each of `bad` refused with the file, the field and the value as typed in the message.
+void expect_bounded_number(const std::string& field, double EngineTraits::*member, const std::string& good, double good_value,
+                           std::initializer_list<const char*> bad) {
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  EXPECT_DOUBLE_EQ(*parse_engine_profile(head + field + ": " + good + "\n" + tail, "x.yaml", "").*member, good_value) << field;
+  EXPECT_DOUBLE_EQ(*parse_engine_profile(head + tail, "x.yaml", "").*member, 0.0) << field;  // omitted: none
+  for (const char* v : bad) {
+    auto r = parse_engine_profile(head + field + ": " + v + "\n" + tail, "x.yaml", "");
+    ASSERT_FALSE(r.ok()) << field << ": " << v;
+    EXPECT_NE(r.error().message().find("x.yaml"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find(field), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find(v), std::string::npos) << r.error().message();
+  }
+}
+
 TEST(EngineProfile, MoeModuleFloorIsReadAndBoundedByName) {
   // TensorRT-LLM's CUTLASS MoE module floor (tests/cost/trtllm_moe_test.cpp derives its 56.7 us);
   // the engines whose MoE is the fused Triton kernel and the generic engine have none
   EXPECT_DOUBLE_EQ(load_engine_profile("trtllm")->moe_module_floor_us, 56.7);
   EXPECT_DOUBLE_EQ(EngineTraits{}.moe_module_floor_us, 0.0);
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
-  EXPECT_DOUBLE_EQ(parse_engine_profile(head + "moe_module_floor_us: 12.5\n" + tail, "x.yaml", "")->moe_module_floor_us, 12.5);
-  EXPECT_DOUBLE_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_module_floor_us, 0.0);  // omitted: none
-  for (const char* v : {"-1", "20000", "fast"}) {
-    auto bad = parse_engine_profile(head + "moe_module_floor_us: " + v + "\n" + tail, "x.yaml", "");
-    ASSERT_FALSE(bad.ok()) << v;
-    EXPECT_NE(bad.error().message().find("x.yaml"), std::string::npos) << bad.error().message();
-    EXPECT_NE(bad.error().message().find("moe_module_floor_us"), std::string::npos) << bad.error().message();
-    EXPECT_NE(bad.error().message().find(v), std::string::npos) << bad.error().message();
-  }
+  expect_bounded_number("moe_module_floor_us", &EngineTraits::moe_module_floor_us, "12.5", 12.5, {"-1", "20000", "fast"});
 }
 
 TEST(EngineProfile, MoeExpertStreamIsReadAndBoundedByName) {
@@ -171,18 +180,7 @@ TEST(EngineProfile, MoeExpertStreamIsReadAndBoundedByName) {
   // none elsewhere: the GPU fit's expert_mem_efficiency prices their grouped expert GEMMs
   EXPECT_DOUBLE_EQ(load_engine_profile("trtllm")->moe_expert_stream, 0.376);
   EXPECT_DOUBLE_EQ(EngineTraits{}.moe_expert_stream, 0.0);
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
-  EXPECT_DOUBLE_EQ(parse_engine_profile(head + "moe_expert_stream: 0.5\n" + tail, "x.yaml", "")->moe_expert_stream, 0.5);
-  EXPECT_DOUBLE_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_expert_stream, 0.0);  // omitted: none
-  for (const char* v : {"-0.1", "1.5", "fast"}) {
-    auto bad = parse_engine_profile(head + "moe_expert_stream: " + v + "\n" + tail, "x.yaml", "");
-    ASSERT_FALSE(bad.ok()) << v;
-    EXPECT_NE(bad.error().message().find("x.yaml"), std::string::npos) << bad.error().message();
-    EXPECT_NE(bad.error().message().find("moe_expert_stream"), std::string::npos) << bad.error().message();
-    EXPECT_NE(bad.error().message().find(v), std::string::npos) << bad.error().message();
-  }
+  expect_bounded_number("moe_expert_stream", &EngineTraits::moe_expert_stream, "0.5", 0.5, {"-0.1", "1.5", "fast"});
 }
 
 TEST(EngineProfile, CustomAllReduceSizesAreTheEnginesOwn) {
