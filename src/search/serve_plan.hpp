@@ -64,8 +64,10 @@ struct ServePlanOptions {
   bool steady_checks = false;
   // with steady_checks: the candidates that can be the answer have their max rate searched
   // again at the automatic length (best transient first, while a transient rate beats the
-  // best steady one), at most this many of each kind (aggregated, disaggregated)
-  int steady_candidates = 6;
+  // best steady one), at most this many of each kind (aggregated, disaggregated): as many as
+  // top_k simulates by default, so that by default none that can win is left unsearched (6
+  // until 2026-11-29, which left a better aggregated answer unsearched: docs/serving.md)
+  int steady_candidates = 24;
   int bisect_steps = 8;          // of the rate search
   double target_rate = 0;        // > 0: the fewest GPUs that serve this many requests/s
   bool disaggregated = true;     // also size disaggregated deployments (on the cluster, or the fewest GPUs for the target rate)

@@ -253,11 +253,15 @@ TEST(ServePlan, SteadyChecksAnswerWithASteadyRate) {
   EXPECT_TRUE(r.feasible) << r.reason;
   EXPECT_TRUE(r.stable) << "the automatic length ends steady";
   EXPECT_FALSE(simulate_serving(with_engine_settings(at(ctx, t.max_rate, 0), t), t.plan).feasible);
-  // every candidate that is an answer is a steady one
+  // every candidate that is an answer is a steady one, and within the limit (the default 24, as
+  // many as are simulated by default) no short run is left above the answer
+  EXPECT_EQ(ServePlanOptions{}.steady_candidates, ServePlanOptions{}.top_k);
   for (const ServeCandidate& x : b.candidates) {
     if (&x == &c) continue;
     if (x.steady) {
       EXPECT_LE(x.per_gpu(), c.per_gpu() + 1e-12);
+    } else {
+      EXPECT_LE(x.per_gpu(), c.per_gpu() + 1e-12) << "a short run above the answer was not searched again";
     }
   }
   // the text names the shapes whose short runs still beat the answer when the steady searches
