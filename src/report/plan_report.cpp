@@ -146,6 +146,8 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
   j["policy_calls"] = o.search.policy_calls;
   j["stopped_by_time_limit"] = o.search.stopped_by_time;
   j["two_batch_overlap_added"] = !o.search.overlap_note.empty();  // by refine_two_batch_overlap, after the search
+  // the search's own best before that overlap (what `compared` runs are comparable with); null without it
+  j["search_objective_before_overlap"] = o.search.overlap_note.empty() ? json(nullptr) : json(o.search.value_before_overlap);
   j["metrics"] = o.metrics ? json::parse(simulate_json(ctx, file.plan, *o.metrics, o.breakdown)) : json(nullptr);
   if (!o.search.found) {
     json c;

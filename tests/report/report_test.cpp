@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "model/loader.hpp"
 #include "support/search_case.hpp"
 #include "report/svg.hpp"
@@ -168,6 +170,8 @@ TEST(PlanText, TheCompareTableComparesTheSearchesBeforeTheOverlap) {
   EXPECT_NE(text.find("529.1     100.0%"), std::string::npos) << text;
   EXPECT_NE(text.find("481.8      91.1%"), std::string::npos) << text;
   EXPECT_NE(text.find("gained the two-batch overlap, 663.5 tokens/s per GPU"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(plan_json(r.ctx, r.file, r.o));
+  EXPECT_DOUBLE_EQ(j.at("search_objective_before_overlap").get<double>(), 529.1);
   // without an overlap the chosen row is the plan's own value and no such line
   r.o.search.value_before_overlap = 0;
   r.o.search.overlap_note.clear();
@@ -175,6 +179,7 @@ TEST(PlanText, TheCompareTableComparesTheSearchesBeforeTheOverlap) {
   EXPECT_NE(plain.find("663.5     100.0%"), std::string::npos) << plain;
   EXPECT_NE(plain.find("481.8      72.6%"), std::string::npos) << plain;
   EXPECT_EQ(plain.find("gained the two-batch overlap"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(plan_json(r.ctx, r.file, r.o)).at("search_objective_before_overlap").is_null());
 }
 
 }  // namespace
