@@ -112,8 +112,8 @@ std::string plan_text(const SimContext& ctx, const PlanFile& file, const PlanOut
                        "best at call", "wall s");
     // the searches compared as they searched: the chosen one's value before the two-batch
     // overlap its plan gained after the search (the compared engines' winners are not refined so)
-    const bool overlapped = !s.overlap_note.empty() && s.value_before_overlap > 0;
-    const double chosen = overlapped ? s.value_before_overlap : s.best_value;
+    const double chosen = s.searched_value();
+    const bool overlapped = chosen != s.best_value;
     std::vector<const SearchResult*> runs{&s};
     for (const auto& r : o.compared) runs.push_back(&r);
     for (const SearchResult* r : runs) {
@@ -147,7 +147,7 @@ std::string plan_json(const SimContext& ctx, const PlanFile& file, const PlanOut
   j["stopped_by_time_limit"] = o.search.stopped_by_time;
   j["two_batch_overlap_added"] = !o.search.overlap_note.empty();  // by refine_two_batch_overlap, after the search
   // the search's own best before that overlap (what `compared` runs are comparable with); null without it
-  j["search_objective_before_overlap"] = o.search.overlap_note.empty() ? json(nullptr) : json(o.search.value_before_overlap);
+  j["search_objective_before_overlap"] = o.search.searched_value() == o.search.best_value ? json(nullptr) : json(o.search.searched_value());
   j["metrics"] = o.metrics ? json::parse(simulate_json(ctx, file.plan, *o.metrics, o.breakdown)) : json(nullptr);
   if (!o.search.found) {
     json c;

@@ -89,6 +89,9 @@ struct SearchResult {
   std::string overlap_note;
   // refine_two_batch_overlap: the search's own value before the overlap replaced its plan (0 if it did not)
   double value_before_overlap = 0;
+  // The search's own best, as it searched: before the two-batch overlap refinement replaced its
+  // plan (what runs of other engines, which are not so refined, compare with)
+  [[nodiscard]] double searched_value() const { return !overlap_note.empty() && value_before_overlap > 0 ? value_before_overlap : best_value; }
   // refine_batch: the batch the search found and the largest feasible one its winner took
   // instead, as exact takes each winner's ("" when the search's batch was already the best)
   std::string batch_note;

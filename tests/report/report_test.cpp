@@ -172,6 +172,11 @@ TEST(PlanText, TheCompareTableComparesTheSearchesBeforeTheOverlap) {
   EXPECT_NE(text.find("gained the two-batch overlap, 663.5 tokens/s per GPU"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(plan_json(r.ctx, r.file, r.o));
   EXPECT_DOUBLE_EQ(j.at("search_objective_before_overlap").get<double>(), 529.1);
+  // the HTML report's table and its convergence chart's optimum line compare the same way
+  const std::string html = plan_html(r.ctx, r.file, r.o);
+  EXPECT_NE(html.find("<td class=\"n\">529.1</td><td class=\"n\">100.0%</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"n\">481.8</td><td class=\"n\">91.1%</td>"), std::string::npos);
+  EXPECT_NE(html.find("gained the two-batch overlap, 663.5 tokens/s per GPU"), std::string::npos);
   // without an overlap the chosen row is the plan's own value and no such line
   r.o.search.value_before_overlap = 0;
   r.o.search.overlap_note.clear();
