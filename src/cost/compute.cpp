@@ -24,13 +24,14 @@ const std::string& weight_only_compute_source(const GpuSpec& gpu) {
 }
 namespace {
 // The explain record of an expert GEMM whose weights stream at the engine's measured share
-// (EngineTraits::moe_expert_stream) and bound it.
+// (EngineTraits::moe_expert_stream) and bound it: the table measures NVFP4 experts (on the B200,
+// its siblings transferred); experts in another format carry it extrapolated.
 void engine_stream_bound(Env& e) {
   static const std::string source =
       "data/silicon/published/trtllm_moe_b200.csv: TensorRT-LLM's MoE module on the b200, its expert-weight stream "
       "(moe_expert_stream: the slope of its time over the touched experts' bytes)";
   e.op_table = nullptr;
-  e.op_ceiling_basis = trtllm_moe_table_basis(e.ctx->cluster.gpu.name);
+  e.op_ceiling_basis = e.ctx->formats.experts == DType::kFp4 ? trtllm_moe_table_basis(e.ctx->cluster.gpu.name) : Basis::kExtrapolated;
   e.op_ceiling_source = &source;
 }
 // The explain record of a weight-only expert GEMM held at the measured W4A16 compute share.
@@ -47,13 +48,15 @@ void weight_only_capped(Env& e) {
 // in the weights' own format and stored / computed bytes per weight for weight-only ones
 // (weight_only_ramp: the few-row ramp at the same FLOPs per weight byte), ceiling the GPU's measured
 // share of spec over the fitted silicon's (SimContext::ceiling_bf16 / ceiling_fp8 / ceiling_fp4), mem_eff
-// the fitted streaming efficiency (expert_mem_efficiency for grouped expert GEMMs); a
+// the fitted streaming efficiency (for grouped expert GEMMs expert_stream: the engine's measured
+// EngineTraits::moe_expert_stream where it has one, else the fitted expert_mem_efficiency); a
 // weight-only expert GEMM streams at kWeightOnlyMoeStream of it and computes at no more than
 // its GPU's measured W4A16 share of peak (weight_only_compute).
 // With the kernel tables (docs/silicon.md): floor + roofline / share(rows), the share
 // scaled by the GPU's measured ceiling ratio where the roofline is compute-bound; a grouped
 // expert GEMM reads the grouped table's share by rows per expert where the format has one,
-// else the dense curve's compute share and the fitted weight-read efficiency. A calibration
+// else the dense curve's compute share and expert_stream's weight-read share (the grouped table,
+// where there is one, takes precedence over an engine's measured stream). A calibration
 // profile's scale (CostParams::scales: experts for grouped GEMMs, gemm for the rest) multiplies the whole.
 double gemm_time(Env& e, double peak, double rows, double flops, double bytes, bool grouped, double ramp) {
   // weight-only (ramp < 1: weights stored narrower than the format computed in) expert GEMMs

@@ -78,7 +78,11 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
     e.moe_kernel = k == "triton-fused-moe" ? EngineTraits::MoeKernel::kTritonFusedMoe : EngineTraits::MoeKernel::kOther;
   }
   if (r.has("moe_module_floor_us")) e.moe_module_floor_us = r.number("moe_module_floor_us", 0.0, 1e4);
-  if (r.has("moe_expert_stream")) e.moe_expert_stream = r.number("moe_expert_stream", 0.0, 1.0);
+  if (r.has("moe_expert_stream")) {
+    e.moe_expert_stream = r.number("moe_expert_stream", 0.0, 1.0);
+    // 0 is none; a share below the fit's own floor (CostParams: 0.01) is no measurement
+    if (!sink.failed() && e.moe_expert_stream > 0 && e.moe_expert_stream < 0.01) r.fail_value("moe_expert_stream", "0 (none) or a share of HBM from 0.01 to 1");
+  }
   if (r.has("moe_all_to_all")) {
     const std::string k = r.string("moe_all_to_all");
     if (!sink.failed() && k != "nvlink-one-sided" && k != "deepep-low-latency" && k != "model") {

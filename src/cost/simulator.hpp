@@ -152,8 +152,9 @@ struct EngineTraits {
   // The kernel the engine runs a tensor-parallel MoE layer with (every rank all experts,
   // sliced; the tokens replicated): kTritonFusedMoe for vLLM and SGLang (their Triton
   // fused_moe_kernel, measured in data/silicon/grouped_gemm.csv, layout `routed`); kOther
-  // for kernels no table measures (TensorRT-LLM's CUTLASS MoE), which the fitted expert
-  // efficiency prices.
+  // for the others (TensorRT-LLM's CUTLASS MoE), priced as grouped expert GEMMs whose weights
+  // stream at moe_expert_stream where the profile measures it, else at the fitted expert
+  // efficiency.
   enum class MoeKernel : std::uint8_t { kOther, kTritonFusedMoe };
   MoeKernel moe_kernel = MoeKernel::kOther;
   // The fixed time per MoE layer of the engine's MoE module beyond the ops the model counts

@@ -319,7 +319,7 @@ std::string steady_line(const std::vector<C>& cands, const char* others) {
   }
   if (open.size() > kListed) which_open += fmt::format(" and {} more", open.size() - kListed);
   const bool one = open.size() == 1;
-  out += fmt::format("(not searched again, the steady searches at their limit: {} ran more requests/s per GPU in {} short run{} than the "
+  out += fmt::format("(not searched again, the steady searches stopped (their limit or a time limit): {} ran more requests/s per GPU in {} short run{} than the "
                      "answer sustains; the answer is the best of those searched, and {} might sustain more)\n",
                      which_open, one ? "its" : "their", one ? "" : "s", one ? "it" : "one of them");
   return out;

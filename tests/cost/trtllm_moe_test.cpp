@@ -62,7 +62,7 @@ double simulated_module_us(const char* engine, std::int64_t tokens, bool floor =
 // The least-squares line of a backend's measured module time over the bytes of the experts its
 // tokens touch: the expected number of the 256 experts a top-8 router touches over T tokens,
 // 256 (1 - (1 - 8/256)^T), each a TP8 slice of 3 x 7168 x 256 NVFP4 weights (0.5625 bytes with
-// the fp8 scale per 16): 3.096 MB. Returns {microseconds per MB, intercept}.
+// the fp8 scale per 16): 3.097 MB. Returns {microseconds per MB, intercept}.
 std::pair<double, double> module_line(const std::map<std::int64_t, double>& rows) {
   const double slice_mb = 3.0 * 7168.0 * 256.0 * 0.5625 / 1e6;
   std::vector<double> x, y;
@@ -80,7 +80,7 @@ std::pair<double, double> module_line(const std::map<std::int64_t, double>& rows
 
 TEST(TrtllmMoe, TheProfilesExpertStreamIsTheMeasuredSlope) {
   // By hand: one token touches 256 x (1 - (248/256)^1) = 8 slices, 24.8 MB; 384 tokens all but
-  // 256 x (248/256)^384 = 1.3e-3 of them, 792.6 MB. The CUTLASS line over the 14 token counts
+  // 256 x (248/256)^384 = 1.3e-3 of them, 792.7 MB. The CUTLASS line over the 14 token counts
   // (computed 2026-11-29): 0.3325 us per MB, so 1 / 0.3325 = 3.01 MB per us = 3.01 TB/s, 0.376 of
   // the B200's 8 TB/s, with 90.5 us at no bytes (the router, the module's small kernels); the
   // TRTLLM-Gen line 0.1889 us per MB, 5.29 TB/s, 0.662.
@@ -161,8 +161,8 @@ OpCost expert_ffn1(const char* cluster, double stream) {
 }
 
 TEST(TrtllmMoe, ExpertGemmsStreamAtTheEnginesMeasuredShare) {
-  // 64 tokens x top-8 over 256 experts touch 256 (1 - (248/256)^64) = 222.5 of them: memory-bound
-  // (FC1 at 64 x 8 / 222.5 = 2.3 rows per expert). Its time is its kernel floor plus bytes over
+  // 64 tokens x top-8 over 256 experts touch 256 (1 - (248/256)^64) = 222.4 of them: memory-bound
+  // (FC1 at 64 x 8 / 222.4 = 2.3 rows per expert). Its time is its kernel floor plus bytes over
   // HBM x share: twice the share, half the streaming time.
   const double floor_s = cost_params_for("b200").kernel_overhead_us * 1e-6;
   const OpCost at = expert_ffn1("b200x8", 0.376), twice = expert_ffn1("b200x8", 0.752);
@@ -188,16 +188,17 @@ TEST(TrtllmMoe, AFasterMeasuredStreamNeverSlowsAStep) {
   SimContext slow = test_support::ctx_with("deepseek-v3", "b200x8", w, false, "trtllm");
   SimContext fast = slow;
   fast.engine.moe_expert_stream = 0.6;
-  int compared = 0;
   for (const std::int64_t batch : {1, 8, 64, 512}) {
     for (const Phase ph : {Phase::kDecode, Phase::kPrefill}) {
       const double a = breakdown_step(slow, test_support::plan(8, batch), ph, batch, 2000).stage_s;
       const double b = breakdown_step(fast, test_support::plan(8, batch), ph, batch, 2000).stage_s;
       EXPECT_LE(b, a * (1.0 + 1e-12)) << batch;
-      ++compared;
+      // decode streams the touched experts' weights, memory-bound: strictly faster there
+      if (ph == Phase::kDecode) {
+        EXPECT_LT(b, a) << batch;
+      }
     }
   }
-  EXPECT_EQ(compared, 8);
 }
 
 TEST(TrtllmMoe, TheTwoTensorParallelMoePathsMatchTheTwoMeasuredKernels) {
