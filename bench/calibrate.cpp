@@ -21,6 +21,7 @@
 //            how MoE layers are priced (--write writes the result)
 //   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [--refit-moe] [CSV]
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -146,6 +147,13 @@ CostParams start_params(const std::string& gpu, bool tables) {
 // MoE kernel traits on the MoE rows with those held; otherwise every knob on every row.
 // `from`: where a single-stage fit starts (Blackwell starts at Hopper's fit: a physical point
 // that never saw Blackwell's rows; the defaults otherwise).
+// The rows split by family: {dense, MoE}.
+std::pair<std::vector<const PublicRow*>, std::vector<const PublicRow*>> by_family(const std::vector<const PublicRow*>& rows) {
+  std::pair<std::vector<const PublicRow*>, std::vector<const PublicRow*>> out;
+  for (const PublicRow* r : rows) (r->family == "moe" ? out.second : out.first).push_back(r);
+  return out;
+}
+
 CostParams fit(const std::vector<const PublicRow*>& rows, const std::string& gpu, bool dense_first, bool verbose, bool tables,
                const CostParams* from = nullptr) {
   if (!dense_first) {
@@ -162,8 +170,7 @@ CostParams fit(const std::vector<const PublicRow*>& rows, const std::string& gpu
     p.gpu = gpu;
     return descend(rows, p, carried ? Knobs::kCarried : Knobs::kAll, verbose);
   }
-  std::vector<const PublicRow*> dense, moe;
-  for (const PublicRow* r : rows) (r->family == "moe" ? moe : dense).push_back(r);
+  const auto [dense, moe] = by_family(rows);
   if (verbose) fmt::print("  general parameters on the {} dense rows:\n", dense.size());
   CostParams p = descend(dense, start_params(gpu, tables), Knobs::kGeneral, verbose, Objective::kStrict);
   p.expert_mem_efficiency = p.mem_efficiency;  // the start of the MoE traits: what dense kernels reach
@@ -259,10 +266,7 @@ int main(int argc, char** argv) {
     // (after a change to how MoE layers are priced, the general parameters kept as shipped)
     CostParams p;
     if (refit_moe) {
-      std::vector<const PublicRow*> moe;
-      for (const PublicRow* r : mine) {
-        if (r->family == "moe") moe.push_back(r);
-      }
+      const std::vector<const PublicRow*> moe = by_family(mine).second;
       p = cost_params_for(s.name);
       p.kernel_tables = tables;
       fmt::print("  MoE kernel traits on the {} MoE rows, from the shipped fit:\n", moe.size());

@@ -202,10 +202,7 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
     // default: TRTLLM (the TRTLLM-Gen grouped GEMM, as NVIDIA's B200 min-latency recipe sets
     // it: row 100) has no CUTLASS module floor (docs/silicon.md, "TensorRT-LLM's MoE module on
     // the B200")
-    if (r.engine_name == "trtllm" && contains(get("notes"), "moe_backend TRTLLM")) {
-      r.engine.moe_module_floor_us = 0;
-      r.engine.moe_expert_stream = kTrtllmGenExpertStream;
-    }
+    if (r.engine_name == "trtllm" && contains(get("notes"), "moe_backend TRTLLM")) set_trtllm_moe_backend(r.engine, TrtllmMoeBackend::kTrtllmGen);
   }
   if (starts_with(scenario, "online serving")) {
     // closed loop at the stated concurrency: "max concurrency 64, QPS inf" (vLLM's
@@ -410,6 +407,12 @@ std::optional<PublicRow> convert_row(const Get& get, const Skip& skip) {
   return r;
 }
 }  // namespace
+
+void set_trtllm_moe_backend(EngineTraits& e, TrtllmMoeBackend b) {
+  if (b == TrtllmMoeBackend::kCutlass) return;
+  e.moe_module_floor_us = 0;
+  e.moe_expert_stream = b == TrtllmMoeBackend::kTrtllmGen ? kTrtllmGenExpertStream : 0.0;
+}
 
 std::string default_csv_path() { return std::string(SHARDWISE_SHARED_DIR) + "/calibration/public-measurements.csv"; }
 std::string held_out_dir() { return std::string(SHARDWISE_REPO_DIR) + "/data/validation"; }

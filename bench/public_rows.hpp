@@ -71,6 +71,12 @@ constexpr int kFirstHeldOutRow = 300;
 // MB, 5.29 TB/s of the B200's 8; tests/cost/trtllm_moe_test.cpp recomputes it), as the trtllm
 // profile's moe_expert_stream is CUTLASS's, its default backend.
 constexpr double kTrtllmGenExpertStream = 0.662;
+// TensorRT-LLM's MoE backends as a row's config names them: CUTLASS (the trtllm profile's
+// default: its module floor and measured stream), TRTLLM (TRTLLM-Gen: no floor,
+// kTrtllmGenExpertStream), TRITON (neither: the GPU fit's expert efficiency prices it).
+enum class TrtllmMoeBackend : std::uint8_t { kCutlass, kTrtllmGen, kTriton };
+// Sets `e` (the trtllm profile as loaded) to run `b`.
+void set_trtllm_moe_backend(EngineTraits& e, TrtllmMoeBackend b);
 // The last serving run predict() summarised, so that a row's other metric rows (each published
 // metric is a PublicRow of its own over the same simulated run) reuse it instead of simulating
 // it again: taken when the row id, workload, plan, engine, client and parameters all match.

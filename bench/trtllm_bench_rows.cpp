@@ -76,10 +76,7 @@ bool perf_overview_run(PublicRow& r, const std::string& model) {
   // GPT-OSS's llm_options.yml: moe_config {backend: CUTLASS}, "Hopper: use TRITON": on Hopper its
   // Triton backend, which neither the CUTLASS module floor nor its measured weight stream
   // describes (the GPU fit's expert efficiency prices it)
-  if (contains(model, "GPT-OSS") && (r.gpu == "h100" || r.gpu == "h200")) {
-    r.engine.moe_module_floor_us = 0;
-    r.engine.moe_expert_stream = 0;
-  }
+  if (contains(model, "GPT-OSS") && (r.gpu == "h100" || r.gpu == "h200")) set_trtllm_moe_backend(r.engine, TrtllmMoeBackend::kTriton);
   return true;
 }
 
