@@ -8,7 +8,7 @@ bin=$1
 fail=0
 out=$("$bin" --help 2>&1); rc=$?
 [ "$rc" -eq 0 ] || { echo "FAIL: --help exited $rc"; fail=1; }
-grep -q '^usage: validate_public \[--kernel-tables\] \[--matched-load\] \[--held-out\] \[--detail ID\] \[CSV\]' <<<"$out" || { echo "FAIL: --help printed no usage: $out"; fail=1; }
+grep -q '^usage: validate_public \[--kernel-tables\] \[--matched-load\] \[--load-sweep\] \[--held-out\] \[--detail ID\] \[CSV\]' <<<"$out" || { echo "FAIL: --help printed no usage: $out"; fail=1; }
 grep -q 'public-measurements.csv' <<<"$out" || { echo "FAIL: --help does not name the default file: $out"; fail=1; }
 grep -q 'data/validation' <<<"$out" || { echo "FAIL: --help does not name the held-out folder: $out"; fail=1; }
 stdout=$("$bin" --bogus 2>/dev/null); rc=$?
