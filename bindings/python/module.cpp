@@ -422,7 +422,9 @@ PYBIND11_MODULE(shardwise, m) {
         shardwise::ServeResult r;
         {
           py::gil_scoped_release release;
-          r = shardwise::simulate_serving(ctx, p, so);
+          shardwise::ServeOptions knee = so;
+          knee.knee_check = true;  // the dict's "knee", as simulate --json's
+          r = shardwise::simulate_serving(ctx, p, knee);
         }
         finish(watch);
         return to_py(shardwise::serve_json(ctx, p, r, 0.0));

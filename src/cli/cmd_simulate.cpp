@@ -373,7 +373,11 @@ int run_simulate(SimulateArgs a) {
       return fail(*e);
     }
     double wall = 0;
-    const ServeResult r = watched(a.time_limit, wall, [&](const ServeOptions& so) { return simulate_serving(ctx, plan, so); });
+    const ServeResult r = watched(a.time_limit, wall, [&](const ServeOptions& so) {
+      ServeOptions knee = so;
+      knee.knee_check = true;  // simulate's report and JSON show the knee check
+      return simulate_serving(ctx, plan, knee);
+    });
     print(a.json ? serve_json(ctx, plan, r, wall) : serve_text(ctx, plan, r, wall));
     return 0;
   }

@@ -111,6 +111,13 @@ std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_
     s += fmt::format("load         offered {:.3f} requests/s of a capacity of {:.3f} (every request queued at once): {:.0f}%\n",
                      r.offered_requests_per_s, r.capacity_requests_per_s, 100.0 * r.offered_requests_per_s / r.capacity_requests_per_s);
   }
+  if (r.knee) {
+    const KneeCheck& k = *r.knee;
+    s += fmt::format("near the knee at {:.0f}% more requests/s: TTFT mean {:.1f} -> {:.1f} ms, p99 {:.1f} -> {:.1f} ms; TPOT mean {:.2f} -> "
+                     "{:.2f} ms{}\n",
+                     100.0 * (k.rate_scale - 1.0), r.ttft_ms.mean, k.ttft_ms.mean, r.ttft_ms.p99, k.ttft_ms.p99, r.tpot_ms.mean, k.tpot_ms.mean,
+                     k.queue_grew ? "; the queue grows there (past the capacity)" : "");
+  }
   s += fmt::format("occupancy    {:.1f} requests in the system, {:.1f} {} (time averages {}); {} preemptions\n", r.mean_in_system,
                    r.mean_running, pools ? "past their first token" : "running", pools ? "over both pools" : "per instance", grouped(r.preemptions));
   s += fmt::format("mean request {:.1f} ms waiting, {:.1f} ms admission to first token, {:.1f} ms decoding\n", r.queue_ms, r.prefill_ms, r.decode_ms);
@@ -194,6 +201,12 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   j["goodput_requests_per_s"] = r.goodput_requests_per_s;
   j["offered_requests_per_s"] = r.offered_requests_per_s;
   j["capacity_requests_per_s"] = r.capacity_requests_per_s;
+  if (r.knee) {
+    j["knee"] = {{"rate_scale", r.knee->rate_scale}, {"ttft_ms", r.knee->ttft_ms.mean}, {"ttft_ms_p99", r.knee->ttft_ms.p99},
+                 {"tpot_ms", r.knee->tpot_ms.mean}, {"tpot_ms_p99", r.knee->tpot_ms.p99}, {"queue_grows", r.knee->queue_grew}};
+  } else {
+    j["knee"] = nullptr;
+  }
   j["kv_cache_tokens"] = r.kv_tokens;
   j["mean_in_system"] = r.mean_in_system;
   j["mean_running"] = r.mean_running;

@@ -441,6 +441,26 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       res.step_evaluations = steps.evaluations();
     }
   }
+  // the knee check: the same requests offered kKneeRateStep more often
+  if (opt.knee_check && arr.kind == Arrivals::Kind::kPoisson && !overloaded && res.capacity_requests_per_s > 0 &&
+      res.offered_requests_per_s >= kKneeLoad * res.capacity_requests_per_s && !should_stop(opt.watch)) {
+    SimContext more = ctx;
+    more.workload.serve.arrivals.rate *= 1.0 + kKneeRateStep;
+    more.workload.serve.requests = static_cast<std::int64_t>(cur.size()) * replicas;
+    Core k = run(more, plan, steps, make_requests(more.workload, replicas), arr.kind, users, opt.watch);
+    if (k.res.feasible && !should_stop(opt.watch)) {
+      ServeResult kr = k.res;
+      summarize(more.workload, k.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), kr);
+      KneeCheck kc;
+      kc.rate_scale = 1.0 + kKneeRateStep;
+      kc.ttft_ms = kr.ttft_ms;
+      kc.tpot_ms = kr.tpot_ms;
+      double growth = 0;
+      kc.queue_grew = queue_grew(k.rec, growth);
+      res.knee = kc;
+    }
+    res.step_evaluations = steps.evaluations();
+  }
   judge(w, overloaded, res);
   if (opt.keep_records) res.records = std::move(core.rec);
   return res;

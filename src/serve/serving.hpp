@@ -32,6 +32,19 @@ struct RequestRecord {
 };
 
 enum class Bottleneck : std::uint8_t { kQueueing, kPrefill, kDecode, kKvCache };
+
+// Near the knee (docs/serving.md, "Near capacity: the knee check"): Poisson arrivals offered at
+// kKneeLoad of the capacity or more are run once more, the same requests offered kKneeRateStep
+// more often (the same seed): how far the latencies move for a rate, or a capacity, a few
+// percent off. A deployment run near its capacity answers TTFT steeply: an MLPerf Server run's
+// mean TTFT can grow six-fold for 2% more requests/s (validate_public --load-sweep).
+constexpr double kKneeLoad = 0.8;
+constexpr double kKneeRateStep = 0.02;
+struct KneeCheck {
+  double rate_scale = 0;  // 1 + kKneeRateStep
+  LatencyStats ttft_ms, tpot_ms;
+  bool queue_grew = false;  // the queue grew over that run: past the capacity at that rate
+};
 const char* to_string(Bottleneck b);
 
 struct ServeResult {
@@ -69,6 +82,7 @@ struct ServeResult {
   bool stable = true;                  // the halves agree (kSteadyThroughputTol, kSteadyLatencyTol)
   std::int64_t length_runs = 1;        // simulations of growing length the automatic request count took
   std::vector<RequestRecord> records;  // when asked for
+  std::optional<KneeCheck> knee;       // when asked for (ServeOptions::knee_check) and run at kKneeLoad or more
 };
 
 // Steady state: runs of at least kMinWindowed requests are measured inside the window; the
@@ -85,6 +99,7 @@ struct ServeOptions {
   bool keep_records = false;
   bool measure_capacity = true;  // run the saturated case too (Poisson and trace arrivals)
   bool exact_steps = false;      // the cost layer at every step, no grid (StepTimes)
+  bool knee_check = false;       // near the capacity, run again at kKneeRateStep more requests/s (KneeCheck)
   Watch* watch = nullptr;        // a time limit, an interrupt, progress lines (core/control.hpp)
 };
 

@@ -232,6 +232,10 @@ for key in ttft_ms tpot_ms ttft_ms_p50 ttft_ms_p90 ttft_ms_p99 tpot_ms_p50 tpot_
            output_tok_s_per_gpu total_tok_s_per_gpu requests_per_s goodput_requests_per_s feasible reason; do
   expect 0 "\"$key\":" -- "${serve[@]}" --rate 5 --json
 done
+# the knee check: at 86% of the capacity, the same requests at 2% more requests/s (docs/serving.md)
+expect 0 '^near the knee at 2% more requests/s: TTFT mean [0-9.]+ -> [0-9.]+ ms' -- "${serve[@]}" --rate 5
+expect 0 '"rate_scale": 1.02' -- "${serve[@]}" --rate 5 --json
+expect 0 '"knee": null' -- "${serve[@]}" --rate 1 --json
 expect 0 'closed loop, 16 users' -- "${serve[@]}" --concurrency 16
 expect 0 'bottleneck +(queueing|prefill|decode|KV cache):' -- "${serve[@]}" --concurrency 16
 expect 0 'TTFT +[0-9.]+ +[0-9.]+' -- "${serve[@]}" --rate 5 --seed 9

@@ -75,7 +75,7 @@ class Simulate(unittest.TestCase):
         r = sw.simulate("llama-3.1-70b", "h100x8", "chat-1k-1k", seed=3, **kw)
         for key in ("ttft_ms", "tpot_ms", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p90", "tpot_ms_p99",
                     "e2e_ms_p50", "e2e_ms_p99", "output_tok_s_per_gpu", "total_tok_s_per_gpu", "requests_per_s",
-                    "goodput_requests_per_s", "feasible", "reason"):
+                    "goodput_requests_per_s", "feasible", "reason", "knee"):
             self.assertIn(key, r)
         self.assertLessEqual(r["ttft_ms_p50"], r["ttft_ms_p90"])
         self.assertLessEqual(r["ttft_ms_p90"], r["ttft_ms_p99"])

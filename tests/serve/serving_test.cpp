@@ -240,6 +240,43 @@ TEST(Serving, AnOfferedRateAboveTheCapacityIsNeverFeasible) {
   EXPECT_GT(below, 0);
 }
 
+// The knee check (docs/serving.md, "Near capacity: the knee check"): asked for, a Poisson run
+// at kKneeLoad of its capacity or more is run again at 2% more requests/s with the same seed;
+// below that load, or not asked for, there is none. The same requests offered more often wait
+// at least as long: over seeds and loads near the capacity, the mean TTFT never falls.
+TEST(Serving, NearTheCapacityTheKneeCheckRunsTwoPercentMoreRequests) {
+  const auto run = [](double rate, std::uint64_t seed, bool knee) {
+    Workload w = serve_workload(1024, 256);
+    w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
+    w.serve.requests = 1000;
+    w.serve.seed = seed;
+    w.serve.input = LengthDist{LengthDist::Kind::kLognormal, 1024, 0.8, 16, 8192, {}};
+    w.serve.output = LengthDist{LengthDist::Kind::kUniform, 0, 0, 16, 496, {}};
+    ServeOptions o;
+    o.knee_check = knee;
+    return simulate_serving(llama8b(w), test_support::plan(1, 0), o);
+  };
+  const ServeResult low = run(6.0, 1, true);
+  ASSERT_GT(low.capacity_requests_per_s, 0);
+  ASSERT_LT(low.offered_requests_per_s, kKneeLoad * low.capacity_requests_per_s);
+  EXPECT_FALSE(low.knee.has_value());
+  const double cap = low.capacity_requests_per_s;
+  int checked = 0;
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    for (double load : {0.85, 0.92}) {
+      const ServeResult r = run(load * cap, seed, true);
+      if (r.offered_requests_per_s < kKneeLoad * r.capacity_requests_per_s || !r.feasible) continue;
+      ASSERT_TRUE(r.knee.has_value()) << "seed " << seed << " load " << load;
+      EXPECT_DOUBLE_EQ(r.knee->rate_scale, 1.0 + kKneeRateStep);
+      EXPECT_GE(r.knee->ttft_ms.mean, r.ttft_ms.mean) << "seed " << seed << " load " << load;
+      EXPECT_LE(r.knee->ttft_ms.p50, r.knee->ttft_ms.p99);
+      EXPECT_FALSE(run(load * cap, seed, false).knee.has_value());
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3);  // the loop reached the knee on most of its cases
+}
+
 TEST(Serving, PercentilesAreOrdered) {
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     const ServeResult r = poisson(15.0, 800, seed);
