@@ -8,7 +8,7 @@
 // --held-out: then each file of data/validation/ (rows no fit has seen), summarised.
 // --detail ID: that row's serving simulation in a few lines (its load, batch, queue, caps).
 // --load-sweep: each MLPerf Server row's rate at which the simulated mean TTFT equals the
-// measured one (docs/serving.md, "TTFT at the MLPerf Server operating point").
+// measured one (docs/serving.md, "TTFT as a rate error").
 //   usage: validate_public [--kernel-tables] [--matched-load] [--load-sweep] [--held-out] [--detail ID] [CSV]
 #include <algorithm>
 #include <cmath>

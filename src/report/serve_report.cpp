@@ -113,10 +113,16 @@ std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_
   }
   if (r.knee) {
     const KneeCheck& k = *r.knee;
-    s += fmt::format("near the knee at {:.0f}% more requests/s: TTFT mean {:.1f} -> {:.1f} ms, p99 {:.1f} -> {:.1f} ms; TPOT mean {:.2f} -> "
-                     "{:.2f} ms{}\n",
-                     100.0 * (k.rate_scale - 1.0), r.ttft_ms.mean, k.ttft_ms.mean, r.ttft_ms.p99, k.ttft_ms.p99, r.tpot_ms.mean, k.tpot_ms.mean,
-                     k.queue_grew ? "; the queue grows there (past the capacity)" : "");
+    if (!k.skipped.empty()) {
+      s += fmt::format("near the knee at {:.0f}% more requests/s: {}\n", 100.0 * (k.rate_scale - 1.0), k.skipped);
+    } else {
+      s += fmt::format("near the knee at {:.0f}% more requests/s: TTFT mean {:.1f} -> {:.1f} ms, p99 {:.1f} -> {:.1f} ms; TPOT mean {:.2f} -> "
+                       "{:.2f} ms{}\n",
+                       100.0 * (k.rate_scale - 1.0), r.ttft_ms.mean, k.ttft_ms.mean, r.ttft_ms.p99, k.ttft_ms.p99, r.tpot_ms.mean, k.tpot_ms.mean,
+                       k.past_capacity ? fmt::format("; {:.3f} requests/s is past the capacity (overloaded there{})",
+                                                     k.rate_scale * r.offered_requests_per_s, k.queue_grew ? ", the queue grows" : "")
+                       : k.queue_grew ? "; the queue grows there" : "");
+    }
   }
   s += fmt::format("occupancy    {:.1f} requests in the system, {:.1f} {} (time averages {}); {} preemptions\n", r.mean_in_system,
                    r.mean_running, pools ? "past their first token" : "running", pools ? "over both pools" : "per instance", grouped(r.preemptions));
@@ -202,8 +208,13 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   j["offered_requests_per_s"] = r.offered_requests_per_s;
   j["capacity_requests_per_s"] = r.capacity_requests_per_s;
   if (r.knee) {
-    j["knee"] = {{"rate_scale", r.knee->rate_scale}, {"ttft_ms", r.knee->ttft_ms.mean}, {"ttft_ms_p99", r.knee->ttft_ms.p99},
-                 {"tpot_ms", r.knee->tpot_ms.mean}, {"tpot_ms_p99", r.knee->tpot_ms.p99}, {"queue_grows", r.knee->queue_grew}};
+    const KneeCheck& k = *r.knee;
+    if (!k.skipped.empty()) {
+      j["knee"] = {{"rate_scale", k.rate_scale}, {"past_capacity", k.past_capacity}, {"skipped", k.skipped}};
+    } else {
+      j["knee"] = {{"rate_scale", k.rate_scale}, {"ttft_ms", k.ttft_ms.mean}, {"ttft_ms_p99", k.ttft_ms.p99}, {"tpot_ms", k.tpot_ms.mean},
+                   {"tpot_ms_p99", k.tpot_ms.p99}, {"past_capacity", k.past_capacity}, {"queue_grows", k.queue_grew}, {"skipped", nullptr}};
+    }
   } else {
     j["knee"] = nullptr;
   }

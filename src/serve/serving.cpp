@@ -443,22 +443,39 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
   }
   // the knee check: the same requests offered kKneeRateStep more often
   if (opt.knee_check && arr.kind == Arrivals::Kind::kPoisson && !overloaded && res.capacity_requests_per_s > 0 &&
-      res.offered_requests_per_s >= kKneeLoad * res.capacity_requests_per_s && !should_stop(opt.watch)) {
-    SimContext more = ctx;
-    more.workload.serve.arrivals.rate *= 1.0 + kKneeRateStep;
-    more.workload.serve.requests = static_cast<std::int64_t>(cur.size()) * replicas;
-    Core k = run(more, plan, steps, make_requests(more.workload, replicas), arr.kind, users, opt.watch);
-    if (k.res.feasible && !should_stop(opt.watch)) {
-      ServeResult kr = k.res;
-      summarize(more.workload, k.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), kr);
-      KneeCheck kc;
-      kc.rate_scale = 1.0 + kKneeRateStep;
-      kc.ttft_ms = kr.ttft_ms;
-      kc.tpot_ms = kr.tpot_ms;
-      double growth = 0;
-      kc.queue_grew = queue_grew(k.rec, growth);
-      res.knee = kc;
+      res.offered_requests_per_s >= kKneeLoad * res.capacity_requests_per_s) {
+    KneeCheck kc;
+    kc.rate_scale = 1.0 + kKneeRateStep;
+    kc.past_capacity = kc.rate_scale * res.offered_requests_per_s > res.capacity_requests_per_s;
+    // it takes about as long as the run just done: not begun when it cannot end in time
+    if (opt.watch && opt.watch->time_limit_s() > 0 && opt.watch->remaining_s() < 1.2 * run_took) {
+      kc.skipped = fmt::format("not run: the time limit ({:g} s) leaves {:.1f} s, the arrivals ran in {:.1f} s", opt.watch->time_limit_s(),
+                               opt.watch->remaining_s(), run_took);
+    } else {
+      SimContext more = ctx;
+      more.workload.serve.arrivals.rate *= kc.rate_scale;
+      more.workload.serve.requests = static_cast<std::int64_t>(cur.size()) * replicas;
+      Core k = run(more, plan, steps, make_requests(more.workload, replicas), arr.kind, users, opt.watch);
+      if (opt.watch && opt.watch->stopped() == StopReason::kCancelled) {  // an interrupt ends the command, as in the runs above
+        ServeResult stop;
+        stop.feasible = false;
+        stop.stopped = true;
+        stop.reason = fmt::format("by {} after {:.1f} s", opt.watch->stop_text(), opt.watch->elapsed_s());
+        return stop;
+      }
+      if (!k.res.feasible || should_stop(opt.watch)) {
+        kc.skipped = k.res.stopped || should_stop(opt.watch) ? fmt::format("cut short by the time limit ({:g} s)", opt.watch ? opt.watch->time_limit_s() : 0.0)
+                                                              : fmt::format("not run: {}", k.res.reason);
+      } else {
+        ServeResult kr = k.res;
+        summarize(more.workload, k.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), kr);
+        kc.ttft_ms = kr.ttft_ms;
+        kc.tpot_ms = kr.tpot_ms;
+        double growth = 0;
+        kc.queue_grew = queue_grew(k.rec, growth);
+      }
     }
+    res.knee = kc;
     res.step_evaluations = steps.evaluations();
   }
   judge(w, overloaded, res);

@@ -34,16 +34,19 @@ struct RequestRecord {
 enum class Bottleneck : std::uint8_t { kQueueing, kPrefill, kDecode, kKvCache };
 
 // Near the knee (docs/serving.md, "Near capacity: the knee check"): Poisson arrivals offered at
-// kKneeLoad of the capacity or more are run once more, the same requests offered kKneeRateStep
-// more often (the same seed): how far the latencies move for a rate, or a capacity, a few
-// percent off. A deployment run near its capacity answers TTFT steeply: an MLPerf Server run's
-// mean TTFT can grow six-fold for 2% more requests/s (validate_public --load-sweep).
+// kKneeLoad of the capacity or more are run once more, the same requests (the same seed and
+// count) offered kKneeRateStep more often: how far the latencies move for a rate, or a
+// capacity, a few percent off. Near its capacity a deployment's TTFT is steep in the rate
+// (bench/validate_public --load-sweep: the simulated MLPerf Server rows' mean TTFT grows up to
+// six-fold for 2% more requests/s).
 constexpr double kKneeLoad = 0.8;
 constexpr double kKneeRateStep = 0.02;
 struct KneeCheck {
-  double rate_scale = 0;  // 1 + kKneeRateStep
-  LatencyStats ttft_ms, tpot_ms;
-  bool queue_grew = false;  // the queue grew over that run: past the capacity at that rate
+  double rate_scale = 0;        // 1 + kKneeRateStep
+  LatencyStats ttft_ms, tpot_ms;  // that run's (its steady window, as the main run's)
+  bool past_capacity = false;   // the scaled rate exceeds the measured capacity: an overload at that rate
+  bool queue_grew = false;      // the queue grew over that run
+  std::string skipped;          // not run (the time limit would not leave it time, or cut it short): why; the fields above unset
 };
 const char* to_string(Bottleneck b);
 

@@ -241,40 +241,77 @@ TEST(Serving, AnOfferedRateAboveTheCapacityIsNeverFeasible) {
 }
 
 // The knee check (docs/serving.md, "Near capacity: the knee check"): asked for, a Poisson run
-// at kKneeLoad of its capacity or more is run again at 2% more requests/s with the same seed;
-// below that load, or not asked for, there is none. The same requests offered more often wait
-// at least as long: over seeds and loads near the capacity, the mean TTFT never falls.
-TEST(Serving, NearTheCapacityTheKneeCheckRunsTwoPercentMoreRequests) {
-  const auto run = [](double rate, std::uint64_t seed, bool knee) {
+// at kKneeLoad of its capacity or more is run again with the same requests at 2% more
+// requests/s, so its latencies are exactly those of a plain run at that rate and that request
+// count (one replica or two; a given count or the automatic length); below that load, for a
+// closed loop, for an overload, or not asked for, there is none; past 1 / 1.02 of the capacity
+// it says the scaled rate is past it.
+TEST(Serving, NearTheCapacityTheKneeCheckIsThePlainRunAtTwoPercentMore) {
+  const auto workload = [](double rate, std::int64_t requests, std::uint64_t seed) {
     Workload w = serve_workload(1024, 256);
     w.serve.arrivals = Arrivals{Arrivals::Kind::kPoisson, rate, 0};
-    w.serve.requests = 1000;
+    w.serve.requests = requests;
     w.serve.seed = seed;
     w.serve.input = LengthDist{LengthDist::Kind::kLognormal, 1024, 0.8, 16, 8192, {}};
     w.serve.output = LengthDist{LengthDist::Kind::kUniform, 0, 0, 16, 496, {}};
+    return w;
+  };
+  const auto run = [](const Workload& w, std::int64_t replicas, bool knee) {
+    Plan p = test_support::plan(1, 0);
+    p.deg.replicas = static_cast<std::int32_t>(replicas);
     ServeOptions o;
     o.knee_check = knee;
-    return simulate_serving(llama8b(w), test_support::plan(1, 0), o);
+    return simulate_serving(llama8b(w, replicas == 1 ? "h100x1" : "h100x2"), p, o);
   };
-  const ServeResult low = run(6.0, 1, true);
+  const ServeResult low = run(workload(6.0, 1000, 1), 1, true);
   ASSERT_GT(low.capacity_requests_per_s, 0);
   ASSERT_LT(low.offered_requests_per_s, kKneeLoad * low.capacity_requests_per_s);
   EXPECT_FALSE(low.knee.has_value());
-  const double cap = low.capacity_requests_per_s;
+  const double cap = low.capacity_requests_per_s;  // one replica's (the same requests scale with replicas)
   int checked = 0;
-  for (std::uint64_t seed : {1u, 2u, 3u}) {
-    for (double load : {0.85, 0.92}) {
-      const ServeResult r = run(load * cap, seed, true);
-      if (r.offered_requests_per_s < kKneeLoad * r.capacity_requests_per_s || !r.feasible) continue;
-      ASSERT_TRUE(r.knee.has_value()) << "seed " << seed << " load " << load;
-      EXPECT_DOUBLE_EQ(r.knee->rate_scale, 1.0 + kKneeRateStep);
-      EXPECT_GE(r.knee->ttft_ms.mean, r.ttft_ms.mean) << "seed " << seed << " load " << load;
-      EXPECT_LE(r.knee->ttft_ms.p50, r.knee->ttft_ms.p99);
-      EXPECT_FALSE(run(load * cap, seed, false).knee.has_value());
-      ++checked;
+  for (std::int64_t replicas : {1, 2}) {
+    for (std::int64_t requests : {1000, 0}) {  // 0: the automatic length
+      for (std::uint64_t seed : {1u, 2u}) {
+        for (double load : {0.85, 0.92}) {
+          const Workload w = workload(load * cap * static_cast<double>(replicas), requests * replicas, seed);
+          const ServeResult r = run(w, replicas, true);
+          const std::string at = "replicas " + std::to_string(replicas) + " requests " + std::to_string(requests) + " seed " +
+                                 std::to_string(seed) + " load " + std::to_string(load);
+          ASSERT_GT(r.capacity_requests_per_s, 0) << at;
+          if (r.offered_requests_per_s < kKneeLoad * r.capacity_requests_per_s || r.offered_requests_per_s > r.capacity_requests_per_s) {
+            EXPECT_FALSE(r.knee.has_value()) << at;
+            continue;
+          }
+          ASSERT_TRUE(r.knee.has_value()) << at;
+          ASSERT_TRUE(r.knee->skipped.empty()) << at << ": " << r.knee->skipped;
+          EXPECT_DOUBLE_EQ(r.knee->rate_scale, 1.0 + kKneeRateStep);
+          // the same requests at 1.02 times the rate: a plain run of the final length there
+          Workload more = w;
+          more.serve.arrivals.rate *= 1.0 + kKneeRateStep;
+          more.serve.requests = r.requests * replicas;
+          const ServeResult plain = run(more, replicas, false);
+          EXPECT_DOUBLE_EQ(r.knee->ttft_ms.mean, plain.ttft_ms.mean) << at;
+          EXPECT_DOUBLE_EQ(r.knee->ttft_ms.p99, plain.ttft_ms.p99) << at;
+          EXPECT_DOUBLE_EQ(r.knee->tpot_ms.mean, plain.tpot_ms.mean) << at;
+          EXPECT_FALSE(plain.knee.has_value()) << at;  // not asked for
+          EXPECT_EQ(r.knee->past_capacity, (1.0 + kKneeRateStep) * r.offered_requests_per_s > r.capacity_requests_per_s) << at;
+          ++checked;
+        }
+      }
     }
   }
-  EXPECT_GE(checked, 3);  // the loop reached the knee on most of its cases
+  EXPECT_GE(checked, 12);  // most of the 16 cases reached the knee
+  // just under the capacity: the scaled rate is past it, and says so
+  const ServeResult edge = run(workload(0.99 * cap, 1000, 1), 1, true);
+  if (edge.offered_requests_per_s <= edge.capacity_requests_per_s) {
+    ASSERT_TRUE(edge.knee.has_value());
+    EXPECT_TRUE(edge.knee->past_capacity);
+  }
+  // an overload, a closed loop: none
+  const ServeResult over = run(workload(1.5 * cap, 1000, 1), 1, true);
+  EXPECT_FALSE(over.feasible);
+  EXPECT_FALSE(over.knee.has_value());
+  EXPECT_FALSE(run(closed_loop(1024, 256, 64, 640), 1, true).knee.has_value());
 }
 
 TEST(Serving, PercentilesAreOrdered) {
