@@ -465,7 +465,7 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       }
       if (!k.res.feasible || should_stop(opt.watch)) {
         kc.skipped = k.res.stopped || should_stop(opt.watch) ? fmt::format("cut short by the time limit ({:g} s)", opt.watch ? opt.watch->time_limit_s() : 0.0)
-                                                              : fmt::format("not run: {}", k.res.reason);
+                                                              : fmt::format("no result: {}", k.res.reason);
       } else {
         ServeResult kr = k.res;
         summarize(more.workload, k.rec, static_cast<double>(plan.deg.instance_gpus()), static_cast<double>(replicas), kr);
