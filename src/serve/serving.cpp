@@ -7,6 +7,7 @@
 #include <deque>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -348,6 +349,18 @@ void judge(const Workload& w, bool overloaded, ServeResult& res) {
 
 }  // namespace serve_detail
 
+namespace {
+// A run the watch stopped: infeasible, no statistics, the reason given (an interrupt's own
+// when empty).
+ServeResult stopped_result(const Watch& watch, std::string reason) {
+  ServeResult stop;
+  stop.feasible = false;
+  stop.stopped = true;
+  stop.reason = reason.empty() ? fmt::format("by {} after {:.1f} s", watch.stop_text(), watch.elapsed_s()) : std::move(reason);
+  return stop;
+}
+}  // namespace
+
 ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const ServeOptions& opt) {
   const Workload& w = ctx.workload;
   const std::int64_t replicas = std::max<std::int64_t>(1, plan.deg.replicas);
@@ -419,14 +432,12 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       const bool no_time = opt.watch && opt.watch->remaining_s() < 1.2 * run_took;
       const double rate = no_time ? 0.0 : saturated_rate(ctx, plan, steps, cur, opt.watch);
       if (no_time || should_stop(opt.watch)) {
-        ServeResult stop;
-        stop.feasible = false;
-        stop.stopped = true;
-        stop.reason = fmt::format("by {} after {:.1f} s: the arrivals ran in {:.1f} s, and the capacity run (every request queued at once) "
-                                  "{}", opt.watch->time_limit_s() > 0 ? fmt::format("the time limit ({:g} s)", opt.watch->time_limit_s()) : opt.watch->stop_text(),
-                                  opt.watch->elapsed_s(), run_took, no_time ? "would not end within it" : "was cut short");
-        if (opt.watch->stopped() == StopReason::kCancelled) stop.reason = fmt::format("by {} after {:.1f} s", opt.watch->stop_text(), opt.watch->elapsed_s());
-        return stop;
+        if (opt.watch->stopped() == StopReason::kCancelled) return stopped_result(*opt.watch, "");
+        return stopped_result(*opt.watch, fmt::format("by {} after {:.1f} s: the arrivals ran in {:.1f} s, and the capacity run (every request "
+                                                      "queued at once) {}",
+                                                      opt.watch->time_limit_s() > 0 ? fmt::format("the time limit ({:g} s)", opt.watch->time_limit_s())
+                                                                                    : opt.watch->stop_text(),
+                                                      opt.watch->elapsed_s(), run_took, no_time ? "would not end within it" : "was cut short"));
       }
       if (rate > 0) {
         res.capacity_requests_per_s = rate * static_cast<double>(replicas);
@@ -456,13 +467,8 @@ ServeResult simulate_serving(const SimContext& ctx, const Plan& plan, const Serv
       more.workload.serve.arrivals.rate *= kc.rate_scale;
       more.workload.serve.requests = static_cast<std::int64_t>(cur.size()) * replicas;
       Core k = run(more, plan, steps, make_requests(more.workload, replicas), arr.kind, users, opt.watch);
-      if (opt.watch && opt.watch->stopped() == StopReason::kCancelled) {  // an interrupt ends the command, as in the runs above
-        ServeResult stop;
-        stop.feasible = false;
-        stop.stopped = true;
-        stop.reason = fmt::format("by {} after {:.1f} s", opt.watch->stop_text(), opt.watch->elapsed_s());
-        return stop;
-      }
+      // an interrupt ends the command, as in the runs above
+      if (opt.watch && opt.watch->stopped() == StopReason::kCancelled) return stopped_result(*opt.watch, "");
       if (!k.res.feasible || should_stop(opt.watch)) {
         kc.skipped = k.res.stopped || should_stop(opt.watch) ? fmt::format("cut short by the time limit ({:g} s)", opt.watch ? opt.watch->time_limit_s() : 0.0)
                                                               : fmt::format("no result: {}", k.res.reason);
