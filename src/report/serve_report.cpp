@@ -18,6 +18,29 @@ using nlohmann::json;
 json stats_json(const LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}};
 }
+
+// The knee check of a serving run (docs/serving.md, "Near capacity: the knee check"): its line,
+// after `indent`, or nothing; and its JSON, null when not run.
+std::string knee_text(const ServeResult& r, const char* indent) {
+  if (!r.knee) return {};
+  const KneeCheck& k = *r.knee;
+  const double pct = 100.0 * (k.rate_scale - 1.0);
+  if (!k.skipped.empty()) return fmt::format("{}near the knee at {:.0f}% more requests/s: {}\n", indent, pct, k.skipped);
+  return fmt::format("{}near the knee at {:.0f}% more requests/s: TTFT mean {:.1f} -> {:.1f} ms, p99 {:.1f} -> {:.1f} ms; TPOT mean {:.2f} -> "
+                     "{:.2f} ms{}\n",
+                     indent, pct, r.ttft_ms.mean, k.ttft_ms.mean, r.ttft_ms.p99, k.ttft_ms.p99, r.tpot_ms.mean, k.tpot_ms.mean,
+                     k.past_capacity ? fmt::format("; {:.3f} requests/s is past the capacity (overloaded there{})", k.rate_scale * r.offered_requests_per_s,
+                                                   k.queue_grew ? ", the queue grows" : "")
+                     : k.queue_grew ? "; the queue grows there" : "");
+}
+
+json knee_json(const ServeResult& r) {
+  if (!r.knee) return nullptr;
+  const KneeCheck& k = *r.knee;
+  if (!k.skipped.empty()) return {{"rate_scale", k.rate_scale}, {"past_capacity", k.past_capacity}, {"skipped", k.skipped}};
+  return {{"rate_scale", k.rate_scale}, {"ttft_ms", k.ttft_ms.mean}, {"ttft_ms_p99", k.ttft_ms.p99}, {"tpot_ms", k.tpot_ms.mean},
+          {"tpot_ms_p99", k.tpot_ms.p99}, {"past_capacity", k.past_capacity}, {"queue_grows", k.queue_grew}, {"skipped", nullptr}};
+}
 }  // namespace
 
 std::string slo_label(const Workload& w, const char* le) {
@@ -111,19 +134,7 @@ std::string serve_body(const SimContext& ctx, const ServeResult& r, double wall_
     s += fmt::format("load         offered {:.3f} requests/s of a capacity of {:.3f} (every request queued at once): {:.0f}%\n",
                      r.offered_requests_per_s, r.capacity_requests_per_s, 100.0 * r.offered_requests_per_s / r.capacity_requests_per_s);
   }
-  if (r.knee) {
-    const KneeCheck& k = *r.knee;
-    if (!k.skipped.empty()) {
-      s += fmt::format("near the knee at {:.0f}% more requests/s: {}\n", 100.0 * (k.rate_scale - 1.0), k.skipped);
-    } else {
-      s += fmt::format("near the knee at {:.0f}% more requests/s: TTFT mean {:.1f} -> {:.1f} ms, p99 {:.1f} -> {:.1f} ms; TPOT mean {:.2f} -> "
-                       "{:.2f} ms{}\n",
-                       100.0 * (k.rate_scale - 1.0), r.ttft_ms.mean, k.ttft_ms.mean, r.ttft_ms.p99, k.ttft_ms.p99, r.tpot_ms.mean, k.tpot_ms.mean,
-                       k.past_capacity ? fmt::format("; {:.3f} requests/s is past the capacity (overloaded there{})",
-                                                     k.rate_scale * r.offered_requests_per_s, k.queue_grew ? ", the queue grows" : "")
-                       : k.queue_grew ? "; the queue grows there" : "");
-    }
-  }
+  s += knee_text(r, "");
   s += fmt::format("occupancy    {:.1f} requests in the system, {:.1f} {} (time averages {}); {} preemptions\n", r.mean_in_system,
                    r.mean_running, pools ? "past their first token" : "running", pools ? "over both pools" : "per instance", grouped(r.preemptions));
   s += fmt::format("mean request {:.1f} ms waiting, {:.1f} ms admission to first token, {:.1f} ms decoding\n", r.queue_ms, r.prefill_ms, r.decode_ms);
@@ -207,17 +218,7 @@ std::string serve_json(const SimContext& ctx, const Plan& plan, const ServeResul
   j["goodput_requests_per_s"] = r.goodput_requests_per_s;
   j["offered_requests_per_s"] = r.offered_requests_per_s;
   j["capacity_requests_per_s"] = r.capacity_requests_per_s;
-  if (r.knee) {
-    const KneeCheck& k = *r.knee;
-    if (!k.skipped.empty()) {
-      j["knee"] = {{"rate_scale", k.rate_scale}, {"past_capacity", k.past_capacity}, {"skipped", k.skipped}};
-    } else {
-      j["knee"] = {{"rate_scale", k.rate_scale}, {"ttft_ms", k.ttft_ms.mean}, {"ttft_ms_p99", k.ttft_ms.p99}, {"tpot_ms", k.tpot_ms.mean},
-                   {"tpot_ms_p99", k.tpot_ms.p99}, {"past_capacity", k.past_capacity}, {"queue_grows", k.queue_grew}, {"skipped", nullptr}};
-    }
-  } else {
-    j["knee"] = nullptr;
-  }
+  j["knee"] = knee_json(r);
   j["kv_cache_tokens"] = r.kv_tokens;
   j["mean_in_system"] = r.mean_in_system;
   j["mean_running"] = r.mean_running;
@@ -276,6 +277,7 @@ std::string target_text(const SimContext& ctx, const ServePlanResult& r, double 
     s += fmt::format("aggregated   {} GPU{}: {} {} of {} ({} GPU{})\n", d.total_gpus(), d.total_gpus() == 1 ? "" : "s", d.replicas, d.replicas == 1 ? "replica" : "replicas",
                      shape(b.plan, moe), d.instance_gpus(), d.instance_gpus() == 1 ? "" : "s each");
     s += at_target_text(r.deployment_result, target_rate);
+    s += knee_text(r.deployment_result, "             ");
   } else {
     s += fmt::format("aggregated   none: {}\n", r.reason);
   }
@@ -520,6 +522,7 @@ std::string serve_plan_json(const SimContext& ctx, const PlanFile& file, const S
     j["tpot_ms_p50"] = x.tpot_ms.p50;
     j["tpot_ms_p99"] = x.tpot_ms.p99;
     j["goodput_requests_per_s"] = x.goodput_requests_per_s;
+    j["knee"] = knee_json(x);  // --target-rate's aggregated deployment (null otherwise)
     json fr = json::array();
     for (const FrontierPoint& p : r.frontier) {
       fr.push_back({{"requests_per_s", p.rate}, {"output_tok_s_per_gpu", p.output_tok_s_per_gpu}, {"tok_s_per_user", p.tok_s_per_user},

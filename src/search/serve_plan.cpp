@@ -615,6 +615,7 @@ ServePlanResult plan_serving(const SimContext& ctx, const SearchSpace& space, co
         // transient understates the queues and the batch a long run settles into
         ServeOptions check;
         check.watch = opt.watch;
+        check.knee_check = true;  // the deployment's report says how near its knee it runs
         ServeResult res = simulate_serving(at_rate(with_settings(ctx, c), opt.target_rate, opt.steady_checks ? 0 : opt.requests * r), d, check);
         ++out.simulations;
         if (res.feasible) {

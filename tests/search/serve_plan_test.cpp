@@ -103,6 +103,15 @@ TEST(ServePlan, TargetRateTakesTheFewestGpusThatHoldIt) {
   EXPECT_EQ(r.deployment_rate, target);
   EXPECT_TRUE(r.deployment_result.feasible) << r.deployment_result.reason;
   EXPECT_LE(r.deployment.deg.total_gpus(), 8);
+  // the deployment is checked with the knee check: at 80% of its capacity or more it has one
+  // (docs/serving.md, "Near capacity: the knee check"), below none
+  const ServeResult& d = r.deployment_result;
+  ASSERT_GT(d.capacity_requests_per_s, 0);
+  EXPECT_EQ(d.knee.has_value(), d.offered_requests_per_s >= kKneeLoad * d.capacity_requests_per_s)
+      << d.offered_requests_per_s << " of " << d.capacity_requests_per_s;
+  if (d.knee) {
+    EXPECT_DOUBLE_EQ(d.knee->rate_scale, 1.0 + kKneeRateStep);
+  }
   // one replica fewer does not hold it (or there is nothing fewer)
   if (r.deployment.deg.replicas > 1) {
     Plan fewer = r.deployment;
