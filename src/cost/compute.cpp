@@ -96,17 +96,19 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   }
   return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
-double routed_gemm_time(Env& e, double rows, double flops, double bytes) {
+double routed_gemm_time(Env& e, double rows, double n, double k, double flops, double bytes) {
   e.op_flops = flops;
   e.op_bytes = bytes;
   const GemmFormatProfile& f = e.ctx->moe_routed;
   const double floor = e.ctx->moe_routed_floor_s;
-  const double share = e.curve_share(f.curve, rows);
+  const ShapeCurve* sc = f.shapes.empty() ? nullptr : f.shape(n, k);  // this shape measured: its own rows
+  const double share = e.curve_share(sc ? sc->curve : f.curve, rows);
   const double tc = flops / (e.peak_exp * share * f.ratio);
   const double tm = bytes / (e.hbm * share);
   if (e.bd) {
     e.op_rows = rows;
     e.op_table = &f;
+    e.op_shape = sc;
     e.op_bound = bound_of(tc, tm, floor);
   }
   return (floor + std::max(tc, tm)) * e.p->scales.experts;
@@ -152,8 +154,9 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   c.flops = compute_s > 0 ? e.op_flops : 0.0;
   c.hbm_bytes = compute_s > 0 ? e.op_bytes : 0.0;
   if (compute_s > 0 && e.op_table) {
-    c.basis = e.op_table->curve.in_range(e.op_rows) || e.op_table->basis == Basis::kExtrapolated ? e.op_table->basis : Basis::kExtrapolated;
-    c.table = e.op_table->source;
+    const GemmCurve& cv = e.op_shape ? e.op_shape->curve : e.op_table->curve;
+    c.basis = cv.in_range(e.op_rows) || e.op_table->basis == Basis::kExtrapolated ? e.op_table->basis : Basis::kExtrapolated;
+    c.table = e.op_shape ? e.op_table->source + "; its " + e.op_shape->source : e.op_table->source;
   } else if (compute_s > 0 && e.op_ceiling_source) {
     c.basis = e.op_ceiling_basis;
     c.table = *e.op_ceiling_source;
@@ -168,6 +171,7 @@ void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s
   e.pend_group = "";
   e.op_flops = e.op_bytes = 0;
   e.op_table = nullptr;
+  e.op_shape = nullptr;
   e.op_curve = nullptr;
   e.op_ceiling_source = nullptr;
   e.op_bound = "";

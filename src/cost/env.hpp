@@ -45,6 +45,7 @@ struct Env : FormatTerms {
   std::int64_t cls_layers = 0;
   double op_flops = 0, op_bytes = 0;  // of the op being costed, for the breakdown
   const GemmFormatProfile* op_table = nullptr;  // the kernel table behind it (nullptr: the model)
+  const ShapeCurve* op_shape = nullptr;         // and the curve of its shape in it, where measured
   const TimeCurve* op_curve = nullptr;          // or the measured curve behind an elementwise op
   // or the measured ceilings behind an attention op (MLA decode, prefill): their basis for this
   // op and the rows they come from (nullptr: none)
@@ -204,8 +205,10 @@ double stream_time(Env& e, double bytes);
 double elementwise_time(Env& e, const TimeCurve& c, double bytes);
 // An expert GEMM of a tensor-parallel MoE layer run by the engine's own fused MoE kernel:
 // the floor plus the roofline over the share its measured rows reach at `rows` token copies
-// per touched expert (SimContext::moe_routed; the caller checks that the curve is present).
-double routed_gemm_time(Env& e, double rows, double flops, double bytes);
+// per touched expert (SimContext::moe_routed; the caller checks that the curve is present):
+// the rows of its own shape (n output columns, k deep, per expert on this rank) where they
+// are measured, else the curve pooled over every measured shape.
+double routed_gemm_time(Env& e, double rows, double n, double k, double flops, double bytes);
 // The breakdown's record of the op being costed (a no-op unless a breakdown is asked for:
 // inline, so that the search's evaluations pay one test).
 void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s);

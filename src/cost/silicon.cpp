@@ -315,6 +315,18 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
   const double peak = format_peak(gpu, fmt), hbm = gpu.hbm_bandwidth.value(), bpw = format_bytes(fmt);
   if constexpr (std::is_same_v<Row, GroupedRow>) {
     out.curve = build_grouped_curve(mine, peak, hbm, bpw, floor_s);
+    // the engines' fused MoE: each measured shape's own curve as well (two row counts or more)
+    if (routed) {
+      std::map<std::pair<double, double>, std::vector<Row>> by_shape;
+      for (const auto& r : mine) by_shape[{r.n, r.k}].push_back(r);
+      for (const auto& [nk, rs] : by_shape) {
+        ShapeCurve sc{nk.first, nk.second, build_grouped_curve(rs, peak, hbm, bpw, floor_s), ""};
+        if (sc.curve.n < 2) continue;
+        sc.source = fmt::format("N {:.0f} x K {:.0f} alone ({} rows, {:.0f}-{:.0f} per expert)", nk.first, nk.second, sc.curve.rows,
+                                sc.curve.m_lo, sc.curve.m_hi);
+        out.shapes.push_back(std::move(sc));
+      }
+    }
   } else {
     out.curve = build_gemm_curve(mine, peak, hbm, bpw, floor_s);
   }
@@ -669,6 +681,7 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     const SiliconTables::Curve* mine = own ? &(own->*member) : nullptr;
     if (mine && mine->curve.n > 0) {  // this GPU's own rows (an H800's for the H100: the same die)
       f.curve = mine->curve;
+      f.shapes = mine->shapes;
       const bool here = std::find(mine->silicon.begin(), mine->silicon.end(), gpu_name) != mine->silicon.end();
       f.basis = here ? Basis::kMeasured : Basis::kTransferred;
       f.source = mine->source;
@@ -677,6 +690,7 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     const SiliconTables::Curve& src = hopper->*member;
     if (src.curve.n == 0) return;  // no table of this kind: the model
     f.curve = src.curve;
+    f.shapes = src.shapes;
     f.basis = carried;
     f.ratio = f.ceiling_ratio;
     f.source = src.source + (f.ratio != 1.0 ? fmt::format(", x{:.3f} by {}", f.ratio, by) : "");
@@ -707,8 +721,12 @@ GemmProfile gemm_profile_for(const std::string& gpu_name, const SiliconTables& t
     } else if (blackwell) {
       fill(f, member, d);
       if (f.curve.n > 0) f.basis = Basis::kExtrapolated;
+      // a shape's own rows are the kernel's behaviour on the die that ran it (its tile choice at
+      // a few rows): carried to another architecture, the curve pooled over the shapes alone
+      f.shapes.clear();
     } else if (twin && (twin->*member).curve.n > 0) {
       f.curve = (twin->*member).curve;
+      f.shapes = (twin->*member).shapes;
       f.basis = Basis::kTransferred;
       f.ratio = twin_ratio;
       f.source = fmt::format("{} (on the {}: the same die; compute x{:.3f} by the measured best-shape ceilings)", (twin->*member).source, die_twin, twin_ratio);

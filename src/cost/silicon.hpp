@@ -6,6 +6,7 @@
 // there, else their best-shape ceilings), and says so (Basis).
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,9 +39,24 @@ struct GemmCurve {
   friend bool operator==(const GemmCurve&, const GemmCurve&) = default;
 };
 
+// A routed (fused MoE) table's rows of one GEMM shape, N x K (the experts' output columns
+// and reduction depth on one rank): the engine's kernel by copies per touched expert at that
+// shape alone. The op of that exact shape reads it before the curve pooled over every shape,
+// whose median share mixes kernels of unlike efficiency (an fp8 down projection over a
+// 256-deep K streams at half the share of its up projection: docs/silicon.md, "The engines'
+// fused MoE").
+struct ShapeCurve {
+  double n = 0, k = 0;
+  GemmCurve curve;
+  std::string source;  // "N 512 x K 7168 alone (14 rows, 1-256 per expert)", for --explain
+  friend bool operator==(const ShapeCurve&, const ShapeCurve&) = default;
+};
+
 // One GPU's dense-GEMM profile for one tensor-core format.
 struct GemmFormatProfile {
   GemmCurve curve;     // on the source silicon
+  // routed profiles only: the curves of each measured shape (empty: the pooled curve for all)
+  std::vector<ShapeCurve> shapes;
   double ratio = 1.0;  // the target's measured share of spec over the source's (compute-bound GEMMs)
   // the target's measured share of spec over the H100's, whatever the curve's source: at the
   // engines' shapes where both are measured there (measured_share_ratio), else at their best
@@ -49,6 +65,13 @@ struct GemmFormatProfile {
   double ceiling_ratio = 1.0;
   Basis basis = Basis::kModel;
   std::string source;  // "vidur h100 fp16 (1,680 rows)" etc., for --explain
+  // the curve of a measured shape N x K (nullptr: none; the pooled curve then)
+  const ShapeCurve* shape(double n, double k) const {
+    for (const ShapeCurve& s : shapes) {
+      if (std::abs(s.n - n) < 0.5 && std::abs(s.k - k) < 0.5) return &s;
+    }
+    return nullptr;
+  }
   friend bool operator==(const GemmFormatProfile&, const GemmFormatProfile&) = default;
 };
 
@@ -193,6 +216,7 @@ struct SiliconTables {
     GemmCurve curve;
     std::vector<std::string> silicon;  // the GPUs whose rows it holds
     std::string source;                // what --explain names
+    std::vector<ShapeCurve> shapes;    // routed curves: each measured shape's own
   };
   struct Source {
     double floor_s = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "core/embedded_data.hpp"
@@ -669,25 +670,31 @@ TEST(Silicon, ANewerGenerationNeverDecodesTheEnginesMoeSlower) {
 }
 
 namespace {
+// The copies per touched expert of `tokens` tokens routed uniformly to top-`k` of `experts`:
+// E (1 - (1 - k/E)^T) experts touched.
+double copies_per_touched(double tokens, double k, double experts) {
+  return tokens * k / (experts * (1.0 - std::pow(1.0 - k / experts, tokens)));
+}
 // The expert GEMMs of a step priced by the engine's measured fused MoE, memory-bound: each is
-// the kernel's floor plus its bytes over the GPU's HBM at the measured share `share`; their sum.
-double routed_expert_seconds(const Breakdown& b, const SimContext& ctx, double share) {
+// the kernel's floor plus its bytes over the GPU's HBM at the share its table's curve reaches
+// at `copies` per touched expert: the curve of its own shape `up` (expert_ffn1, N x K) or
+// `down` (expert_ffn2) where that shape is measured (nullptr: none), else the pooled one.
+// Their sum.
+double routed_expert_seconds(const Breakdown& b, const SimContext& ctx, double copies, const ShapeCurve* up, const ShapeCurve* down) {
   double sum = 0;
   for (const auto& o : b.ops) {
     if (o.op != "expert_ffn1" && o.op != "expert_ffn2") continue;
     EXPECT_EQ(o.basis, Basis::kMeasured) << o.table;
     EXPECT_STREQ(o.bound, "memory");
+    const ShapeCurve* sc = o.op == "expert_ffn1" ? up : down;
+    const double share = (sc ? sc->curve : ctx.moe_routed.curve).share_at(copies);
     const double want = (ctx.moe_routed_floor_s + o.hbm_bytes / (ctx.cluster.gpu.hbm_bandwidth.value() * share)) * ctx.params.scales.experts;
     EXPECT_NEAR(o.compute_s, want, want * 1e-9) << o.op;
+    // --explain names the shape's rows where they priced it
+    EXPECT_EQ(o.table.find(" alone (") != std::string::npos, sc != nullptr) << o.table;
     sum += o.compute_s;
   }
   return sum;
-}
-// The measured share of the engine's fused MoE at the copies per touched expert of `tokens`
-// tokens routed uniformly to top-`k` of `experts`: E (1 - (1 - k/E)^T) experts touched.
-double routed_share(const SimContext& ctx, double tokens, double k, double experts) {
-  const double touched = experts * (1.0 - std::pow(1.0 - k / experts, tokens));
-  return ctx.moe_routed.curve.share_at(tokens * k / touched);
 }
 // The expert GEMMs' compute seconds of a step, whatever priced them, each with basis `basis`.
 double expert_seconds(const Breakdown& b, Basis basis) {
@@ -736,11 +743,15 @@ TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   EXPECT_EQ(tr.moe_routed.curve.n, 0);
   // TP8, 8 sequences: 64 token copies over the experts touched, 256 x (1 - (1 - 8/256)^8) =
   // 57.42, so 1.1146 copies per touched expert; memory-bound, the op takes the floor plus its
-  // bytes over the H200's HBM at the measured share there
-  const double share = routed_share(sg, 8, 8, 256);
+  // bytes over the H200's HBM at the measured share there: the rows of its own shape, both
+  // measured (gate + up: N 2 x 2048 / 8 = 512 by K 7168; down: 7168 by 256)
+  const ShapeCurve* up = sg.moe_routed.shape(512, 7168);
+  const ShapeCurve* down = sg.moe_routed.shape(7168, 256);
+  ASSERT_NE(up, nullptr);
+  ASSERT_NE(down, nullptr);
   const Breakdown bs = breakdown_step(sg, plan(8, 8), Phase::kDecode, 8, 1536);
   const Breakdown bt = breakdown_step(tr, plan(8, 8), Phase::kDecode, 8, 1536);
-  const double sg_experts = routed_expert_seconds(bs, sg, share);
+  const double sg_experts = routed_expert_seconds(bs, sg, copies_per_touched(8, 8, 256), up, down);
   // TensorRT-LLM's CUTLASS MoE: its own measured weight stream, from the B200's table (on the
   // H200 extrapolated: tests/cost/trtllm_moe_test.cpp)
   const double tr_experts = expert_seconds(bt, Basis::kExtrapolated);
@@ -765,16 +776,52 @@ TEST(Silicon, TheEnginesFusedMoePricesOneGpusExpertsToo) {
   // 8 sequences, top-2 of 8 experts: 16 token copies over 8 x (1 - (1 - 2/8)^8) = 8 x (1 -
   // 0.100113) = 7.19910 touched experts, 2.22250 copies per touched expert; memory-bound, the
   // op takes the floor plus its bytes over the H100's HBM at the measured share there
-  const double share = routed_share(one, 8, 2, 8);
+  // (Mixtral's shapes are not among the measured ones: the pooled curve)
+  ASSERT_EQ(one.moe_routed.shape(2 * 14336, 4096), nullptr);
+  ASSERT_EQ(one.moe_routed.shape(4096, 14336), nullptr);
   const Breakdown b1 = breakdown_step(one, plan(1, 8), Phase::kDecode, 8, 1536);
   const Breakdown b2 = breakdown_step(two, plan(2, 8), Phase::kDecode, 8, 1536);
-  const double t1 = routed_expert_seconds(b1, one, share);
+  const double t1 = routed_expert_seconds(b1, one, copies_per_touched(8, 2, 8), nullptr, nullptr);
   const double t2 = expert_seconds(b2, Basis::kMeasured);
   // TP2 reads half of each expert per GPU: one GPU takes about twice as long, not 4.6x (the
   // fitted model's share on one GPU against the kernel's on two)
   ASSERT_GT(t2, 0);
   EXPECT_GT(t1 / t2, 1.6);
   EXPECT_LT(t1 / t2, 2.2);
+}
+
+TEST(Silicon, TheFusedMoeReadsTheRowsOfItsOwnShapeWhereTheyAreMeasured) {
+  // The H200's Triton fused-MoE rows of DeepSeek-V3 at TP8 (data/silicon/grouped_gemm.csv,
+  // layout routed): gate + up (N 512, K 7168) and down (N 7168, K 256) by tokens. The curve
+  // pooled over every measured shape takes one median share for both, 0.58 at 1.11 copies per
+  // touched expert, where up reaches about 0.75 of its roofline and down 0.43; the op now reads
+  // its own shape's rows. Measured (us): 8 tokens 58.726 + 50.675 = 109.401; 16: 96.168 +
+  // 69.078 = 165.246; 32: 145.796 + 104.264 = 250.060; 64: 192.948 + 139.227 = 332.175. The
+  // simulated sum lands within 3% of each (the rows' touched experts are the tuner's routing,
+  // the simulator's the expectation: 57.42 of 256 at 8 tokens against the row's 57.5). The
+  // pooled curve priced the 8-token pair at 122.7 us, 12% over.
+  using namespace test_support;
+  auto m = load_model("deepseek-v3");
+  auto c = cluster_from_preset("h200x8");
+  ASSERT_TRUE(m.ok() && c.ok());
+  const SimContext sg = make_context(*m, *c, decode(1536), cost_params_for("h200"), *load_engine_profile("sglang"));
+  ASSERT_NE(sg.moe_routed.shape(512, 7168), nullptr);
+  ASSERT_NE(sg.moe_routed.shape(7168, 256), nullptr);
+  EXPECT_EQ(sg.moe_routed.shape(512, 7168)->curve.rows, 14);
+  const std::map<std::int64_t, double> measured_us = {{8, 109.401}, {16, 165.246}, {32, 250.060}, {64, 332.175}};
+  for (const auto& [tokens, want] : measured_us) {
+    const Breakdown b = breakdown_step(sg, plan(8, tokens), Phase::kDecode, tokens, 1536);
+    double us = 0;
+    for (const auto& o : b.ops) {
+      if (o.op == "expert_ffn1" || o.op == "expert_ffn2") us += o.compute_s * 1e6;
+    }
+    EXPECT_NEAR(us / want, 1.0, 0.03) << tokens << " tokens: " << us << " us";
+  }
+  // Blackwell runs another kernel: the H100's rows are carried there pooled, never by shape
+  const GemmProfile b200 = gemm_profile_for("b200");
+  EXPECT_TRUE(b200.routed_fp8.shapes.empty());
+  EXPECT_FALSE(gemm_profile_for("h200").routed_fp8.shapes.empty());
+  EXPECT_FALSE(gemm_profile_for("h20").routed_fp8.shapes.empty());  // a Hopper die: the H100's rows, shapes and all
 }
 
 TEST(Silicon, FourBitExpertsNeverDecodeSlowerThanEightBitOnesOnBlackwell) {
