@@ -19,7 +19,11 @@
 //   --refit-moe  keeps each shipped fit's general parameters and refits only its MoE traits
 //            (expert_skew, expert_mem_efficiency) on its silicon's MoE rows: after a change to
 //            how MoE layers are priced (--write writes the result)
-//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [--refit-moe] [CSV]
+//   --refit-comm  keeps each shipped fit and refits only its two collective knobs
+//            (comm_efficiency, comm_overhead_us) on its silicon's rows, on a silicon where the
+//            engines' measured custom all-reduce prices the small all-reduces (--write writes it)
+//   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [--refit-moe]
+//          [--refit-comm] [CSV]
 #include <algorithm>
 #include <utility>
 #include <cstdio>
@@ -29,7 +33,9 @@
 
 #include <fmt/format.h>
 
+#include "cost/allreduce_table.hpp"
 #include "cost/silicon.hpp"
+#include "hardware/gpu.hpp"
 #include "public_rows.hpp"
 
 namespace {
@@ -100,8 +106,10 @@ const Knob kKnobs[] = {{"gemm_efficiency", &CostParams::gemm_efficiency, 0.4, 0.
                        {"expert_skew", &CostParams::expert_skew, 0.1, 1.0, true},
                        {"expert_mem_efficiency", &CostParams::expert_mem_efficiency, 0.3, 0.92, true}};
 
-// kCarried: every knob but gemm_efficiency, which is carried (a silicon fitted from another's fit)
-enum class Knobs { kAll, kGeneral, kMoe, kCarried };
+// kCarried: every knob but gemm_efficiency, which is carried (a silicon fitted from another's fit);
+// kComm: the collectives' two knobs alone (--refit-comm)
+enum class Knobs { kAll, kGeneral, kMoe, kCarried, kComm };
+bool comm_knob(const Knob& k) { return k.field == &CostParams::comm_efficiency || k.field == &CostParams::comm_overhead_us; }
 
 // Coordinate descent from `p` over the knobs of `which`.
 CostParams descend(const std::vector<const PublicRow*>& rows, CostParams p, Knobs which, bool verbose,
@@ -116,6 +124,7 @@ CostParams descend(const std::vector<const PublicRow*>& rows, CostParams p, Knob
       for (const Knob& k : kKnobs) {
         if ((which == Knobs::kGeneral && k.moe) || (which == Knobs::kMoe && !k.moe)) continue;
         if (which == Knobs::kCarried && k.field == &CostParams::gemm_efficiency) continue;
+        if (which == Knobs::kComm && !comm_knob(k)) continue;
         for (double f : {step, 1.0 / step}) {
           CostParams q = p;
           q.*k.field = std::clamp(p.*k.field * f, k.lo, k.hi);
@@ -205,7 +214,8 @@ void print_errors(const char* what, const std::vector<std::pair<const PublicRow*
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false, tables = false, refit_moe = false;
+  bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false, tables = false, refit_moe = false,
+       refit_comm = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--write") == 0) {
@@ -224,6 +234,8 @@ int main(int argc, char** argv) {
       tables = true;
     } else if (std::strcmp(argv[i], "--refit-moe") == 0) {
       refit_moe = true;
+    } else if (std::strcmp(argv[i], "--refit-comm") == 0) {
+      refit_comm = true;
     } else {
       path = argv[i];
     }
@@ -265,7 +277,20 @@ int main(int argc, char** argv) {
     // --refit-moe: the shipped fit with only its MoE traits refitted on the silicon's MoE rows
     // (after a change to how MoE layers are priced, the general parameters kept as shipped)
     CostParams p;
-    if (refit_moe) {
+    if (refit_comm) {
+      // --refit-comm: the shipped fit with only its two collective knobs refitted on the
+      // silicon's rows, where the engines' measured custom all-reduce now prices the small
+      // all-reduces those knobs had priced with every other collective (a silicon without
+      // that table keeps its fit: nothing it prices changed)
+      p = cost_params_for(s.name);
+      p.kernel_tables = tables;
+      if (custom_allreduce_profile_for(*find_gpu(s.name)).present) {
+        fmt::print("  the collective knobs on the {} rows, from the shipped fit:\n", mine.size());
+        p = descend(mine, p, Knobs::kComm, true);
+      } else {
+        fmt::print("  no custom all-reduce table for {}: the shipped fit\n", s.name);
+      }
+    } else if (refit_moe) {
       const std::vector<const PublicRow*> moe = by_family(mine).second;
       p = cost_params_for(s.name);
       p.kernel_tables = tables;

@@ -414,8 +414,9 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
       ctx.moe_routed_floor_s = g.floor_s;
     }
   }
-  // the engine's measured custom all-reduce: with the kernel tables (opt-in; docs/silicon.md, "All-reduce")
-  if (p.kernel_tables && ctx.engine.custom_all_reduce_max_bytes > 0) ctx.custom_ar = custom_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  // the engine's measured custom all-reduce, which it runs whatever prices the rest of the step:
+  // on every path (docs/silicon.md, "All-reduce")
+  if (ctx.engine.custom_all_reduce_max_bytes > 0) ctx.custom_ar = custom_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
   // NCCL's all-reduce above it: measured on every path (docs/silicon.md, "All-reduce")
   ctx.nccl_ar = nccl_allreduce_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
   // the activation and rotary kernels between the GEMMs: measured ops on every path (the

@@ -223,15 +223,24 @@ TEST(AllReduceTable, TheEngineAllReduceInsideNvlinkIsTheMeasuredOne) {
   EXPECT_DOUBLE_EQ(fn.colls[0].full_bytes, 114'688.0);
   EXPECT_NEAR(fn.comm_s, 12.339e-6 * on.params.scales.comm, 1e-9);
   EXPECT_EQ(fn.colls[0].basis, Basis::kTransferred);
-  // the same op without the tables, or under the generic engine: NCCL's alpha-beta model, slower
-  for (const SimContext& off : {deepseek("h200x8", false, "sglang"), deepseek("h200x8", true, nullptr)}) {
-    EXPECT_FALSE(off.custom_ar.present);
-    Breakdown b2;
-    evaluate(off, test_support::plan(8, 8), &b2);
-    const OpCost& f2 = moe_op(b2, "ffn_norm");
-    EXPECT_EQ(f2.colls[0].basis, Basis::kModel);
-    EXPECT_GT(f2.comm_s, fn.comm_s);
-  }
+  // the engine runs its kernel whatever prices the rest of the step: without the tables the
+  // same measured time (since session 31; before, only with them)
+  const SimContext fitted = deepseek("h200x8", false, "sglang");
+  ASSERT_TRUE(fitted.custom_ar.present);
+  Breakdown bf;
+  evaluate(fitted, test_support::plan(8, 8), &bf);
+  const OpCost& ff = moe_op(bf, "ffn_norm");
+  EXPECT_EQ(ff.colls[0].basis, Basis::kTransferred);
+  EXPECT_NEAR(ff.comm_s, 12.339e-6 * fitted.params.scales.comm, 1e-9);
+  // under the generic engine (no custom all-reduce): NCCL's alpha-beta model with its per-hop
+  // latency, slower (14.5 us with Hopper's fit of session 31)
+  const SimContext generic = deepseek("h200x8", true, nullptr);
+  EXPECT_FALSE(generic.custom_ar.present);
+  Breakdown b2;
+  evaluate(generic, test_support::plan(8, 8), &b2);
+  const OpCost& f2 = moe_op(b2, "ffn_norm");
+  EXPECT_EQ(f2.colls[0].basis, Basis::kModel);
+  EXPECT_GT(f2.comm_s, fn.comm_s);
 }
 
 TEST(AllReduceTable, GroupsOutsideTheMeasuredOnesKeepTheModel) {

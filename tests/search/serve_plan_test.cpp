@@ -64,7 +64,8 @@ TEST(ServePlan, TheChosenInstanceMeetsTheSlosAtItsMaxRate) {
   EXPECT_LE(b.max_rate, b.capacity + 1e-9);
   ServeOptions so;
   so.measure_capacity = false;
-  const ServeResult at_max = simulate_serving(at(ctx, b.max_rate, 300), b.plan, so);
+  // as the planner ran it: the candidate's engine settings (the tuning may have changed them)
+  const ServeResult at_max = simulate_serving(with_engine_settings(at(ctx, b.max_rate, 300), b), b.plan, so);
   EXPECT_TRUE(at_max.feasible) << at_max.reason;
   EXPECT_LE(at_max.tpot_ms.p90, 30.0);
   // the deployment fills the cluster with the best instance
@@ -126,15 +127,18 @@ TEST(ServePlan, TargetRateTakesTheFewestGpusThatHoldIt) {
 }
 
 TEST(ServePlan, TargetRateSizesDisaggregatedPoolsAndTakesTheFewestGpus) {
-  // Llama-3.1-8B at the cluster's instances less a half worth of traffic on up to 8 H100: the best disaggregated
-  // deployment holds the target (re-simulated), a pool with an instance fewer does not, and
-  // the chosen deployment is whichever of the two takes fewer GPUs
+  // Llama-3.1-8B at one and a half of the best aggregated instance's rate on up to 8 H100 (a
+  // traffic that takes two of them, whatever their size: with every instance of the cluster
+  // less a half, a TP2 best took 3.5 instances' traffic, more than any disaggregated pair
+  // holds on 8 GPUs): the best disaggregated deployment holds the target (re-simulated), a
+  // pool with an instance fewer does not, and the chosen deployment is whichever of the two
+  // takes fewer GPUs
   const SimContext ctx = serve_ctx(30, "h100x8");
   const SearchSpace space = make_space(ctx.model, ctx.cluster, ctx.workload);
   const ServePlanResult one = plan_serving(ctx, space, std::nullopt, options(4));
   ASSERT_GE(one.best, 0);
   const ServeCandidate& best = one.candidates[static_cast<std::size_t>(one.best)];
-  const double target = instances_less_half(best.plan, 8) * best.max_rate;
+  const double target = 1.5 * best.max_rate;
   const ServePlanResult r = plan_serving(ctx, space, std::nullopt, options(4, target));
   ASSERT_GT(r.deployment_rate, 0) << r.reason;
   ASSERT_GE(r.disagg_best, 0) << r.disagg_reason;

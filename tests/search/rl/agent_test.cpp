@@ -252,12 +252,14 @@ namespace shardwise::rl {
 namespace {
 
 TEST(Agent, ItsElitesAtTheirOwnLargestBatchReachExact) {
-  // GPT-MoE-1.6T decode-16k on 4,096 H200: each elite at its largest feasible batch, as exact
-  // refines its winners, reaches exact's optimum (22.75 of 22.91 tokens/s per GPU); on the batch
-  // ladder alone rl stays at 21.19 (measured 2026-11-29, session 29). The case moves with the
-  // Hopper fit's MoE traits, which decide where the ladder falls short: decode-32k on the same
-  // cluster told the two apart until the refit of session 29 (its ladder now at the optimum)
-  const Case c = test_support::make_search_case("gpt-moe-1.6t", "h200x4096", "decode-16k");
+  // GPT-MoE-1.6T decode-16k on 4,096 H100: each elite at its largest feasible batch, as exact
+  // refines its winners, reaches exact's optimum (19.665 tokens/s per GPU); on the batch ladder
+  // alone rl stays at 18.603, 0.946 of it (measured 2026-11-29, session 31). The case moves with
+  // the Hopper fit, which decides where the ladder falls short: decode-32k on 4,096 H200 told
+  // the two apart until the MoE refit of session 29, decode-16k on 4,096 H200 (22.75 of 22.91
+  // refined, 21.19 on the ladder) until session 31's measured all-reduce and collective refit
+  // (its ladder now at 0.996 of the optimum)
+  const Case c = test_support::make_search_case("gpt-moe-1.6t", "h100x4096", "decode-16k");
   SearchOptions o;
   o.budget = 4000;
   const SearchResult ex = find_engine("exact")(c.ctx, c.space, o);
@@ -265,8 +267,8 @@ TEST(Agent, ItsElitesAtTheirOwnLargestBatchReachExact) {
   ASSERT_TRUE(ex.found && rl.found);
   EXPECT_EQ(rl.calls, 4000);  // the refinement is outside the budget, as refine_batch's
   EXPECT_GE(rl.best_value, 0.99 * ex.best_value) << rl.best_value << " against " << ex.best_value;
-  o.refine_batch = false;  // the ladder alone: the pp 2 plan
-  EXPECT_LT(find_engine("rl")(c.ctx, c.space, o).best_value, 0.95 * ex.best_value);
+  o.refine_batch = false;  // the ladder alone
+  EXPECT_LT(find_engine("rl")(c.ctx, c.space, o).best_value, 0.97 * ex.best_value);
 }
 
 }  // namespace
