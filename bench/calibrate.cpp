@@ -22,8 +22,10 @@
 //   --refit-comm  keeps each shipped fit and refits only its two collective knobs
 //            (comm_efficiency, comm_overhead_us) on its silicon's rows, on a silicon where the
 //            engines' measured custom all-reduce prices the small all-reduces (--write writes it)
+//   --refit-general  the same for every general knob (all but expert_skew and
+//            expert_mem_efficiency), from the shipped fit
 //   usage: calibrate [--write] [--loo] [--lfo] [--lgo] [--joint] [--with-serve] [--kernel-tables] [--refit-moe]
-//          [--refit-comm] [CSV]
+//          [--refit-comm] [--refit-general] [CSV]
 #include <algorithm>
 #include <utility>
 #include <cstdio>
@@ -215,7 +217,7 @@ void print_errors(const char* what, const std::vector<std::pair<const PublicRow*
 
 int main(int argc, char** argv) {
   bool write = false, loo = false, lfo = false, lgo = false, joint = false, with_serve = false, tables = false, refit_moe = false,
-       refit_comm = false;
+       refit_comm = false, refit_general = false;
   std::string path = default_csv_path();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--write") == 0) {
@@ -236,6 +238,8 @@ int main(int argc, char** argv) {
       refit_moe = true;
     } else if (std::strcmp(argv[i], "--refit-comm") == 0) {
       refit_comm = true;
+    } else if (std::strcmp(argv[i], "--refit-general") == 0) {
+      refit_general = true;
     } else {
       path = argv[i];
     }
@@ -277,16 +281,17 @@ int main(int argc, char** argv) {
     // --refit-moe: the shipped fit with only its MoE traits refitted on the silicon's MoE rows
     // (after a change to how MoE layers are priced, the general parameters kept as shipped)
     CostParams p;
-    if (refit_comm) {
+    if (refit_comm || refit_general) {
       // --refit-comm: the shipped fit with only its two collective knobs refitted on the
       // silicon's rows, where the engines' measured custom all-reduce now prices the small
       // all-reduces those knobs had priced with every other collective (a silicon without
-      // that table keeps its fit: nothing it prices changed)
+      // that table keeps its fit: nothing it prices changed); --refit-general: every general
+      // knob (not the MoE traits) so, from the shipped fit
       p = cost_params_for(s.name);
       p.kernel_tables = tables;
       if (custom_allreduce_profile_for(*find_gpu(s.name)).present) {
-        fmt::print("  the collective knobs on the {} rows, from the shipped fit:\n", mine.size());
-        p = descend(mine, p, Knobs::kComm, true);
+        fmt::print("  the {} knobs on the {} rows, from the shipped fit:\n", refit_general ? "general" : "collective", mine.size());
+        p = descend(mine, p, refit_general ? Knobs::kGeneral : Knobs::kComm, true);
       } else {
         fmt::print("  no custom all-reduce table for {}: the shipped fit\n", s.name);
       }
@@ -347,12 +352,27 @@ int main(int argc, char** argv) {
   if (loo) {
     // each row predicted by its silicon's fit on the other rows
     std::vector<std::pair<const PublicRow*, double>> errs;
+    // with --refit-comm / --refit-general: the refit itself left out and redone per row (from
+    // the shipped fit, on the silicons it refits; the others' shipped fits saw every row and
+    // give no leave-one-out figure)
+    const bool warm = refit_comm || refit_general;
     for (const Silicon& s : kSilicon) {
+      if (warm && !custom_allreduce_profile_for(*find_gpu(s.name)).present) {
+        fmt::print("  loo: {} keeps its shipped fit (not refitted): no leave-one-out figure\n", s.name);
+        continue;
+      }
       const auto mine = rows_of(s);
       for (std::size_t i = 0; i < mine.size(); ++i) {
         std::vector<const PublicRow*> others = mine;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-        const CostParams p = fit(others, s.name, s.dense_first && !joint, false, tables, s.dense_first ? nullptr : &first_fit);
+        CostParams p;
+        if (warm) {
+          p = cost_params_for(s.name);
+          p.kernel_tables = tables;
+          p = descend(others, p, refit_general ? Knobs::kGeneral : Knobs::kComm, false);
+        } else {
+          p = fit(others, s.name, s.dense_first && !joint, false, tables, s.dense_first ? nullptr : &first_fit);
+        }
         const double pred = predict(*mine[i], p);
         const double e = abs_pct_error(pred, mine[i]->measured);
         fmt::print("  loo row {:>4} {:<56} {:6.1f}%  ({:+.1f}%)\n", mine[i]->id, mine[i]->label, e,
