@@ -273,6 +273,15 @@ int main(int argc, char** argv) {
     }
     return mine;
   };
+  // --refit-comm / --refit-general: the shipped fit with only those knobs descended on `mine`;
+  // refitted only where the engines' measured custom all-reduce entered the step
+  const bool refit = refit_comm || refit_general;
+  const auto refitted = [&](const std::vector<const PublicRow*>& mine, const Silicon& s, bool verbose) {
+    CostParams p = cost_params_for(s.name);
+    p.kernel_tables = tables;
+    return descend(mine, p, refit_general ? Knobs::kGeneral : Knobs::kComm, verbose);
+  };
+  const auto refits = [](const Silicon& s) { return custom_allreduce_profile_for(*find_gpu(s.name)).present; };
   CostParams first_fit = start_params("h100", tables);  // Hopper's fit, the start of Blackwell's
   std::vector<std::pair<const Silicon*, CostParams>> fits;
   for (const Silicon& s : kSilicon) {
@@ -281,19 +290,19 @@ int main(int argc, char** argv) {
     // --refit-moe: the shipped fit with only its MoE traits refitted on the silicon's MoE rows
     // (after a change to how MoE layers are priced, the general parameters kept as shipped)
     CostParams p;
-    if (refit_comm || refit_general) {
+    if (refit) {
       // --refit-comm: the shipped fit with only its two collective knobs refitted on the
       // silicon's rows, where the engines' measured custom all-reduce now prices the small
       // all-reduces those knobs had priced with every other collective (a silicon without
       // that table keeps its fit: nothing it prices changed); --refit-general: every general
       // knob (not the MoE traits) so, from the shipped fit
-      p = cost_params_for(s.name);
-      p.kernel_tables = tables;
-      if (custom_allreduce_profile_for(*find_gpu(s.name)).present) {
+      if (refits(s)) {
         fmt::print("  the {} knobs on the {} rows, from the shipped fit:\n", refit_general ? "general" : "collective", mine.size());
-        p = descend(mine, p, refit_general ? Knobs::kGeneral : Knobs::kComm, true);
+        p = refitted(mine, s, true);
       } else {
         fmt::print("  no custom all-reduce table for {}: the shipped fit\n", s.name);
+        p = cost_params_for(s.name);
+        p.kernel_tables = tables;
       }
     } else if (refit_moe) {
       const std::vector<const PublicRow*> moe = by_family(mine).second;
@@ -352,12 +361,11 @@ int main(int argc, char** argv) {
   if (loo) {
     // each row predicted by its silicon's fit on the other rows
     std::vector<std::pair<const PublicRow*, double>> errs;
-    // with --refit-comm / --refit-general: the refit itself left out and redone per row (from
-    // the shipped fit, on the silicons it refits; the others' shipped fits saw every row and
-    // give no leave-one-out figure)
-    const bool warm = refit_comm || refit_general;
+    // with --refit-comm / --refit-general: the refit step alone left out and redone per row,
+    // from the shipped fit (whose other knobs saw every row: not an out-of-sample figure for
+    // the fit, only for that step), on the silicons it refits
     for (const Silicon& s : kSilicon) {
-      if (warm && !custom_allreduce_profile_for(*find_gpu(s.name)).present) {
+      if (refit && !refits(s)) {
         fmt::print("  loo: {} keeps its shipped fit (not refitted): no leave-one-out figure\n", s.name);
         continue;
       }
@@ -365,14 +373,8 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < mine.size(); ++i) {
         std::vector<const PublicRow*> others = mine;
         others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-        CostParams p;
-        if (warm) {
-          p = cost_params_for(s.name);
-          p.kernel_tables = tables;
-          p = descend(others, p, refit_general ? Knobs::kGeneral : Knobs::kComm, false);
-        } else {
-          p = fit(others, s.name, s.dense_first && !joint, false, tables, s.dense_first ? nullptr : &first_fit);
-        }
+        const CostParams p = refit ? refitted(others, s, false)
+                                   : fit(others, s.name, s.dense_first && !joint, false, tables, s.dense_first ? nullptr : &first_fit);
         const double pred = predict(*mine[i], p);
         const double e = abs_pct_error(pred, mine[i]->measured);
         fmt::print("  loo row {:>4} {:<56} {:6.1f}%  ({:+.1f}%)\n", mine[i]->id, mine[i]->label, e,

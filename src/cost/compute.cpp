@@ -31,12 +31,14 @@ void engine_stream_bound(Env& e) {
       "data/silicon/published/trtllm_moe_b200.csv: TensorRT-LLM's MoE module on the b200, its expert-weight stream "
       "(moe_expert_stream: the slope of its time over the touched experts' bytes)";
   e.op_table = nullptr;
+  e.op_shape = nullptr;
   e.op_ceiling_basis = e.ctx->formats.experts == DType::kFp4 ? trtllm_moe_table_basis(e.ctx->cluster.gpu.name) : Basis::kExtrapolated;
   e.op_ceiling_source = &source;
 }
 // The explain record of a weight-only expert GEMM held at the measured W4A16 compute share.
 void weight_only_capped(Env& e) {
   e.op_table = nullptr;
+  e.op_shape = nullptr;
   e.op_ceiling_basis = weight_only_compute(e.ctx->cluster.gpu).basis;
   e.op_ceiling_source = &weight_only_compute_source(e.ctx->cluster.gpu);
 }
@@ -76,6 +78,7 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
     const double tm = grouped && !table ? bytes / (e.hbm * expert_stream(e) * wo) : bytes / (e.hbm * share * wo);
     if (e.bd) {  // the breakdown's record only: the search's evaluations skip it
       e.op_table = &f;
+      e.op_shape = nullptr;
       e.op_bound = bound_of(tc, tm, g.floor_s);
       if (capped && tc >= tm) weight_only_capped(e);
       if (grouped && !table && e.ctx->engine.moe_expert_stream > 0 && tm > tc) engine_stream_bound(e);
@@ -96,12 +99,12 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   }
   return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
-double routed_gemm_time(Env& e, double rows, double n, double k, double flops, double bytes) {
+double routed_gemm_time(Env& e, double rows, bool up, double n, double k, double flops, double bytes) {
   e.op_flops = flops;
   e.op_bytes = bytes;
   const GemmFormatProfile& f = e.ctx->moe_routed;
   const double floor = e.ctx->moe_routed_floor_s;
-  const ShapeCurve* sc = f.shapes.empty() ? nullptr : f.shape(n, k);  // this shape measured: its own rows
+  const ShapeCurve* sc = f.shapes.empty() ? nullptr : f.shape(up, n, k);  // this GEMM measured: its own rows
   const double share = e.curve_share(sc ? sc->curve : f.curve, rows);
   const double tc = flops / (e.peak_exp * share * f.ratio);
   const double tm = bytes / (e.hbm * share);

@@ -206,9 +206,9 @@ double elementwise_time(Env& e, const TimeCurve& c, double bytes);
 // An expert GEMM of a tensor-parallel MoE layer run by the engine's own fused MoE kernel:
 // the floor plus the roofline over the share its measured rows reach at `rows` token copies
 // per touched expert (SimContext::moe_routed; the caller checks that the curve is present):
-// the rows of its own shape (n output columns, k deep, per expert on this rank) where they
-// are measured, else the curve pooled over every measured shape.
-double routed_gemm_time(Env& e, double rows, double n, double k, double flops, double bytes);
+// the rows of its own GEMM (gate + up when `up`, else down; n output columns, k deep, per
+// expert on this rank) where they are measured, else the curve pooled over every measured shape.
+double routed_gemm_time(Env& e, double rows, bool up, double n, double k, double flops, double bytes);
 // The breakdown's record of the op being costed (a no-op unless a breakdown is asked for:
 // inline, so that the search's evaluations pay one test).
 void record_op(Env& e, const char* op, int slot, double compute_s, double comm_s);

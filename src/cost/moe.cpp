@@ -124,7 +124,7 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
     const double out_f = up * f / (c1 == 0 ? etp : 1.0);
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
     const double flops = 2.0 * rows * per_expert, bytes = load.touched * per_expert * e.wb_exp + rows * (h + out_f) * e.ab;
-    comp = routed ? routed_gemm_time(e, rows_per_expert, out_f, h, flops, bytes)
+    comp = routed ? routed_gemm_time(e, rows_per_expert, /*up=*/true, out_f, h, flops, bytes)
                   : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true, e.ramp_exp);
     act(kGroupExperts, rows * (h + out_f) * e.ab);
     flush("expert_ffn1", static_cast<int>(Slot::kExpertFfn1), kGroupExperts);
@@ -141,7 +141,7 @@ Lay moe_block(Env& e, OpTimer& t, const LayerShape& s, double T, Lay ffn_need) {
     const double in_f = c2 == 0 ? f / etp : f;
     const double rows_per_expert = std::max(rows / load.touched, 1.0);
     const double flops = 2.0 * rows * per_expert, bytes = load.touched * per_expert * e.wb_exp + rows * (in_f + h) * e.ab;
-    comp = routed ? routed_gemm_time(e, rows_per_expert, h, in_f, flops, bytes)
+    comp = routed ? routed_gemm_time(e, rows_per_expert, /*up=*/false, h, in_f, flops, bytes)
                   : gemm_time(e, e.peak_exp, rows_per_expert, flops, bytes, /*grouped=*/true, e.ramp_exp);
     flush("expert_ffn2", static_cast<int>(Slot::kExpertFfn2), kGroupExperts);
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <type_traits>
 
@@ -315,14 +316,21 @@ SiliconTables::Curve format_curve(const std::vector<Row>& rows, const std::strin
   const double peak = format_peak(gpu, fmt), hbm = gpu.hbm_bandwidth.value(), bpw = format_bytes(fmt);
   if constexpr (std::is_same_v<Row, GroupedRow>) {
     out.curve = build_grouped_curve(mine, peak, hbm, bpw, floor_s);
-    // the engines' fused MoE: each measured shape's own curve as well (two row counts or more)
+    // the engines' fused MoE: each measured GEMM's own curve as well, by its role (the kernel
+    // text says: "... up, ..." / "... down, ..." in the Triton rows, "stage 1" / "stage 2" in
+    // AITER's) and shape; two row counts or more; rows of no stated role only pooled
     if (routed) {
-      std::map<std::pair<double, double>, std::vector<Row>> by_shape;
-      for (const auto& r : mine) by_shape[{r.n, r.k}].push_back(r);
-      for (const auto& [nk, rs] : by_shape) {
-        ShapeCurve sc{nk.first, nk.second, build_grouped_curve(rs, peak, hbm, bpw, floor_s), ""};
+      std::map<std::tuple<bool, double, double>, std::vector<Row>> by_shape;
+      for (const auto& r : mine) {
+        const bool up = r.kernel.find(" up, ") != std::string::npos || r.kernel.find("stage 1") != std::string::npos;
+        const bool down = r.kernel.find(" down, ") != std::string::npos || r.kernel.find("stage 2") != std::string::npos;
+        if (up != down) by_shape[{up, r.n, r.k}].push_back(r);
+      }
+      for (const auto& [role_shape, rs] : by_shape) {
+        const auto& [up, n, k] = role_shape;
+        ShapeCurve sc{up, n, k, build_grouped_curve(rs, peak, hbm, bpw, floor_s), ""};
         if (sc.curve.n < 2) continue;
-        sc.source = fmt::format("N {:.0f} x K {:.0f} alone ({} rows, {:.0f}-{:.0f} per expert)", nk.first, nk.second, sc.curve.rows,
+        sc.source = fmt::format("{} GEMM N {:.0f} x K {:.0f} alone ({} rows, {:.0f}-{:.0f} per expert)", up ? "up" : "down", n, k, sc.curve.rows,
                                 sc.curve.m_lo, sc.curve.m_hi);
         out.shapes.push_back(std::move(sc));
       }

@@ -45,10 +45,14 @@ struct GemmCurve {
 // whose median share mixes kernels of unlike efficiency (an fp8 down projection over a
 // 256-deep K streams at half the share of its up projection: docs/silicon.md, "The engines'
 // fused MoE").
+// Keyed by the GEMM's role too (gate + up, or down: their kernels differ, in tuned config and
+// in the routing weights the down one multiplies in), so that one model's up GEMM never reads
+// another's down rows of the same N x K (GPT-OSS-120B's at TP2 and TP1: 2,880 x 2,880).
 struct ShapeCurve {
+  bool up = true;  // the gate + up GEMM (else down); from the rows' kernel text
   double n = 0, k = 0;
   GemmCurve curve;
-  std::string source;  // "N 512 x K 7168 alone (14 rows, 1-256 per expert)", for --explain
+  std::string source;  // "up GEMM N 512 x K 7168 alone (14 rows, 1-256 per expert)", for --explain
   friend bool operator==(const ShapeCurve&, const ShapeCurve&) = default;
 };
 
@@ -65,10 +69,10 @@ struct GemmFormatProfile {
   double ceiling_ratio = 1.0;
   Basis basis = Basis::kModel;
   std::string source;  // "vidur h100 fp16 (1,680 rows)" etc., for --explain
-  // the curve of a measured shape N x K (nullptr: none; the pooled curve then)
-  const ShapeCurve* shape(double n, double k) const {
+  // the curve of a measured up (or down) GEMM of shape N x K (nullptr: none; the pooled curve then)
+  const ShapeCurve* shape(bool up, double n, double k) const {
     for (const ShapeCurve& s : shapes) {
-      if (std::abs(s.n - n) < 0.5 && std::abs(s.k - k) < 0.5) return &s;
+      if (s.up == up && std::abs(s.n - n) < 0.5 && std::abs(s.k - k) < 0.5) return &s;
     }
     return nullptr;
   }

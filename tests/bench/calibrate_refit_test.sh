@@ -8,7 +8,12 @@ set -u
 bin=$1 repo=$2
 tmp=$(mktemp -d)
 cp "$repo"/data/calibration/*.yaml "$tmp"/
-restore() { cp "$tmp"/*.yaml "$repo"/data/calibration/; rm -rf "$tmp"; }
+# a failing run must not leave its fit behind; an unchanged file is left alone (a copy over it
+# would make the build embed the data again)
+restore() {
+  for f in "$tmp"/*.yaml; do cmp -s "$f" "$repo/data/calibration/$(basename "$f")" || cp "$f" "$repo/data/calibration/"; done
+  rm -rf "$tmp"
+}
 trap restore EXIT
 fail=0
 # a quick subset: Hopper's static and TTFT rows (40-45), two MoE rows (103, 104), two Blackwell rows
@@ -22,7 +27,8 @@ for mode in comm general; do
   done
   grep -q "no custom all-reduce table for b200: the shipped fit" "$tmp/out" || { echo "FAIL: --refit-$mode: Blackwell not kept"; fail=1; }
   # Blackwell printed exactly as shipped (to the printed precision)
-  for k in gemm_efficiency mem_efficiency kernel_overhead_us comm_efficiency comm_overhead_us step_overhead_us expert_skew; do
+  for k in gemm_efficiency gemm_half_rows mem_efficiency attn_efficiency kernel_overhead_us comm_efficiency comm_overhead_us \
+           attn_mem_efficiency step_overhead_us expert_skew expert_mem_efficiency; do
     a=$(printed "$tmp/out" b200 $k) b=$(knob "$repo/data/calibration/b200.yaml" $k)
     awk -v a="$a" -v b="$b" 'BEGIN { exit !(a + 0 == b + 0) }' || { echo "FAIL: --refit-$mode moved b200 $k: $b -> $a"; fail=1; }
   done
@@ -34,6 +40,13 @@ for mode in comm general; do
     awk -v a="$a" -v b="$b" 'BEGIN { exit !(a + 0 == b + 0) }' || { echo "FAIL: --refit-$mode moved h100 $k: $b -> $a"; fail=1; }
   done
   grep -q "the $([ $mode = comm ] && echo collective || echo general) knobs on the 8 rows, from the shipped fit" "$tmp/out" || { echo "FAIL: --refit-$mode: $(grep 'knobs on' "$tmp/out")"; fail=1; }
+  # and the refit moved at least one of its own knobs on these rows (the descent ran)
+  moved=0
+  for k in comm_efficiency comm_overhead_us; do
+    a=$(printed "$tmp/out" h100 $k) b=$(knob "$repo/data/calibration/h100.yaml" $k)
+    awk -v a="$a" -v b="$b" 'BEGIN { exit !(a + 0 != b + 0) }' && moved=1
+  done
+  [ $moved -eq 1 ] || { echo "FAIL: --refit-$mode moved neither collective knob"; fail=1; }
 done
 [ $fail -eq 0 ] && echo "calibrate --refit-comm / --refit-general: ok"
 exit $fail

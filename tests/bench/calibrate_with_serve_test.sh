@@ -7,7 +7,12 @@ set -u
 bin=$1 repo=$2
 tmp=$(mktemp -d)
 cp "$repo"/data/calibration/*.yaml "$tmp"/
-restore() { cp "$tmp"/*.yaml "$repo"/data/calibration/; rm -rf "$tmp"; }  # a failing run must not leave its fit behind
+# a failing run must not leave its fit behind; an unchanged file is left alone (a copy over it
+# would make the build embed the data again)
+restore() {
+  for f in "$tmp"/*.yaml; do cmp -s "$f" "$repo/data/calibration/$(basename "$f")" || cp "$f" "$repo/data/calibration/"; done
+  rm -rf "$tmp"
+}
 trap restore EXIT
 fail=0
 # a subset of the shared rows keeps it quick (the whole file's fit runs rows 1-13 as trtllm-bench

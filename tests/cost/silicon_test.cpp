@@ -745,8 +745,8 @@ TEST(Silicon, TheEnginesFusedMoePricesTensorParallelExperts) {
   // 57.42, so 1.1146 copies per touched expert; memory-bound, the op takes the floor plus its
   // bytes over the H200's HBM at the measured share there: the rows of its own shape, both
   // measured (gate + up: N 2 x 2048 / 8 = 512 by K 7168; down: 7168 by 256)
-  const ShapeCurve* up = sg.moe_routed.shape(512, 7168);
-  const ShapeCurve* down = sg.moe_routed.shape(7168, 256);
+  const ShapeCurve* up = sg.moe_routed.shape(true, 512, 7168);
+  const ShapeCurve* down = sg.moe_routed.shape(false, 7168, 256);
   ASSERT_NE(up, nullptr);
   ASSERT_NE(down, nullptr);
   const Breakdown bs = breakdown_step(sg, plan(8, 8), Phase::kDecode, 8, 1536);
@@ -777,8 +777,8 @@ TEST(Silicon, TheEnginesFusedMoePricesOneGpusExpertsToo) {
   // 0.100113) = 7.19910 touched experts, 2.22250 copies per touched expert; memory-bound, the
   // op takes the floor plus its bytes over the H100's HBM at the measured share there
   // (Mixtral's shapes are not among the measured ones: the pooled curve)
-  ASSERT_EQ(one.moe_routed.shape(2 * 14336, 4096), nullptr);
-  ASSERT_EQ(one.moe_routed.shape(4096, 14336), nullptr);
+  ASSERT_EQ(one.moe_routed.shape(true, 2 * 14336, 4096), nullptr);
+  ASSERT_EQ(one.moe_routed.shape(false, 4096, 14336), nullptr);
   const Breakdown b1 = breakdown_step(one, plan(1, 8), Phase::kDecode, 8, 1536);
   const Breakdown b2 = breakdown_step(two, plan(2, 8), Phase::kDecode, 8, 1536);
   const double t1 = routed_expert_seconds(b1, one, copies_per_touched(8, 2, 8), nullptr, nullptr);
@@ -805,9 +805,9 @@ TEST(Silicon, TheFusedMoeReadsTheRowsOfItsOwnShapeWhereTheyAreMeasured) {
   auto c = cluster_from_preset("h200x8");
   ASSERT_TRUE(m.ok() && c.ok());
   const SimContext sg = make_context(*m, *c, decode(1536), cost_params_for("h200"), *load_engine_profile("sglang"));
-  ASSERT_NE(sg.moe_routed.shape(512, 7168), nullptr);
-  ASSERT_NE(sg.moe_routed.shape(7168, 256), nullptr);
-  EXPECT_EQ(sg.moe_routed.shape(512, 7168)->curve.rows, 14);
+  ASSERT_NE(sg.moe_routed.shape(true, 512, 7168), nullptr);
+  ASSERT_NE(sg.moe_routed.shape(false, 7168, 256), nullptr);
+  EXPECT_EQ(sg.moe_routed.shape(true, 512, 7168)->curve.rows, 14);
   const std::map<std::int64_t, double> measured_us = {{8, 109.401}, {16, 165.246}, {32, 250.060}, {64, 332.175}};
   for (const auto& [tokens, want] : measured_us) {
     const Breakdown b = breakdown_step(sg, plan(8, tokens), Phase::kDecode, tokens, 1536);
@@ -822,6 +822,21 @@ TEST(Silicon, TheFusedMoeReadsTheRowsOfItsOwnShapeWhereTheyAreMeasured) {
   EXPECT_TRUE(b200.routed_fp8.shapes.empty());
   EXPECT_FALSE(gemm_profile_for("h200").routed_fp8.shapes.empty());
   EXPECT_FALSE(gemm_profile_for("h20").routed_fp8.shapes.empty());  // a Hopper die: the H100's rows, shapes and all
+  // a shape is its GEMM's: GPT-OSS-120B's TP1 down GEMM (2,880 x 2,880) is measured, an up GEMM of
+  // the same N x K (GPT-OSS-120B's at TP2: 2 x 2,880 / 2 by 2,880) is not, and reads the pooled curve
+  const GemmProfile h200 = gemm_profile_for("h200");
+  ASSERT_NE(h200.routed_bf16.shape(false, 2880, 2880), nullptr);
+  EXPECT_FALSE(h200.routed_bf16.shape(false, 2880, 2880)->up);
+  EXPECT_EQ(h200.routed_bf16.shape(true, 2880, 2880), nullptr);
+  ASSERT_NE(h200.routed_bf16.shape(true, 5760, 2880), nullptr);
+  // AMD: AITER's stage 1 (gate + up) and stage 2 (down) rows by shape, each chip's own and its
+  // twin's carried: DeepSeek-V3.2's EP8 experts on the MI325X (4,096 x 7,168 and 7,168 x 2,048)
+  for (const char* g : {"mi325x", "mi300x"}) {
+    const GemmProfile amd = gemm_profile_for(g);
+    EXPECT_NE(amd.routed_fp8.shape(true, 4096, 7168), nullptr) << g;
+    EXPECT_NE(amd.routed_fp8.shape(false, 7168, 2048), nullptr) << g;
+    EXPECT_EQ(amd.routed_fp8.shape(false, 4096, 7168), nullptr) << g;
+  }
 }
 
 TEST(Silicon, FourBitExpertsNeverDecodeSlowerThanEightBitOnesOnBlackwell) {

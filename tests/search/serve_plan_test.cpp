@@ -148,13 +148,16 @@ TEST(ServePlan, TargetRateSizesDisaggregatedPoolsAndTakesTheFewestGpus) {
   for (const DisaggCandidate& c : r.disagg) EXPECT_GE(c.plan.gpus(), d.plan.gpus());  // the fewest GPUs of the pairs
   SimContext at_target = at(ctx, target, 600);  // 2 x the planner's requests, as it simulates pools
   EXPECT_TRUE(simulate_disaggregated(at_target, d.plan).total.feasible);
+  int smaller = 0;  // the pools with an instance to take away
   for (const bool prefill : {true, false}) {
     DisaggPlan fewer = d.plan;
     Plan& pool = prefill ? fewer.prefill : fewer.decode;
     if (pool.deg.replicas < 2) continue;
     pool.deg.replicas -= 1;
+    ++smaller;
     EXPECT_FALSE(simulate_disaggregated(at_target, fewer).total.feasible) << (prefill ? "prefill" : "decode") << " pool one instance smaller";
   }
+  EXPECT_GT(smaller, 0) << "both pools hold one instance: the target checks no pool's size";
   EXPECT_EQ(r.disagg_chosen, d.plan.gpus() < r.deployment.deg.total_gpus());
   EXPECT_TRUE(r.found());
   // the plan file of a disaggregated choice records each pool's settings as simulated
