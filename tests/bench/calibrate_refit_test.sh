@@ -6,15 +6,7 @@
 # usage: calibrate_refit_test.sh CALIBRATE_BINARY REPO_DIR
 set -u
 bin=$1 repo=$2
-tmp=$(mktemp -d)
-cp "$repo"/data/calibration/*.yaml "$tmp"/
-# a failing run must not leave its fit behind; an unchanged file is left alone (a copy over it
-# would make the build embed the data again)
-restore() {
-  for f in "$tmp"/*.yaml; do cmp -s "$f" "$repo/data/calibration/$(basename "$f")" || cp "$f" "$repo/data/calibration/"; done
-  rm -rf "$tmp"
-}
-trap restore EXIT
+. "$(dirname "$0")/calibration_backup.sh"  # $tmp, and data/calibration/ restored on exit
 fail=0
 # a quick subset: Hopper's static and TTFT rows (40-45), two MoE rows (103, 104), two Blackwell rows
 grep -E '^(row_id|4[0-5]|103|104|100|114),' "$repo/../shared/calibration/public-measurements.csv" >"$tmp/rows.csv"

@@ -5,15 +5,7 @@
 # usage: calibrate_with_serve_test.sh CALIBRATE_BINARY REPO_DIR
 set -u
 bin=$1 repo=$2
-tmp=$(mktemp -d)
-cp "$repo"/data/calibration/*.yaml "$tmp"/
-# a failing run must not leave its fit behind; an unchanged file is left alone (a copy over it
-# would make the build embed the data again)
-restore() {
-  for f in "$tmp"/*.yaml; do cmp -s "$f" "$repo/data/calibration/$(basename "$f")" || cp "$f" "$repo/data/calibration/"; done
-  rm -rf "$tmp"
-}
-trap restore EXIT
+. "$(dirname "$0")/calibration_backup.sh"  # $tmp, and data/calibration/ restored on exit
 fail=0
 # a subset of the shared rows keeps it quick (the whole file's fit runs rows 1-13 as trtllm-bench
 # runs: minutes): Hopper's dense static and TTFT rows (40-46) and MoE rows (103, 104, 118, 119),
