@@ -98,11 +98,9 @@ class Layer:
         self.attn_v, self.o_in = z(HEADS, b, V_D), z(b, HEADS * V_D)
         self.oq, self.os = z(b, HEADS * V_D, dt=f8), z(b, HEADS * V_D // 128, dt=torch.float32)
         self.o_out = z(b, HIDDEN)
-        self.logits = z(b, EXPERTS)
-        self.topk_ids, self.topk_w = z(b, TOP_K, dt=torch.int32), z(b, TOP_K, dt=torch.float32)
-        size = n + EXPERTS * (self.block_m - 1)
-        self.sorted_ids, self.expert_ids = z(size, dt=torch.int32), z(triton.cdiv(size, self.block_m), dt=torch.int32)
-        self.total, self.starts, self.counts = z(1, dt=torch.int32), z(EXPERTS, dt=torch.int32), z(EXPERTS, dt=torch.int32)
+        self.logits = [z(b, EXPERTS) for _ in range(copies)]  # per copy: each copy's gate routes its own way
+        # one routing per copy, so that an expert op timed alone streams other experts each call, as in the layer
+        self.R = [Routing(n, self.block_m, z) for _ in range(copies)]
         self.sh_up, self.sh_act = z(b, 2 * SHARED_F), z(b, SHARED_F)
         self.shq, self.shs, self.sh_out = z(b, SHARED_F, dt=f8), z(b, SHARED_F // 128, dt=torch.float32), z(b, HIDDEN)
         self.c1, self.act1 = z(b, TOP_K, 2 * EXPERT_F), z(n, EXPERT_F)
@@ -120,16 +118,16 @@ class Layer:
         out.copy_(torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16)) if self.mm_copy \
             else torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16, out=out)
 
-    def fused_moe(self, a, a_scale, w, w_scale, c, top_k, mul, cfg):
+    def fused_moe(self, r, a, a_scale, w, w_scale, c, top_k, mul, cfg):
         bm, bn, gm, warps, stages = cfg
         rows = a.shape[0]
-        em = self.sorted_ids.shape[0]
+        em = r.sorted_ids.shape[0]
         if rows < bm:  # the engines' small-batch shortcut
             em = min(em, rows * top_k * bm)
         n, k = w.shape[1], w.shape[2]
         grid = (triton.cdiv(em, bm) * triton.cdiv(n, bn),)
         self.kernel[grid](
-            a, w, c, a_scale, w_scale, self.topk_w, self.sorted_ids, self.expert_ids, self.total,
+            a, w, c, a_scale, w_scale, r.topk_w, r.sorted_ids, r.expert_ids, r.total,
             n, k, em, rows * top_k,
             a.stride(0), a.stride(1), w.stride(0), w.stride(2), w.stride(1), c.stride(-2), c.stride(-1),
             a_scale.stride(0), a_scale.stride(1), w_scale.stride(0), w_scale.stride(2), w_scale.stride(1),
@@ -188,12 +186,13 @@ class Layer:
             ("post_norm", T + " fused add+RMSNorm",
              lambda c: lk.rmsnorm(self.o_out, self.W[c].n_post, self.h2, self.res1, self.res2)),
             ("router_gemm", "torch mm bf16 (cuBLAS)",
-             lambda c: torch.mm(self.h2, self.W[c].w_gate.t(), out=self.logits)),
+             lambda c: torch.mm(self.h2, self.W[c].w_gate.t(), out=self.logits[c])),
             ("router_topk", T + " biased grouped top-k",
-             lambda c: lk.grouped_topk(self.logits, self.W[c].bias, self.topk_ids, self.topk_w, GROUPS, TOP_GROUPS, 1.0)),
+             lambda c: lk.grouped_topk(self.logits[c], self.W[c].bias, self.R[c].topk_ids, self.R[c].topk_w, GROUPS,
+                                       TOP_GROUPS, 1.0)),
             ("moe_align", "Triton (two kernels) moe_align_block_size",
-             lambda c: lk.moe_align(self.topk_ids, EXPERTS, self.block_m, self.sorted_ids, self.expert_ids, self.total,
-                                    self.starts, self.counts)),
+             lambda c: lk.moe_align(self.R[c].topk_ids, EXPERTS, self.block_m, self.R[c].sorted_ids, self.R[c].expert_ids,
+                                    self.R[c].total, self.R[c].starts, self.R[c].counts)),
             ("quant_moe_in", T + " per-token-group fp8 quant", lambda c: lk.group_quant(self.h2, self.hq2, self.hs2)),
             ("shared_up", "torch._scaled_mm fp8 rowwise (cuBLASLt)",
              lambda c: self.mm(self.hq2, self.sa["b"], self.W[c].w_sh_up, self.W[c].s_sh_up, self.sh_up)),
@@ -202,11 +201,11 @@ class Layer:
             ("shared_down", "torch._scaled_mm fp8 rowwise (cuBLASLt)",
              lambda c: self.mm(self.shq, self.sa["b"], self.W[c].w_sh_down, self.W[c].s_sh_down, self.sh_out)),
             ("experts_up", "vLLM fused_moe_kernel (Triton) fp8 block 128x128, config %s" % (self.cfg_up,),
-             lambda c: self.fused_moe(self.hq2, self.hs2, self.w1, self.s1, self.c1, TOP_K, False, self.cfg_up)),
+             lambda c: self.fused_moe(self.R[c], self.hq2, self.hs2, self.w1, self.s1, self.c1, TOP_K, False, self.cfg_up)),
             ("experts_act", T + " silu_and_mul", lambda c: lk.silu_mul(self.c1.view(-1, 2 * EXPERT_F), self.act1)),
             ("quant_experts", T + " per-token-group fp8 quant", lambda c: lk.group_quant(self.act1, self.eq, self.es)),
             ("experts_down", "vLLM fused_moe_kernel (Triton) fp8 block 128x128, config %s" % (self.cfg_down,),
-             lambda c: self.fused_moe(self.eq, self.es, self.w2, self.s2, self.c2, 1, True, self.cfg_down)),
+             lambda c: self.fused_moe(self.R[c], self.eq, self.es, self.w2, self.s2, self.c2, 1, True, self.cfg_down)),
             ("moe_sum", T + " moe_sum_reduce x routed scale", lambda c: lk.moe_sum(self.c2, self.moe_out, ROUTED_SCALE)),
             ("shared_add", "torch add_", lambda c: self.moe_out.add_(self.sh_out)),
         ]
@@ -218,27 +217,41 @@ class Layer:
     def check(self):
         """Cheap checks that the layer computes what it claims (logged, not fatal)."""
         torch.cuda.synchronize()
-        ids = self.topk_ids.long()
+        r = self.R[0]
+        ids = r.topk_ids.long()
         notes = []
         rows_unique = all(len(set(r)) == TOP_K for r in ids.tolist())
         groups_ok = all(len({e // (EXPERTS // GROUPS) for e in r}) <= TOP_GROUPS for r in ids.tolist())
         in_range = bool(((ids >= 0) & (ids < EXPERTS)).all())
         notes.append(f"top-k ids in range {in_range}, distinct per row {rows_unique}, within {TOP_GROUPS} groups {groups_ok}")
         n = self.b * TOP_K
-        total = int(self.total.item())
+        total = int(r.total.item())
         counts = torch.bincount(ids.flatten(), minlength=EXPERTS)
         padded = int(((counts + self.block_m - 1) // self.block_m * self.block_m).sum())
-        valid = self.sorted_ids[:total]
+        valid = r.sorted_ids[:total]
         got = sorted(valid[valid < n].tolist())
         notes.append(f"align total {total} (expected {padded}), copies placed {len(got)} of {n}, "
                      f"each once {got == list(range(n))}")
-        blocks = self.expert_ids[: total // self.block_m].long()
+        blocks = r.expert_ids[: total // self.block_m].long()
         want = torch.repeat_interleave(torch.arange(EXPERTS, device="cuda"),
                                        (counts + self.block_m - 1) // self.block_m)
         notes.append(f"expert per block as expected {bool(torch.equal(blocks, want))}")
+        hit = [int(torch.unique(x.topk_ids).numel()) for x in self.R]
+        every = int(torch.unique(torch.cat([x.topk_ids.flatten() for x in self.R])).numel())
+        notes.append(f"experts hit per copy {hit}, by all copies {every}")
         for name, t in (("c1", self.c1), ("c2", self.c2), ("moe_out", self.moe_out), ("lat", self.lat)):
             notes.append(f"{name} finite {bool(torch.isfinite(t.float()).all())} nonzero {bool((t != 0).any())}")
         return "; ".join(notes)
+
+
+class Routing:
+    """One copy's routing: the router's top-k and moe_align_block_size's output for n token copies."""
+
+    def __init__(self, n, block_m, z):
+        size = n + EXPERTS * (block_m - 1)
+        self.topk_ids, self.topk_w = z(n // TOP_K, TOP_K, dt=torch.int32), z(n // TOP_K, TOP_K, dt=torch.float32)
+        self.sorted_ids, self.expert_ids = z(size, dt=torch.int32), z(triton.cdiv(size, block_m), dt=torch.int32)
+        self.total, self.starts, self.counts = z(1, dt=torch.int32), z(EXPERTS, dt=torch.int32), z(EXPERTS, dt=torch.int32)
 
 
 def experts_weights(log):
