@@ -314,7 +314,7 @@ def main():
                 total += us
                 op_rows.append([name, MODEL, 8, op, kname, b, args.context, f"{us:.3f}", "us", locator])
                 log(f"layer b={b:4d} {op:14s} {us:9.2f} us  ({kname})")
-            us, reps = m.time_graph(lambda i: layer.run(i % copies), copies, target_ms=5.0)
+            us, reps = m.time_graph(lambda i: layer.run(i % copies), copies, target_ms=20.0)
             attn = sum(float(r[7]) for r in op_rows if r[5] == b and r[3] == "attention")
             layer_rows.append([name, MODEL, 8, b, args.context, len(layer.ops), f"{total:.3f}", f"{us:.3f}", "us", locator])
             log(f"layer b={b:4d} SUM of {len(layer.ops)} ops {total:9.2f} us; WHOLE layer {us:9.2f} us ({reps} layers per graph, "
