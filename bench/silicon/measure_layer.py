@@ -314,6 +314,17 @@ def main():
                 total += us
                 op_rows.append([name, MODEL, 8, op, kname, b, args.context, f"{us:.3f}", "us", locator])
                 log(f"layer b={b:4d} {op:14s} {us:9.2f} us  ({kname})")
+            log(f"layer b={b}: after the ops alone: {layer.check()}")
+            byname = {op: fn for op, _, fn in layer.ops}
+            for op in ("experts_up", "experts_down", "attention", "qkv_a_proj"):
+                ev = m.time_events(lambda i, fn=byname[op]: fn(i % copies), copies, reps=40)
+                gr, _ = m.time_graph(lambda i, fn=byname[op]: fn(i % copies), copies, target_ms=5.0)
+                log(f"layer b={b}: cross-check {op}: eager events {ev:.2f} us, graph (5 ms) {gr:.2f} us")
+            for label, names in (("moe block", [o for o, _, _ in layer.ops][15:]),
+                                 ("without attention", [o for o, _, _ in layer.ops if o != "attention"])):
+                fns = [byname[o] for o in names]
+                gr, _ = m.time_graph(lambda i, fns=fns: [f(i % copies) for f in fns], copies, target_ms=20.0)
+                log(f"layer b={b}: {label} ({len(fns)} ops, from {names[0]}) whole {gr:.2f} us")
             us, reps = m.time_graph(lambda i: layer.run(i % copies), copies, target_ms=20.0)
             attn = sum(float(r[7]) for r in op_rows if r[5] == b and r[3] == "attention")
             layer_rows.append([name, MODEL, 8, b, args.context, len(layer.ops), f"{total:.3f}", f"{us:.3f}", "us", locator])
