@@ -107,7 +107,12 @@ class Layer:
         self.eq, self.es = z(n, EXPERT_F, dt=f8), z(n, EXPERT_F // 128, dt=torch.float32)
         self.c2, self.moe_out = z(b, TOP_K, HIDDEN), z(b, HIDDEN)
         self.pos = torch.full((b,), ctx - 1, device="cuda", dtype=torch.int64)
-        self.rope_cache = bf16(ctx, ROPE_D)
+        # a true rotation (cos | sin halves), so that the rotary op timed alone, in place and a
+        # thousand times over, keeps its operands' size (random halves grew them to inf, and the
+        # NaN attention after collapsed the router onto a few experts)
+        angle = torch.arange(ctx, device="cuda", dtype=torch.float32)[:, None] * \
+            torch.logspace(0, -4, ROPE_D // 2, device="cuda")[None, :]
+        self.rope_cache = torch.cat([angle.cos(), angle.sin()], 1).to(torch.bfloat16)
         self.probs = None
         self.lat = None
         self.ops = self.build()
@@ -310,11 +315,15 @@ def main():
             log(f"layer b={b}: {layer.check()}")
             total = 0.0
             for op, kname, fn in layer.ops:
+                for c in range(copies):  # every op's inputs as the layer leaves them, not as the last op alone did
+                    layer.run(c)
                 us, reps = m.time_graph(lambda i, fn=fn: fn(i % copies), copies, target_ms=1.0)
                 total += us
                 op_rows.append([name, MODEL, 8, op, kname, b, args.context, f"{us:.3f}", "us", locator])
                 log(f"layer b={b:4d} {op:14s} {us:9.2f} us  ({kname})")
-            log(f"layer b={b}: after the ops alone: {layer.check()}")
+            for c in range(copies):
+                layer.run(c)
+            log(f"layer b={b}: after the ops alone and the layer again: {layer.check()}")
             byname = {op: fn for op, _, fn in layer.ops}
             for op in ("experts_up", "experts_down", "attention", "qkv_a_proj"):
                 ev = m.time_events(lambda i, fn=byname[op]: fn(i % copies), copies, reps=40)
@@ -323,6 +332,8 @@ def main():
             for label, names in (("moe block", [o for o, _, _ in layer.ops][15:]),
                                  ("without attention", [o for o, _, _ in layer.ops if o != "attention"])):
                 fns = [byname[o] for o in names]
+                for c in range(copies):
+                    layer.run(c)
                 gr, _ = m.time_graph(lambda i, fns=fns: [f(i % copies) for f in fns], copies, target_ms=20.0)
                 log(f"layer b={b}: {label} ({len(fns)} ops, from {names[0]}) whole {gr:.2f} us")
             us, reps = m.time_graph(lambda i: layer.run(i % copies), copies, target_ms=20.0)
