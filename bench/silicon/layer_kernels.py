@@ -82,7 +82,7 @@ def silu_mul(x, out):
 
 
 @triton.jit
-def _rope_kernel(q_ptr, k_ptr, pos_ptr, cache_ptr, q_tok_stride, q_head_stride, k_tok_stride, HQ,
+def _rope_kernel(q_ptr, k_ptr, pos_ptr, cache_ptr, q_tok_stride, q_head_stride, k_tok_stride, k_head_stride, HQ,
                  D: tl.constexpr):
     tok = tl.program_id(0)
     head = tl.program_id(1)
@@ -93,7 +93,7 @@ def _rope_kernel(q_ptr, k_ptr, pos_ptr, cache_ptr, q_tok_stride, q_head_stride, 
     if head < HQ:
         base = q_ptr + tok * q_tok_stride + head * q_head_stride
     else:
-        base = k_ptr + tok * k_tok_stride
+        base = k_ptr + tok * k_tok_stride + (head - HQ) * k_head_stride
     a = tl.load(base + half).to(tl.float32)
     b = tl.load(base + D // 2 + half).to(tl.float32)
     tl.store(base + half, (a * cos - b * sin).to(tl.bfloat16))
@@ -101,10 +101,12 @@ def _rope_kernel(q_ptr, k_ptr, pos_ptr, cache_ptr, q_tok_stride, q_head_stride, 
 
 
 def rope(q_pe, k_pe, pos, cache):
-    """Neox-style rotation in place of q_pe [T, HQ, D] and k_pe [T, D] (strided views allowed)."""
+    """Neox-style rotation in place of q_pe [T, HQ, D] and k_pe [T, D] or [T, HK, D] (strided views allowed)."""
     t, hq, d = q_pe.shape
-    _rope_kernel[(t, hq + 1)](q_pe, k_pe, pos, cache, q_pe.stride(0), q_pe.stride(1), k_pe.stride(0), hq, D=d,
-                              num_warps=1)
+    hk = 1 if k_pe.dim() == 2 else k_pe.shape[1]
+    k_head = 0 if k_pe.dim() == 2 else k_pe.stride(1)
+    _rope_kernel[(t, hq + hk)](q_pe, k_pe, pos, cache, q_pe.stride(0), q_pe.stride(1), k_pe.stride(0), k_head, hq, D=d,
+                               num_warps=1)
 
 
 @triton.jit

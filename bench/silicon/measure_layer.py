@@ -30,6 +30,7 @@ try:
     import triton  # noqa: E402
     import triton.language as tl  # noqa: E402
     import layer_kernels as lk  # noqa: E402
+    import dense_layer as dl  # noqa: E402
 except ImportError:  # pragma: no cover
     sys.exit("bench/silicon/measure_layer.py: needs Triton (it ships with PyTorch's CUDA wheels)")
 
@@ -272,7 +273,10 @@ def experts_weights(log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--fused-moe-kernel", required=True, help="a Python file defining vLLM's Triton fused_moe_kernel")
+    ap.add_argument("--model", default="deepseek-v3-tp8", choices=["deepseek-v3-tp8"] + sorted(dl.DENSE),
+                    help="the layer: DeepSeek-V3's at TP8 (MLA, MoE) or a dense Llama-3.1 layer (GQA)")
+    ap.add_argument("--fused-moe-kernel", default="", help="a Python file defining vLLM's Triton fused_moe_kernel "
+                    "(the DeepSeek-V3 layer needs it)")
     ap.add_argument("--rev", default="", help="the shardwise git revision, for the rows' provenance")
     ap.add_argument("--batches", default="1,8,16,32,64,128,256")
     ap.add_argument("--context", type=int, default=1536, help="tokens in each sequence's KV cache")
@@ -284,7 +288,12 @@ def main():
         sys.exit(f"bench/silicon/measure_layer.py: --batches: '{args.batches}' is not a comma-separated list of integers")
     if not torch.cuda.is_available():
         sys.exit("bench/silicon/measure_layer.py: PyTorch sees no GPU")
-    kernel, origin = m.load_fused_moe_kernel(args.fused_moe_kernel)
+    dense = args.model in dl.DENSE
+    kernel, origin = (None, "none (dense)") if dense else m.load_fused_moe_kernel(args.fused_moe_kernel)
+    if kernel is None and not dense:
+        sys.exit("bench/silicon/measure_layer.py: --fused-moe-kernel: the DeepSeek-V3 layer needs vLLM's fused_moe_kernel")
+    label, tp = (f"{args.model.rsplit('-tp', 1)[0]} tp{dl.DENSE[args.model][5]} decode", dl.DENSE[args.model][5]) if dense \
+        else (MODEL, 8)
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     facts = m.device_facts()
@@ -294,7 +303,8 @@ def main():
                f"torch {facts['torch']} CUDA {facts['cuda']}; triton {triton.__version__}; fused MoE {origin}; "
                f"CUDA-graph median of {m.REPLAYS} replays; {facts['date']}")
     facts.update({"silicon": name, "locator": locator, "fused_moe": origin, "triton": triton.__version__})
-    log_file = open(os.path.join(args.out, "layer.log"), "w")
+    stem = "layer" if not dense else f"layer-{args.model}"
+    log_file = open(os.path.join(args.out, f"{stem}.log"), "w")
 
     def log(msg):
         print(msg, flush=True)
@@ -302,14 +312,15 @@ def main():
         log_file.flush()
 
     log(json.dumps(facts))
-    experts_w = experts_weights(log)
+    experts_w = None if dense else experts_weights(log)
     op_rows, layer_rows = [], []
     for b in batches:
         t0 = time.time()
         try:
-            per_copy = Weights(1, 1).nbytes()
+            per_copy = dl.DenseWeights(1, 1, dl.DENSE[args.model]).nbytes() if dense else Weights(1, 1).nbytes()
             copies = max(4, m.rotation(per_copy, facts["l2_bytes"]))
-            layer = Layer(b, args.context, copies, experts_w, kernel, log)
+            layer = dl.DenseLayer(args.model, b, args.context, copies, log) if dense else \
+                Layer(b, args.context, copies, experts_w, kernel, log)
             for c in range(copies):
                 layer.run(c)
             log(f"layer b={b}: {layer.check()}")
@@ -319,26 +330,28 @@ def main():
                     layer.run(c)
                 us, reps = m.time_graph(lambda i, fn=fn: fn(i % copies), copies, target_ms=1.0)
                 total += us
-                op_rows.append([name, MODEL, 8, op, kname, b, args.context, f"{us:.3f}", "us", locator])
+                op_rows.append([name, label, tp, op, kname, b, args.context, f"{us:.3f}", "us", locator])
                 log(f"layer b={b:4d} {op:14s} {us:9.2f} us  ({kname})")
             for c in range(copies):
                 layer.run(c)
             log(f"layer b={b}: after the ops alone and the layer again: {layer.check()}")
             byname = {op: fn for op, _, fn in layer.ops}
-            for op in ("experts_up", "experts_down", "attention", "qkv_a_proj"):
+            for op in [o for o in ("experts_up", "experts_down", "attention", "qkv_a_proj", "gate_up") if o in byname]:
                 ev = m.time_events(lambda i, fn=byname[op]: fn(i % copies), copies, reps=40)
                 gr, _ = m.time_graph(lambda i, fn=byname[op]: fn(i % copies), copies, target_ms=5.0)
                 log(f"layer b={b}: cross-check {op}: eager events {ev:.2f} us, graph (5 ms) {gr:.2f} us")
-            for label, names in (("moe block", [o for o, _, _ in layer.ops][15:]),
-                                 ("without attention", [o for o, _, _ in layer.ops if o != "attention"])):
+            parts = [("without attention", [o for o, _, _ in layer.ops if o != "attention"])]
+            if not dense:
+                parts.insert(0, ("moe block", [o for o, _, _ in layer.ops][15:]))
+            for part, names in parts:
                 fns = [byname[o] for o in names]
                 for c in range(copies):
                     layer.run(c)
                 gr, _ = m.time_graph(lambda i, fns=fns: [f(i % copies) for f in fns], copies, target_ms=20.0)
-                log(f"layer b={b}: {label} ({len(fns)} ops, from {names[0]}) whole {gr:.2f} us")
+                log(f"layer b={b}: {part} ({len(fns)} ops, from {names[0]}) whole {gr:.2f} us")
             us, reps = m.time_graph(lambda i: layer.run(i % copies), copies, target_ms=20.0)
             attn = sum(float(r[7]) for r in op_rows if r[5] == b and r[3] == "attention")
-            layer_rows.append([name, MODEL, 8, b, args.context, len(layer.ops), f"{total:.3f}", f"{us:.3f}", "us", locator])
+            layer_rows.append([name, label, tp, b, args.context, len(layer.ops), f"{total:.3f}", f"{us:.3f}", "us", locator])
             log(f"layer b={b:4d} SUM of {len(layer.ops)} ops {total:9.2f} us; WHOLE layer {us:9.2f} us ({reps} layers per graph, "
                 f"{copies} copies); attention (torch) {attn:.2f} us; {time.time() - t0:.0f} s")
             del layer
@@ -346,12 +359,12 @@ def main():
         except (RuntimeError, torch.OutOfMemoryError, TypeError, ValueError, AttributeError) as err:
             log(f"layer b={b}: FAILED {type(err).__name__}: {str(err)[:600]}")
             torch.cuda.empty_cache()
-        m.write_csv(os.path.join(args.out, "layer_ops.csv"),
+        m.write_csv(os.path.join(args.out, f"{stem}_ops.csv"),
                     ["silicon", "model", "tp", "op", "kernel", "tokens", "context", "value", "unit", "source_locator"], op_rows)
-        m.write_csv(os.path.join(args.out, "layer.csv"),
+        m.write_csv(os.path.join(args.out, f"{stem}.csv"),
                     ["silicon", "model", "tp", "tokens", "context", "ops", "ops_sum", "layer", "unit", "source_locator"],
                     layer_rows)
-    with open(os.path.join(args.out, "layer-meta.json"), "w") as f:
+    with open(os.path.join(args.out, f"{stem}-meta.json"), "w") as f:
         json.dump(facts, f, indent=1)
     log_file.close()
 
