@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Measures one decoder layer of DeepSeek-V3 as one rank of a tensor-parallel-8 deployment runs
-it in decode (MLA attention over 16 of the 128 heads, the MoE layer's experts sliced eight
-ways), op by op and whole, on the GPU this runs on:
+"""Measures one decoder layer as one tensor-parallel rank runs it in decode, op by op and whole,
+on the GPU this runs on: DeepSeek-V3 at TP8 (MLA attention over 16 of the 128 heads, the MoE
+layer's experts sliced eight ways; the default) or a dense Llama-3.1 layer in fp8
+(dense_layer.py: llama-3.1-70b-tp8, llama-3.1-8b-tp1):
 
-    python3 bench/silicon/measure_layer.py --out DIR --fused-moe-kernel FILE [--rev GIT_REV]
+    python3 bench/silicon/measure_layer.py --out DIR [--model M] [--fused-moe-kernel FILE] [--rev GIT_REV]
                                            [--batches 1,8,16,32,64,128,256] [--context 1536]
 
 DIR then holds layer_ops.csv (each op alone), layer.csv (the sum of the ops against the layer
-captured whole), layer.log and layer-meta.json; docs/silicon.md, "A measured decode layer".
+captured whole), layer.log and layer-meta.json (a dense model: layer-M_ops.csv, layer-M.csv, ...);
+docs/silicon.md, "A measured decode layer". The DeepSeek-V3 layer needs --fused-moe-kernel.
 
 What it answers: what a decode layer costs on one rank when each kernel is what it is (the
 fp8 GEMMs, the engines' Triton fused MoE, one launch per small fused op), and whether the
