@@ -58,7 +58,7 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
   ErrorSink sink;
   const FieldReader r = root_reader(*doc, file, sink);
   r.reject_unknown({"name", "label", "default_version", "vendors", "max_num_tokens", "moe_kernel", "moe_module_floor_us", "moe_expert_stream", "moe_all_to_all",
-                    "custom_all_reduce_max_bytes", "scheduler", "versions"});
+                    "custom_all_reduce_max_bytes", "small_kernels", "scheduler", "versions"});
   EngineTraits e;
   e.name = r.string("name");
   const std::string def = r.string("default_version");
@@ -89,6 +89,11 @@ Expected<EngineTraits> parse_engine_profile(std::string_view yaml, const std::st
       r.fail_value("moe_all_to_all", "nvlink-one-sided, deepep-low-latency or model");
     }
     e.moe_all_to_all = k == "nvlink-one-sided" ? MoeAllToAll::kNvlinkOneSided : k == "deepep-low-latency" ? MoeAllToAll::kDeepEpLowLatency : MoeAllToAll::kModel;
+  }
+  if (r.has("small_kernels")) {
+    const std::string k = r.string("small_kernels");
+    if (!sink.failed() && k != "separate" && k != "fused") r.fail_value("small_kernels", "separate or fused");
+    e.small_kernels_separate = k == "separate";
   }
   if (r.has("custom_all_reduce_max_bytes")) e.custom_all_reduce_max_bytes = r.integer("custom_all_reduce_max_bytes", 0, std::int64_t{1} << 40);
   if (auto sc = r.object("scheduler", true)) {

@@ -146,9 +146,13 @@ double to_mlp(Env& e, Lay from, Lay need, double full);
 double to_attn(Env& e, Lay from, Lay need, double full);
 
 // --- compute (compute.cpp) -------------------------------------------------------
-// The fixed cost of one kernel: the kernel tables' measured small-kernel floor, else the
-// fitted kernel_overhead_us.
-inline double kernel_floor(const Env& e) { return e.p->gemm.present ? e.p->gemm.floor_s : e.p->kernel_overhead_us * 1e-6; }
+// The fixed cost of one priced op: the kernel tables' measured small-kernel floor; else, for an
+// engine that launches its small kernels separately, the measured decode layer's fixed time
+// per priced op (cost/layer_floor.hpp); else the fitted kernel_overhead_us.
+inline double kernel_floor(const Env& e) {
+  if (e.p->gemm.present) return e.p->gemm.floor_s;
+  return e.ctx->layer_floor.present ? e.ctx->layer_floor.per_op_s : e.p->kernel_overhead_us * 1e-6;
+}
 // The share of HBM a grouped expert GEMM streams its weights at: the engine's measured MoE
 // backend's where its profile has one (EngineTraits::moe_expert_stream), else the fit's.
 inline double expert_stream(const Env& e) {

@@ -17,6 +17,7 @@
 #include "cost/attention_table.hpp"
 #include "cost/elementwise_table.hpp"
 #include "cost/gqa_decode_table.hpp"
+#include "cost/layer_floor.hpp"
 #include "cost/moe_comm_table.hpp"
 
 namespace shardwise {
@@ -485,11 +486,13 @@ const SiliconTables& builtin_silicon() {
     auto moe_comm = parse_moe_comm_table(text_of_embedded("moe_comm"), "data/silicon/moe_comm.csv");
     auto kernels = parse_attention_kernel_table(text_of_embedded("attention"), "data/silicon/attention.csv");
     auto prefill = parse_prefill_ceiling_table(text_of_embedded("attention_prefill"), "data/silicon/attention_prefill.csv");
+    auto layer_kernels = parse_layer_kernel_table(text_of_embedded("layer_kernels"), "data/silicon/layer_kernels.csv");
     for (const Error* e : {rows.ok() ? nullptr : &rows.error(), carry.ok() ? nullptr : &carry.error(), ceilings.ok() ? nullptr : &ceilings.error(),
                            grouped.ok() ? nullptr : &grouped.error(),
                            allreduce.ok() ? nullptr : &allreduce.error(), elementwise.ok() ? nullptr : &elementwise.error(),
                            attention.ok() ? nullptr : &attention.error(), moe_comm.ok() ? nullptr : &moe_comm.error(),
-                           kernels.ok() ? nullptr : &kernels.error(), prefill.ok() ? nullptr : &prefill.error()}) {
+                           kernels.ok() ? nullptr : &kernels.error(), prefill.ok() ? nullptr : &prefill.error(),
+                           layer_kernels.ok() ? nullptr : &layer_kernels.error()}) {
       if (e) {
         const std::string why = "the embedded kernel tables must parse: " + e->message();
         SW_CHECK(false, why.c_str());
@@ -508,6 +511,7 @@ const SiliconTables& builtin_silicon() {
     s.moe_comm = std::move(moe_comm).value();
     s.attention_kernels = std::move(kernels).value();
     s.prefill_ceilings = std::move(prefill).value();
+    s.layer_kernels = std::move(layer_kernels).value();
     auto built = make_silicon_tables(std::move(s));
     SW_CHECK(built.ok(), "the embedded kernel tables must name catalog GPUs");
     return std::move(built).value();

@@ -142,6 +142,17 @@ struct AllReduceRow {
   std::string locator;
 };
 
+// One measured small kernel of a decode layer (data/silicon/layer_kernels.csv;
+// cost/layer_floor.hpp reads it): `kernel` (fused_add_rmsnorm, rmsnorm, quant_fp8, kv_store,
+// kv_store_latent, router_topk, moe_align, moe_sum, residual_add, graph_kernel) as measured in
+// `model`'s layer at `tokens` per step, in `seconds`.
+struct LayerKernelRow {
+  std::string silicon, kernel, model;
+  std::int64_t tokens = 0;
+  double seconds = 0;
+  std::string locator;
+};
+
 // One measured elementwise kernel between the GEMMs (data/silicon/elementwise.csv;
 // cost/elementwise_table.hpp reads it): `op` (mlp_act, attn_rope) of `model` at `tokens` on
 // one rank of `tp`, moving `bytes` (computed from the shape) in `seconds`.
@@ -246,6 +257,7 @@ struct SiliconTables {
   std::vector<AttentionKernelRow> attention_kernels;  // GQA decode-attention calls (cost/gqa_decode_table.hpp)
   std::vector<PrefillCeilingRow> prefill_ceilings;    // prefill-attention ceilings (cost/attention_table.hpp)
   std::vector<MoeCommRow> moe_comm;     // dispatch and combine kernels (cost/moe_comm_table.hpp)
+  std::vector<LayerKernelRow> layer_kernels;  // a decode layer's small kernels (cost/layer_floor.hpp)
   std::vector<std::pair<std::string, Source>> sources;  // by catalog name
   // a folder of one's own (load_silicon_dir) and the (silicon/format) curves its files replaced
   std::string dir;

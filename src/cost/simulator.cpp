@@ -422,6 +422,15 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   // the activation and rotary kernels between the GEMMs: measured ops on every path (the
   // fitted efficiencies are fitted with them; docs/cost-model.md, "Elementwise kernels")
   ctx.elementwise = elementwise_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());
+  // the fixed time per priced op of the measured decode layer, for an engine that launches its
+  // small kernels separately, where the fitted model prices the step (docs/silicon.md, "A
+  // measured decode layer"); the kernel tables keep their GEMM floor
+  if (ctx.engine.small_kernels_separate && !ctx.params.gemm.present) {
+    const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
+    double gemm_floor = gemm_profile_for(c.gpu.name, t).floor_s;
+    if (gemm_floor <= 0) gemm_floor = gemm_profile_for("h200", t).floor_s;  // no dense GEMM rows of its own: the H200's floor
+    ctx.layer_floor = layer_floor_for(m, ctx.formats, c.gpu, gemm_floor, t);
+  }
   // GQA decode attention: measured on every path too (the Blackwell fit predates it and is
   // kept: docs/silicon.md, "GQA decode attention")
   if (m.attention != AttentionKind::kMla) ctx.gqa_decode = gqa_decode_profile_for(c.gpu, p.silicon ? *p.silicon : builtin_silicon());

@@ -10,6 +10,7 @@
 #include "cost/attention_table.hpp"
 #include "cost/gqa_decode_table.hpp"
 #include "cost/elementwise_table.hpp"
+#include "cost/layer_floor.hpp"
 #include "cost/moe_comm_table.hpp"
 #include "cost/params.hpp"
 #include "graph/graph.hpp"
@@ -156,6 +157,12 @@ struct EngineTraits {
   // stream at moe_expert_stream where the profile measures it, else at the fitted expert
   // efficiency.
   enum class MoeKernel : std::uint8_t { kOther, kTritonFusedMoe };
+  // Whether the engine runs a layer's small kernels (the activations' fp8 quantisation, the
+  // KV-cache store, the router's top-k, moe_align, the routed sum) as kernels of their own, as
+  // vLLM and SGLang do (`small_kernels: separate`): then the fixed time per priced op is the
+  // measured decode layer's (cost/layer_floor.hpp), not the fitted kernel_overhead_us.
+  // False (`fused`, the default): unmeasured for that engine's fusions, the fit stands.
+  bool small_kernels_separate = false;
   MoeKernel moe_kernel = MoeKernel::kOther;
   // The fixed time per MoE layer of the engine's MoE module beyond the ops the model counts
   // (router, expert GEMMs, activation, routed sum): TensorRT-LLM's CUTLASS backend, measured on
@@ -319,6 +326,10 @@ struct SimContext {
   // The elementwise kernels between the GEMMs as measured (activation, rotary embedding): each
   // an op of its own, with or without the kernel tables (docs/silicon.md, "Elementwise kernels")
   ElementwiseProfile elementwise;
+  // The measured decode layer's fixed time per priced op, for an engine that runs its small
+  // kernels separately (EngineTraits::small_kernels_separate): the fitted path's kernel floor
+  // (cost/layer_floor.hpp); not present otherwise, or with the kernel tables on
+  LayerFloor layer_floor;
   // MLA decode attention at FlashMLA's measured ceilings (with the kernel tables)
   MlaDecodeProfile mla_decode;
   // GQA (and multi-head) decode attention by the bytes it reads, as measured: on every path,

@@ -120,6 +120,10 @@ std::string simulate_json(const SimContext& ctx, const Plan& plan, const Metrics
                     {"gemm_half_rows_bf16", ctx.half_rows_bf16},
                     {"gemm_half_rows_fp8", ctx.half_rows_fp8},
                     {"gemm_half_rows_fp4", ctx.half_rows_fp4}};
+    if (const LayerFloor& lf = ctx.layer_floor; lf.present) {
+      j["explain"]["kernel_floor"] = {{"us_per_op", lf.per_op_s * 1e6}, {"basis", basis_name(lf.basis)}, {"source", lf.source},
+                                      {"fitted_us", ctx.params.kernel_overhead_us}};
+    }
   }
   return j.dump(2);
 }
@@ -282,6 +286,12 @@ std::string explain_text(const SimContext& ctx, const Breakdown& bd) {
   s += fmt::format("of the step's {:.3f} ms of ops: measured {:.1f}%, transferred {:.1f}%, extrapolated {:.1f}%, model {:.1f}%"
                    " -> {:.1f}% rests on measured or transferred rows\n",
                    e.total_s * 1e3, pct(e.measured_s), pct(e.transferred_s), pct(e.extrapolated_s), pct(e.model_s), 100.0 * e.backed());
+  if (const LayerFloor& lf = ctx.layer_floor; lf.present) {
+    s += fmt::format("kernel floor {:.2f} us per priced op ({} runs its small kernels separately): the measured decode layer's {:.1f} us of small "
+                     "kernels and GEMM floors over its {:.1f} priced ops per layer ({}), not the fitted {:.2f} us\n",
+                     lf.per_op_s * 1e6, ctx.engine.name, lf.fixed_s * 1e6 / static_cast<double>(ctx.model.num_layers),
+                     static_cast<double>(lf.priced_ops) / static_cast<double>(ctx.model.num_layers), lf.source, ctx.params.kernel_overhead_us);
+  }
   if (!ctx.params.gemm.present && (ctx.ceiling_bf16 != 1.0 || ctx.ceiling_fp8 != 1.0 || ctx.ceiling_fp4 != 1.0)) {
     s += fmt::format("GEMM efficiency carried to {} by its measured share of spec over the {} fit's (at the engines' shapes where both are "
                      "measured there, else at their best shapes): x{:.3f} (bf16), x{:.3f} (fp8), x{:.3f} (fp4)\n",
