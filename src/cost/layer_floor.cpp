@@ -106,6 +106,7 @@ LayerFloor layer_floor_for(const ModelSpec& m, const Formats& f, const GpuSpec& 
   }
   const auto measured_on = find_gpu(source);
   if (!measured_on) return out;
+  if (gemm_floor_s <= 0) gemm_floor_s = gemm_profile_for(source, tables).floor_s;
   std::map<std::string, std::vector<double>> by_kernel;
   std::vector<std::string> models;
   for (const auto& r : tables.layer_kernels) {

@@ -51,8 +51,9 @@ struct LayerFloor {
   Basis basis = Basis::kModel;
   std::string source;      // for --explain
 };
-// The floor of `m` in `f` on `gpu` (`gemm_floor_s`: the measured GEMM floor there); not present
-// where the tables hold no rows for its architecture.
+// The floor of `m` in `f` on `gpu` (`gemm_floor_s`: the measured GEMM floor there; 0: none
+// measured there, the GEMM floor of the GPU whose layer rows it takes); not present where the
+// tables hold no rows for its architecture.
 LayerFloor layer_floor_for(const ModelSpec& m, const Formats& f, const GpuSpec& gpu, double gemm_floor_s, const SiliconTables& tables);
 
 }  // namespace shardwise

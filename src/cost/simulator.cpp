@@ -427,9 +427,7 @@ SimContext make_context(const ModelSpec& m, const ClusterSpec& c, const Workload
   // measured decode layer"); the kernel tables keep their GEMM floor
   if (ctx.engine.small_kernels_separate && !ctx.params.gemm.present) {
     const SiliconTables& t = p.silicon ? *p.silicon : builtin_silicon();
-    double gemm_floor = gemm_profile_for(c.gpu.name, t).floor_s;
-    if (gemm_floor <= 0) gemm_floor = gemm_profile_for("h200", t).floor_s;  // no dense GEMM rows of its own: the H200's floor
-    ctx.layer_floor = layer_floor_for(m, ctx.formats, c.gpu, gemm_floor, t);
+    ctx.layer_floor = layer_floor_for(m, ctx.formats, c.gpu, gemm_profile_for(c.gpu.name, t).floor_s, t);
   }
   // GQA decode attention: measured on every path too (the Blackwell fit predates it and is
   // kept: docs/silicon.md, "GQA decode attention")
