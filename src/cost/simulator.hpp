@@ -157,13 +157,13 @@ struct EngineTraits {
   // stream at moe_expert_stream where the profile measures it, else at the fitted expert
   // efficiency.
   enum class MoeKernel : std::uint8_t { kOther, kTritonFusedMoe };
+  MoeKernel moe_kernel = MoeKernel::kOther;
   // Whether the engine runs a layer's small kernels (the activations' fp8 quantisation, the
   // KV-cache store, the router's top-k, moe_align, the routed sum) as kernels of their own, as
   // vLLM and SGLang do (`small_kernels: separate`): then the fixed time per priced op is the
   // measured decode layer's (cost/layer_floor.hpp), not the fitted kernel_overhead_us.
   // False (`fused`, the default): unmeasured for that engine's fusions, the fit stands.
   bool small_kernels_separate = false;
-  MoeKernel moe_kernel = MoeKernel::kOther;
   // The fixed time per MoE layer of the engine's MoE module beyond the ops the model counts
   // (router, expert GEMMs, activation, routed sum): TensorRT-LLM's CUTLASS backend, measured on
   // one TP8 rank of a B200 (data/silicon/published/trtllm_moe_b200.csv: 96.8 us at one token,

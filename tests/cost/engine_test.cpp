@@ -149,6 +149,23 @@ TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
   EXPECT_EQ(parse_engine_profile(head + tail, "x.yaml", "")->moe_kernel, K::kOther);  // omitted: other
 }
 
+TEST(EngineProfile, SmallKernelsSaysWhetherTheMeasuredLayerFloorApplies) {
+  // vLLM and SGLang launch a layer's small kernels separately (the measured decode layer's
+  // floor); TensorRT-LLM and the generic engine do not say so (the fitted floor)
+  EXPECT_TRUE(load_engine_profile("vllm")->small_kernels_separate);
+  EXPECT_TRUE(load_engine_profile("sglang")->small_kernels_separate);
+  EXPECT_FALSE(load_engine_profile("trtllm")->small_kernels_separate);
+  EXPECT_FALSE(EngineTraits{}.small_kernels_separate);
+  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+                           "versions:\n  - since: \"0.0\"\n";
+  auto bad = parse_engine_profile(head + "small_kernels: some\n" + tail, "x.yaml", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "x.yaml: field 'small_kernels': expected separate or fused, found the string \"some\"");
+  EXPECT_FALSE(parse_engine_profile(head + "small_kernels: fused\n" + tail, "x.yaml", "")->small_kernels_separate);
+  EXPECT_TRUE(parse_engine_profile(head + "small_kernels: separate\n" + tail, "x.yaml", "")->small_kernels_separate);
+}
+
 // A profile's optional number `field` (EngineTraits::*member): read as written, 0 when omitted,
 // and each of `bad` refused with the file, the field and the value as typed in the message.
 void expect_bounded_number(const std::string& field, double EngineTraits::*member, const std::string& good, double good_value,
