@@ -39,10 +39,12 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__.strip().splitlines()[-1])
     results = sys.argv[1].rstrip("/")
-    out = csv.writer(sys.stdout, lineterminator="\n")
-    out.writerow(["silicon", "kernel", "model", "tokens", "value", "unit", "source_locator"])
+    rows = [["silicon", "kernel", "model", "tokens", "value", "unit", "source_locator"]]
     rel = os.path.relpath(results, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-    for path in sorted(glob.glob(f"{results}/layer*_ops.csv")):
+    files = sorted(glob.glob(f"{results}/layer*_ops.csv"))
+    if not files:
+        sys.exit(f"curate_layer_kernels.py: {results}: expected measure_layer.py's layer*_ops.csv files, found none")
+    for path in files:
         with open(path, newline="") as fh:
             for n, r in enumerate(csv.DictReader(fh), start=2):
                 k = kernel_class(r["op"], r["model"])
@@ -51,13 +53,21 @@ def main():
                 if r["unit"] != "us":
                     sys.exit(f"curate_layer_kernels.py: {path} row {n}: expected unit us, found {r['unit']}")
                 loc = f"{r['source_locator']}; {rel}/{os.path.basename(path)} row {n} ({r['op']})"
-                out.writerow([r["silicon"], k, r["model"], 1, r["value"], "us", loc])
+                rows.append([r["silicon"], k, r["model"], 1, r["value"], "us", loc])
+    if len(rows) == 1:
+        sys.exit(f"curate_layer_kernels.py: {results}: no small kernel measured at one token per step")
     if len(sys.argv) > 2:
+        graph = 0
         with open(sys.argv[2], newline="") as fh:
             for n, r in enumerate(csv.DictReader(fh), start=2):
                 if r["metric"] == "graph_kernel":
                     loc = f"{r['source_locator']}; {os.path.relpath(sys.argv[2], os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))} row {n}"
-                    out.writerow([r["silicon"], "graph_kernel", "one-element add", 1, r["value"], "us", loc])
+                    rows.append([r["silicon"], "graph_kernel", "one-element add", 1, r["value"], "us", loc])
+                    graph += 1
+        if graph == 0:
+            sys.exit(f"curate_layer_kernels.py: {sys.argv[2]}: expected a graph_kernel row (measure.py --only overheads), found none")
+    # written only once every row is read: a failure above leaves stdout empty
+    csv.writer(sys.stdout, lineterminator="\n").writerows(rows)
 
 
 if __name__ == "__main__":

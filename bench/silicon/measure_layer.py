@@ -315,9 +315,10 @@ def main():
 
     log(json.dumps(facts))
     experts_w = None if dense else experts_weights(log)
-    op_rows, layer_rows = [], []
+    op_rows, layer_rows, failed = [], [], []
     for b in batches:
         t0 = time.time()
+        mine = []  # this batch's op rows, kept only when its whole layer was measured
         try:
             per_copy = dl.DenseWeights(1, 1, dl.DENSE[args.model]).nbytes() if dense else Weights(1, 1).nbytes()
             copies = max(4, m.rotation(per_copy, facts["l2_bytes"]))
@@ -332,7 +333,7 @@ def main():
                     layer.run(c)
                 us, reps = m.time_graph(lambda i, fn=fn: fn(i % copies), copies, target_ms=1.0)
                 total += us
-                op_rows.append([name, label, tp, op, kname, b, args.context, f"{us:.3f}", "us", locator])
+                mine.append([name, label, tp, op, kname, b, args.context, f"{us:.3f}", "us", locator])
                 log(f"layer b={b:4d} {op:14s} {us:9.2f} us  ({kname})")
             for c in range(copies):
                 layer.run(c)
@@ -352,14 +353,16 @@ def main():
                 gr, _ = m.time_graph(lambda i, fns=fns: [f(i % copies) for f in fns], copies, target_ms=20.0)
                 log(f"layer b={b}: {part} ({len(fns)} ops, from {names[0]}) whole {gr:.2f} us")
             us, reps = m.time_graph(lambda i: layer.run(i % copies), copies, target_ms=20.0)
-            attn = sum(float(r[7]) for r in op_rows if r[5] == b and r[3] == "attention")
+            attn = sum(float(r[7]) for r in mine if r[3] == "attention")
+            op_rows.extend(mine)
             layer_rows.append([name, label, tp, b, args.context, len(layer.ops), f"{total:.3f}", f"{us:.3f}", "us", locator])
             log(f"layer b={b:4d} SUM of {len(layer.ops)} ops {total:9.2f} us; WHOLE layer {us:9.2f} us ({reps} layers per graph, "
                 f"{copies} copies); attention (torch) {attn:.2f} us; {time.time() - t0:.0f} s")
             del layer
             torch.cuda.empty_cache()
         except (RuntimeError, torch.OutOfMemoryError, TypeError, ValueError, AttributeError) as err:
-            log(f"layer b={b}: FAILED {type(err).__name__}: {str(err)[:600]}")
+            log(f"layer b={b}: FAILED {type(err).__name__}: {str(err)[:600]} (its op rows are left out)")
+            failed.append(b)
             torch.cuda.empty_cache()
         m.write_csv(os.path.join(args.out, f"{stem}_ops.csv"),
                     ["silicon", "model", "tp", "op", "kernel", "tokens", "context", "value", "unit", "source_locator"], op_rows)
@@ -369,6 +372,9 @@ def main():
     with open(os.path.join(args.out, f"{stem}-meta.json"), "w") as f:
         json.dump(facts, f, indent=1)
     log_file.close()
+    if failed:
+        sys.exit(f"bench/silicon/measure_layer.py: the layer failed at {len(failed)} of {len(batches)} batch sizes "
+                 f"({', '.join(map(str, failed))}); {stem}.log says why")
 
 
 if __name__ == "__main__":

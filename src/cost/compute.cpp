@@ -92,12 +92,15 @@ double gemm_time(Env& e, double peak, double rows, double flops, double bytes, b
   const bool capped = wo < 1.0 && fitted > e.wo_compute;
   const double tc = flops / (peak * std::max(capped ? e.wo_compute : fitted, 1e-6));
   const double tm = bytes / (e.hbm * (grouped ? expert_stream(e) * wo : e.p->mem_efficiency));
+  // a grouped expert GEMM outside the fused MoE is a GEMM-class kernel the measured layer's
+  // floor does not spread over: it carries the GEMM floor (cost/layer_floor.hpp)
+  const double floor = grouped && e.ctx->layer_floor.present ? e.ctx->layer_floor.gemm_floor_s : kernel_floor(e);
   if (e.bd) {
-    e.op_bound = bound_of(tc, tm, kernel_floor(e));
+    e.op_bound = bound_of(tc, tm, floor);
     if (capped && tc >= tm) weight_only_capped(e);
     if (grouped && e.ctx->engine.moe_expert_stream > 0 && tm > tc) engine_stream_bound(e);
   }
-  return (std::max(tc, tm) + kernel_floor(e)) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
+  return (std::max(tc, tm) + floor) * (grouped ? e.p->scales.experts : e.p->scales.gemm);
 }
 double routed_gemm_time(Env& e, double rows, bool up, double n, double k, double flops, double bytes) {
   e.op_flops = flops;

@@ -115,6 +115,7 @@ LayerFloor layer_floor_for(const ModelSpec& m, const Formats& f, const GpuSpec& 
     if (r.kernel != "graph_kernel" && std::find(models.begin(), models.end(), r.model) == models.end()) models.push_back(r.model);
   }
   const double graph = by_kernel.count("graph_kernel") ? detail::median(by_kernel["graph_kernel"]) : 0.0;
+  if (source != own && graph <= 0) return out;  // no graph floor measured: nothing to transfer by
   // each kernel's median over its measured instances, on this GPU: the time above the graph
   // replay floor scaled by the HBM bandwidths where the rows are another GPU's
   const double scale = source == own ? 1.0 : measured_on->hbm_bandwidth.value() / gpu.hbm_bandwidth.value();
@@ -148,6 +149,7 @@ LayerFloor layer_floor_for(const ModelSpec& m, const Formats& f, const GpuSpec& 
   out.fixed_s = fixed;
   out.priced_ops = priced;
   out.per_op_s = fixed / static_cast<double>(priced);
+  out.gemm_floor_s = gemm_floor_s;
   out.basis = source == own ? Basis::kMeasured : Basis::kTransferred;
   out.source = fmt::format("data/silicon/layer_kernels.csv: {} layers of {} ({}; GEMM floor {:.2f} us){}", source, fmt::join(models, ", "), basis_name(out.basis), gemm_floor_s * 1e6,
                            scale == 1.0 ? "" : fmt::format("; above the graph floor x{:.3f} by HBM bandwidth", scale));

@@ -14,8 +14,11 @@
 //
 // Measured on the H200 (measure_layer.py); another Hopper or Blackwell GPU takes each kernel's
 // time above the graph-replay floor scaled by the HBM bandwidths (transferred), as the
-// elementwise kernels do; other GPUs (AMD, Ampere) keep the fit.
+// elementwise kernels do; other GPUs (AMD, Ampere) keep the fit. The composition is of a
+// tensor-parallel decode layer: an op it does not count that takes the floor anyway (the LM
+// head, the embedding, a prefill step's ops) takes the same per-op value.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,9 @@ struct LayerFloor {
   bool present = false;
   double per_op_s = 0;     // the floor per priced op
   double fixed_s = 0;      // the small kernels and GEMM floors of the model's layers, summed
+  // the GEMM floor each GEMM-class kernel counts with: what an expert GEMM outside the fused
+  // MoE (grouped, after an all-to-all) carries, being no priced op of the composition
+  double gemm_floor_s = 0;
   std::int64_t priced_ops = 0;  // the priced ops of the model's layers, summed
   Basis basis = Basis::kModel;
   std::string source;      // for --explain

@@ -377,6 +377,15 @@ expect 0 'rests on measured or transferred rows' -- simulate --model llama-3.1-8
 expect 0 'memory +measured +data/silicon/gemm.csv: h100 bf16 GEMMs' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables
 expect 0 '"measured_share": 0\.[1-9]' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --batch 8 --explain --kernel-tables --json
 expect 0 'x0.640 \(bf16\)' -- simulate --model llama-3.1-8b --cluster mi300xx8 --workload chat-1k-1k --tp 1 --batch 8 --explain
+# the measured decode layer's kernel floor (vLLM, SGLang): 6.67 us per op for DeepSeek-V3 on the H200
+# (tests/cost/layer_floor_test.cpp has the arithmetic); TensorRT-LLM keeps the fitted one and prints no line
+expect 0 'kernel floor 6\.67 us per priced op \(sglang runs its small kernels separately\).*not the fitted 8\.00 us' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --batch 8 --mode decode --engine sglang --explain
+expect 0 '"kernel_floor": \{' -- simulate --model deepseek-v3 --cluster h200x8 --tp 8 --batch 8 --mode decode --engine vllm --explain --json
+if "$bin" simulate --model deepseek-v3 --cluster h200x8 --tp 8 --batch 8 --mode decode --engine trtllm --explain 2>&1 | grep -q 'kernel floor'; then
+  bad "simulate --engine trtllm --explain printed a measured kernel floor"
+else
+  ok
+fi
 expect 2 '^shardwise: --explain: expected a closed-form mode' -- simulate --model llama-3.1-8b --cluster h100x8 --workload chat-1k-1k --tp 1 --mode serve --rate 2 --explain
 # --silicon DIR (issue 26): one's own measurements beside the built-in tables, on simulate, plan and sweep
 mkdir -p "$tmp/sil" "$tmp/sil-empty" "$tmp/sil-bad"

@@ -36,7 +36,8 @@ TEST(LayerFloor, ATableWithAnUnknownKernelOrUnitIsRefusedNamingTheRow) {
   ASSERT_FALSE(ms.ok());
   EXPECT_NE(ms.error().message().find("row 2 unit"), std::string::npos) << ms.error().message();
   auto neg = parse_layer_kernel_table(head + "h200,moe_sum,m,1,-2.0,us,x\n", "k.csv");
-  EXPECT_FALSE(neg.ok());
+  ASSERT_FALSE(neg.ok());
+  EXPECT_NE(neg.error().message().find("row 2 value"), std::string::npos) << neg.error().message();
 }
 
 TEST(LayerFloor, TheKernelCountsOfAnMlaMoeLayerAndADenseGqaOne) {
@@ -57,7 +58,10 @@ TEST(LayerFloor, TheKernelCountsOfAnMlaMoeLayerAndADenseGqaOne) {
   EXPECT_EQ(moe.kv_store_latent, 1);
   EXPECT_EQ(moe.kv_store, 0);
   EXPECT_EQ(moe.quant_fp8, 6);
-  EXPECT_EQ(moe.router_topk + moe.moe_align + moe.moe_sum + moe.residual_add, 4);
+  EXPECT_EQ(moe.router_topk, 1);
+  EXPECT_EQ(moe.moe_align, 1);
+  EXPECT_EQ(moe.moe_sum, 1);
+  EXPECT_EQ(moe.residual_add, 1);
   EXPECT_EQ(moe.gemm_class, 9);
   EXPECT_EQ(moe.priced_ops, 9);
   // a dense Llama layer in bf16: no quantisation; qkv_proj, attention, o_proj, ffn1, ffn2
@@ -69,6 +73,23 @@ TEST(LayerFloor, TheKernelCountsOfAnMlaMoeLayerAndADenseGqaOne) {
   EXPECT_EQ(dense.priced_ops, 7);
   // in fp8: one quantisation before each of its four GEMMs
   EXPECT_EQ(layer_kernel_counts(*ll, fp8, false).quant_fp8, 4);
+  // a GQA MoE layer without a shared expert (Qwen3-30B-A3B): the KV store, no latent norms,
+  // no shared add; GEMM-class qkv_proj, attention, o_proj and the router; priced attn_norm,
+  // qkv_proj, attention, o_proj, ffn_norm, router, combine
+  auto qw = load_model("qwen3-30b-a3b");
+  ASSERT_TRUE(qw.ok());
+  const LayerKernelCounts q = layer_kernel_counts(*qw, Formats{}, true);
+  EXPECT_EQ(q.kv_store, 1);
+  EXPECT_EQ(q.rmsnorm, 0);
+  EXPECT_EQ(q.residual_add, 0);
+  EXPECT_EQ(q.quant_fp8, 0);
+  EXPECT_EQ(q.gemm_class, 4);
+  EXPECT_EQ(q.priced_ops, 7);
+  // bf16 experts beside an fp8 shared expert (DeepSeek-V3): the shared expert quantises its own
+  // input and intermediate (2), the attention its three
+  Formats mixed = fp8;
+  mixed.experts = DType::kBf16;
+  EXPECT_EQ(layer_kernel_counts(*ds, mixed, true).quant_fp8, 3 + 2);
 }
 
 TEST(LayerFloor, DeepSeekOnTheH200IsItsMeasuredKernelsOverItsPricedOps) {
@@ -137,7 +158,10 @@ TEST(LayerFloor, AnotherNvidiaGpuTakesItTransferredAndAnAmdOneKeepsTheFit) {
   fp8.attention = fp8.dense = fp8.experts = DType::kFp8;
   const auto floor_on = [&](const char* name) {
     const auto gpu = find_gpu(name);
-    EXPECT_TRUE(gpu) << name;
+    if (!gpu) {
+      ADD_FAILURE() << name << " is not in the catalog";
+      return LayerFloor{};
+    }
     return layer_floor_for(*ds, fp8, *gpu, 2.63e-6, builtin_silicon());
   };
   const LayerFloor h200 = floor_on("h200"), h100 = floor_on("h100"), b200 = floor_on("b200");
@@ -150,6 +174,31 @@ TEST(LayerFloor, AnotherNvidiaGpuTakesItTransferredAndAnAmdOneKeepsTheFit) {
   EXPECT_LT(b200.per_op_s, h200.per_op_s);
   EXPECT_FALSE(floor_on("mi300x").present);
   EXPECT_FALSE(floor_on("a100").present);
+}
+
+TEST(LayerFloor, AnExpertGemmOutsideTheFusedMoeCarriesTheGemmFloor) {
+  // attention-DP x EP (all-to-all): the grouped expert GEMMs are no priced op of the
+  // composition and carry the GEMM floor, not the per-op one; the router carries the per-op one
+  const Workload w = test_support::decode(1536);
+  const SimContext sg = test_support::ctx_with("deepseek-v3", "h200x8", w, false, "sglang");
+  ASSERT_TRUE(sg.layer_floor.present);
+  ASSERT_GT(sg.layer_floor.gemm_floor_s, 0);
+  Plan p = test_support::plan(1, 64);
+  p.deg.attn_dp = 8;
+  p.deg.ep = 8;
+  SimContext no_floor = sg;
+  no_floor.layer_floor.gemm_floor_s = 0;
+  no_floor.layer_floor.per_op_s = 0;
+  const auto op = [&](const SimContext& c, const char* name) {
+    const Breakdown b = breakdown_step(c, p, Phase::kDecode, 64, 1536);
+    for (const OpCost& o : b.ops) {
+      if (o.op == name) return o.compute_s;
+    }
+    return -1.0;
+  };
+  ASSERT_GT(op(sg, "expert_ffn1"), 0);
+  EXPECT_NEAR(op(sg, "expert_ffn1") - op(no_floor, "expert_ffn1"), sg.layer_floor.gemm_floor_s, 1e-12);
+  EXPECT_NEAR(op(sg, "router") - op(no_floor, "router"), sg.layer_floor.per_op_s, 1e-12);
 }
 
 TEST(LayerFloor, MoreSmallKernelTimeNeverShortensAStep) {
