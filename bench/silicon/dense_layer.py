@@ -63,10 +63,21 @@ class DenseLayer:
         angle = torch.arange(ctx, device="cuda", dtype=torch.float32)[:, None] * \
             torch.logspace(0, -4, d // 2, device="cuda")[None, :]
         self.rope_cache = torch.cat([angle.cos(), angle.sin()], 1).to(torch.bfloat16)
+        # does _scaled_mm take out=? (torch >= 2.5 does); else a copy per GEMM, logged
+        self.mm_copy = False
+        try:
+            self.mm(self.hq, self.W[0].w_qkv, self.W[0].s_qkv, self.qkv)
+        except (TypeError, RuntimeError) as err:
+            self.mm_copy = True
+            log(f"layer: torch._scaled_mm(out=) refused ({str(err).splitlines()[0][:120]}); each GEMM adds a copy")
         self.ops = self.build()
 
     def mm(self, a, w, sw, out):
-        torch._scaled_mm(a, w.t(), scale_a=self.sa, scale_b=sw, out_dtype=torch.bfloat16, out=out)
+        """fp8 GEMM with row-wise scales (cuBLASLt), into out (a copy where torch refuses out=)."""
+        if self.mm_copy:
+            out.copy_(torch._scaled_mm(a, w.t(), scale_a=self.sa, scale_b=sw, out_dtype=torch.bfloat16))
+        else:
+            torch._scaled_mm(a, w.t(), scale_a=self.sa, scale_b=sw, out_dtype=torch.bfloat16, out=out)
 
     def attention(self, c):
         """GQA decode over the KV cache: torch's scaled_dot_product_attention (its flash or
