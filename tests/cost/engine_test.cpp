@@ -11,6 +11,12 @@
 namespace shardwise {
 namespace {
 
+// A minimal engine profile around the one field a test writes between them
+const char* const kProfileHead = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
+const char* const kProfileTail =
+    "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
+    "versions:\n  - since: \"0.0\"\n";
+
 TEST(EngineProfile, VersionsCompareNumberByNumber) {
   EXPECT_EQ(compare_versions("0.9.1", "0.10"), -1);  // 9 < 10, not "9" > "1"
   EXPECT_EQ(compare_versions("0.10", "0.10.0"), 0);
@@ -124,9 +130,7 @@ TEST(EngineProfile, VendorsSayWhichGpusAnEngineRunsOn) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->file, "--engine");
   // a bad list names the field
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
+  const std::string head = kProfileHead, tail = kProfileTail;
   auto bad = parse_engine_profile(head + "vendors: [tpu]\n" + tail, "x.yaml", "");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("vendors"), std::string::npos) << bad.error().message();
@@ -140,9 +144,7 @@ TEST(EngineProfile, MoeKernelSaysWhichMeasuredKernelRunsTensorParallelExperts) {
   EXPECT_EQ(load_engine_profile("sglang")->moe_kernel, K::kTritonFusedMoe);
   EXPECT_EQ(load_engine_profile("trtllm")->moe_kernel, K::kOther);
   EXPECT_EQ(EngineTraits{}.moe_kernel, K::kOther);
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
+  const std::string head = kProfileHead, tail = kProfileTail;
   auto bad = parse_engine_profile(head + "moe_kernel: marlin\n" + tail, "x.yaml", "");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(), "x.yaml: field 'moe_kernel': expected triton-fused-moe or other, found the string \"marlin\"");
@@ -156,9 +158,7 @@ TEST(EngineProfile, SmallKernelsSaysWhetherTheMeasuredLayerFloorApplies) {
   EXPECT_TRUE(load_engine_profile("sglang")->small_kernels_separate);
   EXPECT_FALSE(load_engine_profile("trtllm")->small_kernels_separate);
   EXPECT_FALSE(EngineTraits{}.small_kernels_separate);
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
+  const std::string head = kProfileHead, tail = kProfileTail;
   auto bad = parse_engine_profile(head + "small_kernels: some\n" + tail, "x.yaml", "");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message(), "x.yaml: field 'small_kernels': expected separate or fused, found the string \"some\"");
@@ -170,9 +170,7 @@ TEST(EngineProfile, SmallKernelsSaysWhetherTheMeasuredLayerFloorApplies) {
 // and each of `bad` refused with the file, the field and the value as typed in the message.
 void expect_bounded_number(const std::string& field, double EngineTraits::*member, const std::string& good, double good_value,
                            std::initializer_list<const char*> bad) {
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
+  const std::string head = kProfileHead, tail = kProfileTail;
   EXPECT_DOUBLE_EQ(*parse_engine_profile(head + field + ": " + good + "\n" + tail, "x.yaml", "").*member, good_value) << field;
   EXPECT_DOUBLE_EQ(*parse_engine_profile(head + tail, "x.yaml", "").*member, 0.0) << field;  // omitted: none
   for (const char* v : bad) {
@@ -207,9 +205,7 @@ TEST(EngineProfile, CustomAllReduceSizesAreTheEnginesOwn) {
   EXPECT_EQ(load_engine_profile("sglang")->custom_all_reduce_max_bytes, 8'388'608);
   EXPECT_EQ(load_engine_profile("trtllm")->custom_all_reduce_max_bytes, 8'000'000);
   EXPECT_EQ(EngineTraits{}.custom_all_reduce_max_bytes, 0);
-  const std::string head = "name: x\nlabel: X\ndefault_version: \"1.0\"\nmax_num_tokens: 8192\n";
-  const std::string tail = "scheduler:\n  order: prefill-first\n  kv_admission: on-demand\n  max_num_seqs: 64\n  kv_block_tokens: 16\n"
-                           "versions:\n  - since: \"0.0\"\n";
+  const std::string head = kProfileHead, tail = kProfileTail;
   auto bad = parse_engine_profile(head + "custom_all_reduce_max_bytes: -5\n" + tail, "x.yaml", "");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("custom_all_reduce_max_bytes"), std::string::npos) << bad.error().message();
