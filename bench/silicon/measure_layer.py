@@ -369,8 +369,10 @@ def main():
         m.write_csv(os.path.join(args.out, f"{stem}.csv"),
                     ["silicon", "model", "tp", "tokens", "context", "ops", "ops_sum", "layer", "unit", "source_locator"],
                     layer_rows)
-    with open(os.path.join(args.out, f"{stem}-meta.json"), "w") as f:
+    meta = os.path.join(args.out, f"{stem}-meta.json")
+    with open(meta + ".tmp", "w") as f:
         json.dump(facts, f, indent=1)
+    os.replace(meta + ".tmp", meta)  # whole or not at all, as the tables
     log_file.close()
     if failed:
         sys.exit(f"bench/silicon/measure_layer.py: the layer failed at {len(failed)} of {len(batches)} batch sizes "
